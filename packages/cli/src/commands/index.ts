@@ -1,0 +1,8 @@
+import type { Command } from '../command.js';
+
+/**
+ * Every subcommand, loaded on first use so that `extlb validate` does not pay for the gRPC or
+ * Kubernetes client start-up of the others. Add a command with one line here.
+ */
+export const commands: Record<string, () => Promise<Command>> = {
+};
