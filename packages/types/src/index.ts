@@ -1,0 +1,16 @@
+export type * from './generated/types.js';
+export type { ObjectMeta } from './object-meta.js';
+export {
+  API_VERSION,
+  GROUP,
+  INFERENCE_API_VERSION,
+  INFERENCE_GROUP,
+  KINDS,
+  POLICY_LABEL,
+  VERSION,
+  isBackendPool,
+  isInferencePool,
+  isLoadBalancerPolicy,
+  kindOf,
+  type KindName,
+} from './kinds.js';

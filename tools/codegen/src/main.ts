@@ -1,0 +1,30 @@
+// `npm run generate`: regenerates every artefact from schemas/ into the repository (or into
+// --out DIR, which the drift test uses). Generated folders are cleared first, so a file whose
+// source is gone does not linger.
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { generate } from './generate.js';
+import { loadSchemas } from './source.js';
+
+export const REPO_ROOT = resolve(import.meta.dirname, '../../..');
+/** Folders that hold nothing but generated files. */
+export const GENERATED_DIRS = ['packages/crds/generated', 'packages/types/src/generated'];
+
+export async function generateInto(outRoot: string, schemaDir = join(REPO_ROOT, 'schemas')): Promise<string[]> {
+  const crdsPkg = JSON.parse(readFileSync(join(REPO_ROOT, 'packages/crds/package.json'), 'utf8')) as { version: string };
+  const files = await generate(loadSchemas(schemaDir), { bundleVersion: `v${crdsPkg.version}` });
+  for (const dir of GENERATED_DIRS) rmSync(join(outRoot, dir), { recursive: true, force: true });
+  for (const [path, content] of files) {
+    mkdirSync(dirname(join(outRoot, path)), { recursive: true });
+    writeFileSync(join(outRoot, path), content);
+  }
+  return [...files.keys()].sort();
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === resolve(import.meta.filename)) {
+  const { values } = parseArgs({ options: { out: { type: 'string' } } });
+  const out = resolve(values.out ?? REPO_ROOT);
+  const written = await generateInto(out);
+  console.log(`generated ${written.length} files into ${out}`);
+}
