@@ -17,13 +17,28 @@ export function crdName(kind: Kind): string {
   return `${kind.crd.plural}.${kind.crd.group}`;
 }
 
+/**
+ * Drops `additionalProperties: false`: the API server rejects it next to `properties` ("mutual
+ * exclusive") and prunes unknown fields anyway, which is the same promise.
+ */
+function withoutClosedObjects(node: Json): Json {
+  if (Array.isArray(node)) return node.map(withoutClosedObjects);
+  if (!isObject(node)) return node;
+  const out: JsonObject = {};
+  for (const [k, v] of Object.entries(node)) {
+    if (k === 'additionalProperties' && v === false) continue;
+    out[k] = withoutClosedObjects(v);
+  }
+  return out;
+}
+
 export function crdObject(set: SchemaSet, kind: Kind, bundleVersion: string): JsonObject {
   const { crd } = kind;
   const version: JsonObject = {
     name: crd.version,
     served: true,
     storage: true,
-    schema: { openAPIV3Schema: openApiSchema(set, kind) },
+    schema: { openAPIV3Schema: withoutClosedObjects(openApiSchema(set, kind)) },
     subresources: { status: {} },
   };
   if (crd.printerColumns.length > 0) version.additionalPrinterColumns = crd.printerColumns as unknown as Json;
