@@ -9,7 +9,7 @@ import { loadSchemas } from './source.js';
 
 export const REPO_ROOT = resolve(import.meta.dirname, '../../..');
 /** Folders that hold nothing but generated files. */
-export const GENERATED_DIRS = ['packages/crds/generated', 'packages/types/src/generated'];
+export const GENERATED_DIRS = ['packages/crds/generated', 'packages/crds/src/generated', 'packages/types/src/generated', 'packages/validate/src/generated'];
 
 export async function generateInto(outRoot: string, schemaDir = join(REPO_ROOT, 'schemas')): Promise<string[]> {
   const crdsPkg = JSON.parse(readFileSync(join(REPO_ROOT, 'packages/crds/package.json'), 'utf8')) as { version: string };

@@ -21,6 +21,7 @@ describe('generators on the widget fixture', () => {
       'packages/crds/generated/example.extlb.dev_widgets.yaml',
       'packages/crds/generated/install.yaml',
       'packages/crds/generated/json-schema/example.extlb.dev/widget_v1.json',
+      'packages/crds/src/generated/crds.ts',
       'packages/types/src/generated/types.ts',
     ]);
   });
