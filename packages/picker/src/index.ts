@@ -1,0 +1,70 @@
+export {
+  DEFAULT_MAX_ENTRIES,
+  DEFAULT_MAX_LENGTH,
+  DESTINATION_ENDPOINT_KEY,
+  DESTINATION_ENDPOINT_SERVED_KEY,
+  DESTINATION_ENDPOINT_SUBSET_KEY,
+  EndpointListError,
+  LB_METADATA_NAMESPACE,
+  SUBSET_HINT_NAMESPACE,
+  describeError,
+  formatEndpoint,
+  formatEndpointList,
+  formatIpv6,
+  parseEndpoint,
+  parseEndpointList,
+  type Endpoint,
+  type EntryError,
+  type ParseOptions,
+  type ParseResult,
+  type ParsedEntry,
+} from './codec.js';
+export {
+  FALLBACK_POLICIES,
+  OverrideHostConfigError,
+  protocolSources,
+  simulateOverrideHost,
+  validateOverrideHostConfig,
+  type ClusterHost,
+  type FallbackPolicyName,
+  type HostHealth,
+  type MetadataKey,
+  type OverrideEntry,
+  type OverrideHostConfig,
+  type OverrideHostSource,
+  type SimulatedAttempt,
+  type SimulationInput,
+  type SimulationResult,
+  type SkippedEntry,
+} from './simulator.js';
+export { STRATEGIES, createStrategy, isStrategyName, type Strategy, type StrategyContext, type StrategyName } from './strategies.js';
+export {
+  clusterEndpoints,
+  endpointsFromSlices,
+  fileEndpoints,
+  staticEndpoints,
+  type ClusterEndpointsOptions,
+  type EndpointSliceLike,
+  type EndpointSource,
+} from './endpoints.js';
+export { EndpointPicker, restrictToSubset, type Pick, type PickDecision, type PickRequest, type PickerOptions } from './picker.js';
+export {
+  createProcessHandler,
+  endpointAnswer,
+  readSubsetHint,
+  splitHostPort,
+  startPicker,
+  type AnswerWith,
+  type BodyMode,
+  type HandlerOptions,
+  type PickerServerOptions,
+  type RunningPicker,
+} from './server.js';
+export { HEALTH_SERVICES, SERVING_STATUS, healthHandlers, pickerHealth, type HealthState } from './health.js';
+export { EXT_PROC_SERVICE, HEALTH_SERVICE, loadProtos, type Protos } from './protos.js';
+export type * from './messages.js';
+export { fromStruct, fromValue, headerMap, headerText, setHeader, toStruct, toValue } from './messages.js';
+export { RULES, type Rule, type RuleId } from './conformance/rules.js';
+export { runConformance, type ConformanceOptions, type ConformanceReport, type RuleResult, type RuleStatus } from './conformance/kit.js';
+export { formatReportText, formatReportYaml } from './conformance/report.js';
+export { ExtProcSession, type Received } from './conformance/session.js';
