@@ -1,0 +1,155 @@
+// AdmissionReview in, AdmissionReview out: the part of the webhook that knows no HTTP.
+import { isValidatedKind, validate, type FieldError, type ValidationResult } from '@extlb/validate';
+import { diff } from './json-patch.js';
+import { ADMISSION_API_VERSION, type AdmissionRequest, type AdmissionResponse, type AdmissionReview, type Status } from './types.js';
+
+/** A request body that is not an AdmissionReview the webhook can answer; the server sends 400. */
+export class BadRequestError extends Error {}
+
+/**
+ * Deeper than any real object (a BackendPool with managedFields is under 20 levels) and shallow
+ * enough that no recursive walk over the object can exhaust the stack.
+ */
+export const MAX_JSON_DEPTH = 100;
+
+/** The deepest nesting of arrays and objects in a parsed JSON value, walked without recursion. */
+function exceedsDepth(value: unknown, limit: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop() as [unknown, number];
+    if (v === null || typeof v !== 'object') continue;
+    if (depth >= limit) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) {
+      if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+    }
+  }
+  return false;
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+}
+
+const OPERATIONS = new Set(['CREATE', 'UPDATE', 'DELETE', 'CONNECT']);
+
+/**
+ * Parses and checks a request body. JSON.parse keeps a `__proto__` member as plain data (it never
+ * sets a prototype), and the depth check stops pathological nesting before anything recurses.
+ */
+export function parseAdmissionReview(body: string, maxDepth = MAX_JSON_DEPTH): AdmissionReview {
+  let value: unknown;
+  try {
+    value = JSON.parse(body);
+  } catch (err) {
+    throw new BadRequestError(`request body is not valid JSON: ${(err as Error).message}`);
+  }
+  if (exceedsDepth(value, maxDepth)) throw new BadRequestError(`request body nests deeper than ${maxDepth} levels`);
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new BadRequestError(`request body must be an AdmissionReview object, not ${describe(value)}`);
+  }
+  const review = value as Record<string, unknown>;
+  if (review.kind !== 'AdmissionReview' || review.apiVersion !== ADMISSION_API_VERSION) {
+    throw new BadRequestError(
+      `expected apiVersion ${ADMISSION_API_VERSION} and kind AdmissionReview, got apiVersion ${JSON.stringify(review.apiVersion) ?? 'unset'} and kind ${JSON.stringify(review.kind) ?? 'unset'}`,
+    );
+  }
+  const request = review.request as Record<string, unknown> | undefined;
+  if (request === null || typeof request !== 'object' || Array.isArray(request)) {
+    throw new BadRequestError(`AdmissionReview.request must be an object, not ${describe(request)}`);
+  }
+  if (typeof request.uid !== 'string' || request.uid === '') throw new BadRequestError('AdmissionReview.request.uid must be a non-empty string');
+  if (typeof request.operation !== 'string' || !OPERATIONS.has(request.operation)) {
+    throw new BadRequestError(`AdmissionReview.request.operation must be one of CREATE, UPDATE, DELETE, CONNECT, not ${JSON.stringify(request.operation) ?? 'unset'}`);
+  }
+  return value as AdmissionReview;
+}
+
+export type Verdict = 'allowed' | 'denied';
+
+export interface ReviewOptions {
+  /** Answer as the mutating webhook: defaults as a JSON Patch, never a denial for invalid input. */
+  mutate?: boolean;
+}
+
+export interface ReviewResult {
+  review: AdmissionReview;
+  /** The object's kind when it is one the webhook validates, else undefined. */
+  kind: ValidationResult['kind'];
+  verdict: Verdict;
+}
+
+function kindOfRequest(request: AdmissionRequest): { apiVersion: unknown; kind: unknown } {
+  const object = request.object as { apiVersion?: unknown; kind?: unknown } | null | undefined;
+  if (object && typeof object === 'object' && object.kind !== undefined) return { apiVersion: object.apiVersion, kind: object.kind };
+  const gvk = request.kind;
+  return { apiVersion: gvk?.group ? `${gvk.group}/${gvk.version}` : gvk?.version, kind: gvk?.kind };
+}
+
+function objectName(request: AdmissionRequest): string {
+  if (typeof request.name === 'string' && request.name !== '') return request.name;
+  const meta = (request.object as { metadata?: { name?: unknown; generateName?: unknown } } | undefined)?.metadata;
+  if (typeof meta?.name === 'string') return meta.name;
+  return typeof meta?.generateName === 'string' ? meta.generateName : '';
+}
+
+/** The part of a field error after `field: `, as metav1.StatusCause.message carries it. */
+function errorBody(e: FieldError): string {
+  const prefix = `${e.field}: `;
+  return e.message.startsWith(prefix) ? e.message.slice(prefix.length) : e.message;
+}
+
+/**
+ * metav1.Status as apimachinery's errors.NewInvalid builds it: `Kind.group "name" is invalid: ...`,
+ * several messages (deduplicated) inside brackets, one cause per field error.
+ */
+export function invalidStatus(kind: string, group: string, name: string, errors: readonly FieldError[]): Status {
+  const messages = [...new Set(errors.map((e) => e.message))];
+  const qualified = group ? `${kind}.${group}` : kind;
+  const aggregate = messages.length === 1 ? messages[0] : `[${messages.join(', ')}]`;
+  return {
+    status: 'Failure',
+    code: 422,
+    reason: 'Invalid',
+    message: `${qualified} ${JSON.stringify(name)} is invalid: ${aggregate}`,
+    details: { name, group, kind, causes: errors.map((e) => ({ type: e.type, message: errorBody(e), field: e.field })) },
+  };
+}
+
+function answer(request: AdmissionRequest, response: Omit<AdmissionResponse, 'uid'>): AdmissionReview {
+  return { apiVersion: ADMISSION_API_VERSION, kind: 'AdmissionReview', response: { uid: request.uid, ...response } };
+}
+
+/**
+ * Answers one AdmissionReview. DELETE, CONNECT and objects of kinds the validators do not cover
+ * are allowed unchanged: the webhook configuration decides what is sent here, and a kind added to
+ * it later must not start failing closed.
+ */
+export function reviewAdmission(review: AdmissionReview, options: ReviewOptions = {}): ReviewResult {
+  const request = review.request;
+  if (!request) throw new BadRequestError('AdmissionReview.request is missing');
+  const { apiVersion, kind } = kindOfRequest(request);
+  if ((request.operation !== 'CREATE' && request.operation !== 'UPDATE') || !isValidatedKind(apiVersion, kind)) {
+    return { review: answer(request, { allowed: true }), kind: undefined, verdict: 'allowed' };
+  }
+  const result = validate(request.object, {
+    operation: request.operation,
+    ...(request.operation === 'UPDATE' ? { oldObject: request.oldObject } : {}),
+  });
+  if (options.mutate) {
+    // Only a valid object is defaulted here; the validating webhook denies the others with reasons.
+    const ops = result.valid ? diff(request.object, result.object, { removals: false }) : [];
+    const response: Omit<AdmissionResponse, 'uid'> = { allowed: true };
+    if (ops.length > 0) {
+      response.patchType = 'JSONPatch';
+      response.patch = Buffer.from(JSON.stringify(ops)).toString('base64');
+    }
+    return { review: answer(request, response), kind: result.kind, verdict: 'allowed' };
+  }
+  const warnings = result.warnings.length > 0 ? { warnings: result.warnings.map((w) => w.message) } : {};
+  if (result.valid) return { review: answer(request, { allowed: true, ...warnings }), kind: result.kind, verdict: 'allowed' };
+  const group = typeof apiVersion === 'string' && apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '';
+  const status = invalidStatus(String(kind), group, objectName(request), result.errors);
+  return { review: answer(request, { allowed: false, status, ...warnings }), kind: result.kind, verdict: 'denied' };
+}

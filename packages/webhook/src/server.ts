@@ -1,0 +1,275 @@
+// The HTTPS server: routing, limits, probes, metrics, logs, certificate reload and graceful stop.
+import { createServer, type Server } from 'node:https';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { BadRequestError, parseAdmissionReview, reviewAdmission, type ReviewResult } from './admission.js';
+import { HttpError, MAX_BODY_BYTES, readBody } from './body.js';
+import { silentLogger, type Logger } from './log.js';
+import { METRICS_CONTENT_TYPE, WebhookMetrics } from './metrics.js';
+import { CertificateWatcher, loadKeyPair, secureContextOptions } from './tls.js';
+import { ADMISSION_API_VERSION, type AdmissionReview } from './types.js';
+
+export interface WebhookServerOptions {
+  certFile: string;
+  keyFile: string;
+  /** Default 0.0.0.0. */
+  host?: string;
+  /** Default 8443; 0 picks a free port. */
+  port?: number;
+  logger?: Logger;
+  /** Default 3 MiB. */
+  maxBodyBytes?: number;
+  /** Time allowed for a client to send its request headers. Default 10 s. */
+  headersTimeoutMs?: number;
+  /** Time allowed for a whole request. Default 30 s, the API server's longest webhook timeout. */
+  requestTimeoutMs?: number;
+  /** How often the two timeouts above are enforced. Default 1 s. */
+  timeoutCheckIntervalMs?: number;
+  /** Time allowed for a TLS handshake. Default 10 s. */
+  handshakeTimeoutMs?: number;
+  /** How often the certificate files' stats are polled besides fs.watch. Default 2 s. */
+  certPollIntervalMs?: number;
+}
+
+export interface WebhookServer {
+  /** Starts listening; resolves with the bound address once the server is ready. */
+  listen(): Promise<AddressInfo>;
+  /**
+   * Stops accepting connections, lets requests in flight finish (for at most `graceMs`, default
+   * 25 s), then closes every connection. Resolves once the server is closed.
+   */
+  close(graceMs?: number): Promise<void>;
+  address(): AddressInfo | null;
+  /** Re-reads the certificate and key now; true when a different, valid pair was loaded. */
+  reloadCertificate(): boolean;
+  readonly metrics: WebhookMetrics;
+  readonly ready: boolean;
+}
+
+const REVIEW_PATHS: Record<string, { mutate: boolean }> = { '/validate': { mutate: false }, '/mutate': { mutate: true } };
+const GET_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
+
+function send(res: ServerResponse, status: number, body: string, contentType: string, headers: Record<string, string> = {}): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  const payload = Buffer.from(body);
+  res.writeHead(status, { ...headers, 'Content-Type': contentType, 'Content-Length': payload.length });
+  res.end(payload);
+}
+
+function isJsonContentType(header: string | undefined): boolean {
+  if (header === undefined) return true;
+  const type = header.split(';')[0]?.trim().toLowerCase();
+  return type === 'application/json' || type === '*/*';
+}
+
+function internalErrorReview(review: AdmissionReview, err: unknown): AdmissionReview {
+  return {
+    apiVersion: ADMISSION_API_VERSION,
+    kind: 'AdmissionReview',
+    response: {
+      uid: review.request?.uid ?? '',
+      allowed: false,
+      status: {
+        status: 'Failure',
+        code: 500,
+        reason: 'InternalError',
+        message: `the extlb webhook failed to check this object (a bug in extlb, please report it): ${err instanceof Error ? err.message : String(err)}`,
+      },
+    },
+  };
+}
+
+export function createWebhookServer(options: WebhookServerOptions): WebhookServer {
+  const logger = options.logger ?? silentLogger;
+  const metrics = new WebhookMetrics();
+  const maxBody = options.maxBodyBytes ?? MAX_BODY_BYTES;
+  // Read now so that a missing or mismatched pair fails at start-up, not at the first handshake.
+  const initial = loadKeyPair(options.certFile, options.keyFile);
+  let listening = false;
+  let draining = false;
+  let inFlight = 0;
+  let onIdle: (() => void) | undefined;
+  let closing: Promise<void> | undefined;
+  let watcher: CertificateWatcher | undefined;
+
+  const server: Server = createServer({
+    ...secureContextOptions(initial),
+    headersTimeout: options.headersTimeoutMs ?? 10_000,
+    requestTimeout: options.requestTimeoutMs ?? 30_000,
+    connectionsCheckingInterval: options.timeoutCheckIntervalMs ?? 1_000,
+    handshakeTimeout: options.handshakeTimeoutMs ?? 10_000,
+  });
+  // Longer than the API server's idle-connection timeout (90 s), so it is always the client that
+  // closes an idle connection and never races a request against the server closing it.
+  server.keepAliveTimeout = 95_000;
+
+  async function handleReview(req: IncomingMessage, mutate: boolean): Promise<{ result?: ReviewResult; body: string; uid: string | undefined }> {
+    if (!isJsonContentType(req.headers['content-type'])) {
+      throw new HttpError(415, `Content-Type must be application/json, not ${req.headers['content-type']}`);
+    }
+    const raw = await readBody(req, maxBody);
+    let review: AdmissionReview;
+    try {
+      review = parseAdmissionReview(raw.toString('utf8'));
+    } catch (err) {
+      if (err instanceof BadRequestError) throw new HttpError(400, err.message);
+      throw err;
+    }
+    try {
+      const result = reviewAdmission(review, { mutate });
+      return { result, body: JSON.stringify(result.review), uid: review.request?.uid };
+    } catch (err) {
+      if (err instanceof BadRequestError) throw new HttpError(400, err.message);
+      logger.log('error', 'validation failed with an internal error', { uid: review.request?.uid, error: err instanceof Error ? err.stack : String(err) });
+      return { body: JSON.stringify(internalErrorReview(review, err)), uid: review.request?.uid };
+    }
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const started = process.hrtime.bigint();
+    const path = (req.url ?? '/').split('?', 1)[0] ?? '/';
+    const review = Object.hasOwn(REVIEW_PATHS, path) ? REVIEW_PATHS[path] : undefined;
+    // Set before any answer so that, while draining, each connection closes after its last reply.
+    if (draining) res.setHeader('Connection', 'close');
+    const fields: Record<string, unknown> = { method: req.method, path, remote: req.socket.remoteAddress };
+    let level: 'debug' | 'info' | 'warn' = review ? 'info' : 'debug';
+    let kind = '';
+    let verdict = '';
+    try {
+      if (review) {
+        if (req.method !== 'POST') throw new HttpError(405, `${path} accepts POST only`, { Allow: 'POST' });
+        const { result, body, uid } = await handleReview(req, review.mutate);
+        kind = result ? (result.kind ?? 'other') : 'unknown';
+        verdict = result ? result.verdict : 'error';
+        Object.assign(fields, { uid, kind, verdict });
+        if (result && !result.review.response?.allowed) fields.message = result.review.response?.status?.message;
+        if (!result) level = 'warn';
+        send(res, 200, body, 'application/json');
+      } else if (GET_PATHS.has(path)) {
+        if (req.method !== 'GET' && req.method !== 'HEAD') throw new HttpError(405, `${path} accepts GET and HEAD only`, { Allow: 'GET, HEAD' });
+        if (path === '/metrics') send(res, 200, metrics.render(), METRICS_CONTENT_TYPE);
+        else if (path === '/readyz' && (!listening || draining)) send(res, 503, draining ? 'shutting down\n' : 'not listening\n', 'text/plain; charset=utf-8');
+        else send(res, 200, 'ok\n', 'text/plain; charset=utf-8');
+      } else {
+        throw new HttpError(404, `no such path: ${path} (the webhook serves POST /validate, POST /mutate, GET /healthz, /readyz, /metrics)`);
+      }
+    } catch (err) {
+      const http = err instanceof HttpError ? err : new HttpError(500, 'internal error');
+      if (!(err instanceof HttpError)) {
+        level = 'warn';
+        fields.error = err instanceof Error ? err.stack : String(err);
+      }
+      if (level !== 'warn') level = review ? 'warn' : 'info';
+      if (review) {
+        kind = 'unknown';
+        verdict = http.status < 500 ? 'bad_request' : 'error';
+      }
+      // A refused body may still be arriving: close the connection rather than read the rest.
+      const close = http.status === 413 || http.status === 400 ? { Connection: 'close' } : {};
+      fields.error ??= http.message;
+      send(res, http.status, `${http.message}\n`, 'text/plain; charset=utf-8', { ...http.headers, ...close });
+    } finally {
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      if (review) metrics.recordReview(path.slice(1), kind, verdict, seconds);
+      metrics.httpResponses.inc({ code: String(res.statusCode) });
+      logger.log(level, 'request', { ...fields, status: res.statusCode, durationMs: Math.round(seconds * 1e6) / 1e3 });
+    }
+  }
+
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    inFlight++;
+    metrics.inFlight.inc();
+    res.once('close', () => {
+      inFlight--;
+      metrics.inFlight.inc({}, -1);
+      if (inFlight === 0) onIdle?.();
+    });
+    handle(req, res).catch((err: unknown) => {
+      // handle() answers every error itself; reaching this is a bug, and still not a crash.
+      logger.log('error', 'request handler failed', { error: err instanceof Error ? err.stack : String(err) });
+      res.destroy();
+    });
+  });
+  server.on('tlsClientError', (err) => logger.log('debug', 'TLS handshake failed', { error: err.message }));
+  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+    logger.log('debug', 'malformed HTTP request', { error: err.message, code: err.code });
+    if (!socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const status = err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? '408 Request Timeout' : err.code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : '400 Bad Request';
+    socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+  });
+
+  return {
+    metrics,
+    get ready() {
+      return listening && !draining;
+    },
+    address() {
+      const a = server.address();
+      return a && typeof a === 'object' ? a : null;
+    },
+    reloadCertificate() {
+      return watcher?.reload() ?? false;
+    },
+    listen() {
+      return new Promise((resolve, reject) => {
+        const onError = (err: Error) => reject(err);
+        server.once('error', onError);
+        server.listen(options.port ?? 8443, options.host ?? '0.0.0.0', () => {
+          server.off('error', onError);
+          server.on('error', (err) => logger.log('error', 'server error', { error: err.message }));
+          watcher = new CertificateWatcher(
+            {
+              certFile: options.certFile,
+              keyFile: options.keyFile,
+              pollIntervalMs: options.certPollIntervalMs ?? 2_000,
+              onChange: (pair) => {
+                server.setSecureContext(secureContextOptions(pair));
+                metrics.certReloads.inc({ result: 'success' });
+                logger.log('info', 'certificate reloaded', { certFile: options.certFile });
+              },
+              onError: (err) => {
+                metrics.certReloads.inc({ result: 'failure' });
+                logger.log('warn', 'certificate files changed but cannot be used; keeping the previous pair', { error: err.message });
+              },
+            },
+            initial,
+          );
+          listening = true;
+          const address = server.address() as AddressInfo;
+          logger.log('info', 'listening', { address: address.address, port: address.port });
+          resolve(address);
+        });
+      });
+    },
+    close(graceMs = 25_000) {
+      closing ??= new Promise<void>((resolve) => {
+        draining = true;
+        watcher?.close();
+        const force = setTimeout(() => server.closeAllConnections(), graceMs);
+        force.unref();
+        const idle = () => server.closeIdleConnections();
+        onIdle = idle;
+        server.close(() => {
+          clearTimeout(force);
+          listening = false;
+          logger.log('info', 'stopped');
+          resolve();
+        });
+        if (!listening) {
+          clearTimeout(force);
+          resolve();
+          return;
+        }
+        logger.log('info', 'draining', { inFlight });
+        idle();
+      });
+      return closing;
+    },
+  };
+}
