@@ -49,16 +49,6 @@ export interface WebhookServer {
 const REVIEW_PATHS: Record<string, { mutate: boolean }> = { '/validate': { mutate: false }, '/mutate': { mutate: true } };
 const GET_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
 
-function send(res: ServerResponse, status: number, body: string, contentType: string, headers: Record<string, string> = {}): void {
-  if (res.headersSent) {
-    res.destroy();
-    return;
-  }
-  const payload = Buffer.from(body);
-  res.writeHead(status, { ...headers, 'Content-Type': contentType, 'Content-Length': payload.length });
-  res.end(payload);
-}
-
 function isJsonContentType(header: string | undefined): boolean {
   if (header === undefined) return true;
   const type = header.split(';')[0]?.trim().toLowerCase();
@@ -106,6 +96,18 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
   // closes an idle connection and never races a request against the server closing it.
   server.keepAliveTimeout = 95_000;
 
+  function send(res: ServerResponse, status: number, body: string, contentType: string, headers: Record<string, string> = {}): void {
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    const payload = Buffer.from(body);
+    // While draining, each connection closes after its reply instead of idling until the deadline.
+    const close = draining ? { Connection: 'close' } : {};
+    res.writeHead(status, { ...headers, ...close, 'Content-Type': contentType, 'Content-Length': payload.length });
+    res.end(payload);
+  }
+
   async function handleReview(req: IncomingMessage, mutate: boolean): Promise<{ result?: ReviewResult; body: string; uid: string | undefined }> {
     if (!isJsonContentType(req.headers['content-type'])) {
       throw new HttpError(415, `Content-Type must be application/json, not ${req.headers['content-type']}`);
@@ -132,8 +134,6 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
     const started = process.hrtime.bigint();
     const path = (req.url ?? '/').split('?', 1)[0] ?? '/';
     const review = Object.hasOwn(REVIEW_PATHS, path) ? REVIEW_PATHS[path] : undefined;
-    // Set before any answer so that, while draining, each connection closes after its last reply.
-    if (draining) res.setHeader('Connection', 'close');
     const fields: Record<string, unknown> = { method: req.method, path, remote: req.socket.remoteAddress };
     let level: 'debug' | 'info' | 'warn' = review ? 'info' : 'debug';
     let kind = '';

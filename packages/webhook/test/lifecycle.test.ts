@@ -1,0 +1,106 @@
+import assert from 'node:assert/strict';
+import { copyFileSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { connect as tlsConnect } from 'node:tls';
+import { after, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createWebhookServer, type WebhookServer } from '../src/server.js';
+import { admissionReview, backendPool, call, makeCert, tempDir } from './helpers.js';
+
+/** Polls `check` every 50 ms until it returns true, for at most `tries` rounds. */
+async function eventually(check: () => Promise<boolean>, tries = 200): Promise<boolean> {
+  for (let i = 0; i < tries; i++) {
+    if (await check()) return true;
+    await sleep(50);
+  }
+  return false;
+}
+
+describe('certificate reload', () => {
+  const tmp = tempDir();
+  let server: WebhookServer | undefined;
+  after(async () => {
+    await server?.close(1000);
+    tmp.remove();
+  });
+
+  it('serves a rotated certificate on new connections without a restart', async () => {
+    const first = makeCert(tmp.dir, 'first');
+    server = createWebhookServer({ certFile: first.certFile, keyFile: first.keyFile, host: '127.0.0.1', port: 0, certPollIntervalMs: 100 });
+    const { port } = await server.listen();
+    const nextDir = join(tmp.dir, 'next');
+    mkdirSync(nextDir);
+    const second = makeCert(nextDir, 'second');
+    const cas = [first.cert, second.cert];
+    assert.equal((await call(port, cas, '/healthz')).peerCN, 'first');
+
+    // A key that does not match the certificate is refused and the old pair stays in use.
+    writeFileSync(first.keyFile, readFileSync(second.keyFile));
+    assert.equal(server.reloadCertificate(), false);
+    assert.equal((await call(port, cas, '/healthz')).peerCN, 'first');
+    assert.ok(server.metrics.certReloads.value({ result: 'failure' }) >= 1);
+
+    // Rotate as kubelet does: new files renamed into place.
+    copyFileSync(second.certFile, `${first.certFile}.new`);
+    renameSync(`${first.certFile}.new`, first.certFile);
+    copyFileSync(second.keyFile, `${first.keyFile}.new`);
+    renameSync(`${first.keyFile}.new`, first.keyFile);
+    const rotated = await eventually(async () => (await call(port, cas, '/healthz')).peerCN === 'second');
+    assert.ok(rotated, 'a new connection sees the new certificate');
+    assert.ok(server.metrics.certReloads.value({ result: 'success' }) >= 1);
+  });
+
+  it('refuses to start without a usable key pair', () => {
+    const c = makeCert(tmp.dir, 'x', 'other');
+    assert.throws(() => createWebhookServer({ certFile: c.certFile, keyFile: join(tmp.dir, 'missing.key') }), /ENOENT/);
+  });
+});
+
+describe('graceful close', () => {
+  const tmp = tempDir();
+  after(() => tmp.remove());
+
+  it('stops accepting, finishes the request in flight, then closes', async () => {
+    const certs = makeCert(tmp.dir, 'drain');
+    const server = createWebhookServer({ certFile: certs.certFile, keyFile: certs.keyFile, host: '127.0.0.1', port: 0 });
+    const { port } = await server.listen();
+    const body = JSON.stringify(admissionReview(backendPool()));
+    const half = Math.floor(body.length / 2);
+
+    // Headers and half the body now; the rest after close() has begun.
+    const socket = tlsConnect({ host: '127.0.0.1', port, ca: certs.cert });
+    await new Promise((resolve) => socket.once('secureConnect', resolve));
+    socket.write(`POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body.slice(0, half)}`);
+    let reply = '';
+    socket.on('data', (d: Buffer) => (reply += d.toString()));
+    const socketClosed = new Promise((resolve) => socket.on('close', resolve));
+    await eventually(async () => server.metrics.inFlight.value() === 1);
+
+    let closed = false;
+    const closing = server.close(5000).then(() => (closed = true));
+    assert.equal(server.ready, false);
+    await assert.rejects(call(port, certs.cert, '/healthz'), /ECONNREFUSED/);
+    assert.equal(closed, false, 'close waits for the request in flight');
+
+    socket.write(body.slice(half));
+    await closing;
+    await socketClosed;
+    assert.match(reply, /^HTTP\/1\.1 200 /);
+    assert.match(reply, /\r\nConnection: close\r\n/i);
+    assert.match(reply, /"allowed":true/);
+  });
+
+  it('closes a stalled request once the grace period ends', async () => {
+    const certs = makeCert(tmp.dir, 'stall', 'stall');
+    const server = createWebhookServer({ certFile: certs.certFile, keyFile: certs.keyFile, host: '127.0.0.1', port: 0 });
+    const { port } = await server.listen();
+    const socket = tlsConnect({ host: '127.0.0.1', port, ca: certs.cert });
+    await new Promise((resolve) => socket.once('secureConnect', resolve));
+    socket.write('POST /validate HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n{');
+    socket.on('error', () => {});
+    const socketClosed = new Promise((resolve) => socket.on('close', resolve));
+    await eventually(async () => server.metrics.inFlight.value() === 1);
+    await server.close(100);
+    await socketClosed;
+  });
+});
