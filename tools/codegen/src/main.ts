@@ -1,9 +1,8 @@
-// `npm run generate`: regenerates every artefact from schemas/ into the repository (or into
-// --out DIR, which the drift test uses). Generated folders are cleared first, so a file whose
-// source is gone does not linger.
+// Writes every artefact generated from schemas/ into a tree (the repository, or a temporary
+// folder for the drift check). Generated folders are cleared first, so a file whose source is gone
+// does not linger.
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { generate } from './generate.js';
 import { loadSchemas } from './source.js';
 
@@ -22,9 +21,5 @@ export async function generateInto(outRoot: string, schemaDir = join(REPO_ROOT, 
   return [...files.keys()].sort();
 }
 
-if (process.argv[1] && resolve(process.argv[1]) === resolve(import.meta.filename)) {
-  const { values } = parseArgs({ options: { out: { type: 'string' } } });
-  const out = resolve(values.out ?? REPO_ROOT);
-  const written = await generateInto(out);
-  console.log(`generated ${written.length} files into ${out}`);
-}
+// Kept runnable as `tsx src/main.ts` for those used to it; the command line lives in cli.ts.
+if (process.argv[1] && resolve(process.argv[1]) === resolve(import.meta.filename)) void import('./cli.js');
