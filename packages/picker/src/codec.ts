@@ -76,6 +76,11 @@ export function describeError(e: EntryError): string {
 // Envoy splits with absl::SkipWhitespace and trims each piece: these are the bytes it trims.
 const WHITESPACE = /^[ \t\r\n\f\v]+|[ \t\r\n\f\v]+$/g;
 
+/** Trims the ASCII whitespace Envoy trims around each entry (and nothing else). */
+export function trimEntry(text: string): string {
+  return text.replace(WHITESPACE, '');
+}
+
 /**
  * Parses a destination-endpoint value. Never throws: every problem becomes an `EntryError` with
  * the entry's index, and the good entries are still returned in order. Duplicates are reported
@@ -94,14 +99,14 @@ export function parseEndpointList(value: string, options: ParseOptions = {}): Pa
     errors.push({ index: -1, text: '', reason: `value is ${value.length} characters long; the limit is ${maxLength}` });
     return { endpoints, errors };
   }
-  if (value.replace(WHITESPACE, '') === '') {
+  if (trimEntry(value) === '') {
     errors.push({ index: -1, text: '', reason: 'no endpoint: the value is empty' });
     return { endpoints, errors };
   }
   const seen = new Map<string, number>();
   const pieces = value.split(',');
   for (let index = 0; index < pieces.length; index++) {
-    const text = (pieces[index] ?? '').replace(WHITESPACE, '');
+    const text = trimEntry(pieces[index] ?? '');
     if (index >= maxEntries) {
       errors.push({ index, text: '', reason: `more than ${maxEntries} entries; the rest are ignored` });
       break;
@@ -152,6 +157,7 @@ export function parseEndpoint(text: string): Endpoint | string {
     portText = text.slice(colon + 1);
     if (host.includes(':')) return 'an IPv6 address must be written in brackets: [addr]:port';
   }
+  if (host === '') return 'missing IP address before the port';
   const port = parsePort(portText);
   if (typeof port === 'string') return port;
   if (host.includes(':')) {
@@ -193,7 +199,7 @@ export function formatEndpointList(
     errors.push({ index: -1, text: '', reason: `${endpoints.length} entries; the limit is ${maxEntries}` });
   }
   endpoints.forEach((e, index) => {
-    const text = typeof e === 'string' ? e.replace(WHITESPACE, '') : e.ip.includes(':') ? `[${e.ip}]:${e.port}` : `${e.ip}:${e.port}`;
+    const text = typeof e === 'string' ? trimEntry(e) : e.ip.includes(':') ? `[${e.ip}]:${e.port}` : `${e.ip}:${e.port}`;
     const parsed = typeof e !== 'string' && !Number.isInteger(e.port) ? 'port must be an integer' : parseEndpoint(text);
     if (typeof parsed === 'string') {
       errors.push({ index, text, reason: parsed });
@@ -249,14 +255,14 @@ function parseIpv6(text: string): number[] | string {
   if (!/^[0-9a-fA-F:.]+$/.test(text)) return bad;
   const halves = text.split('::');
   if (halves.length > 2) return `${bad}: "::" may appear only once`;
-  const toWords = (part: string): number[] | string => {
+  const toWords = (part: string, tailAllowed: boolean): number[] | string => {
     if (part === '') return [];
     const groups = part.split(':');
     const words: number[] = [];
     for (let i = 0; i < groups.length; i++) {
       const g = groups[i] ?? '';
       if (g.includes('.')) {
-        if (i !== groups.length - 1) return `${bad}: an IPv4 tail must come last`;
+        if (i !== groups.length - 1 || !tailAllowed) return `${bad}: an IPv4 tail must come last`;
         const v4 = parseIpv4(g);
         if (typeof v4 === 'string') return `${bad}: ${v4}`;
         words.push(((v4[0] ?? 0) << 8) | (v4[1] ?? 0), ((v4[2] ?? 0) << 8) | (v4[3] ?? 0));
@@ -267,10 +273,10 @@ function parseIpv6(text: string): number[] | string {
     }
     return words;
   };
-  const head = toWords(halves[0] ?? '');
+  const head = toWords(halves[0] ?? '', halves.length === 1);
   if (typeof head === 'string') return head;
   if (halves.length === 1) return head.length === 8 ? head : `${bad}: expected 8 groups, found ${head.length}`;
-  const tail = toWords(halves[1] ?? '');
+  const tail = toWords(halves[1] ?? '', true);
   if (typeof tail === 'string') return tail;
   const missing = 8 - head.length - tail.length;
   if (missing < 1) return `${bad}: "::" must stand for at least one group`;

@@ -22,6 +22,7 @@ export {
 export {
   FALLBACK_POLICIES,
   OverrideHostConfigError,
+  OverrideHostSimulator,
   protocolSources,
   simulateOverrideHost,
   validateOverrideHostConfig,
@@ -33,6 +34,7 @@ export {
   type OverrideHostConfig,
   type OverrideHostSource,
   type SimulatedAttempt,
+  type SimulatedRequest,
   type SimulationInput,
   type SimulationResult,
   type SkippedEntry,

@@ -7,7 +7,7 @@
  * against the cluster's host addresses, each attempt consumes entries until one matches, health is
  * not checked, and the fallback policy picks once the list has nothing usable left.
  */
-import { DESTINATION_ENDPOINT_KEY, LB_METADATA_NAMESPACE, parseEndpoint } from './codec.js';
+import { DESTINATION_ENDPOINT_KEY, LB_METADATA_NAMESPACE, parseEndpoint, trimEntry } from './codec.js';
 
 export interface MetadataKey {
   /** The dynamic-metadata namespace, e.g. `envoy.lb`. */
@@ -48,15 +48,9 @@ export interface OverrideHostConfig {
   selectedHostKey?: MetadataKey;
 }
 
-export interface SimulationInput extends OverrideHostConfig {
+export interface SimulationInput extends OverrideHostConfig, SimulatedRequest {
   /** The cluster's hosts in any valid spelling (Envoy renders them canonically); null = no host map yet. */
   hosts: ReadonlyArray<string | ClusterHost> | null;
-  /** Request headers; a list holds the values of a repeated header. null = no headers at all. */
-  headers?: Readonly<Record<string, string | readonly string[]>> | null;
-  /** Request dynamic metadata: namespace → plain JSON object. */
-  metadata?: Readonly<Record<string, unknown>> | null;
-  /** Upstream attempts to simulate (first try plus retries or hedges). Default 1. */
-  attempts?: number;
   /** Seed for the Random fallback. */
   seed?: number;
 }
@@ -153,56 +147,104 @@ function fallbackByName(name: string): FallbackPolicyName | undefined {
   return undefined;
 }
 
-/** Simulates `attempts` upstream attempts of one request. Throws OverrideHostConfigError on bad config or hosts. */
-export function simulateOverrideHost(input: SimulationInput): SimulationResult {
-  const { errors, fallback } = validateOverrideHostConfig(input);
-  const attempts = input.attempts ?? 1;
-  if (!Number.isInteger(attempts) || attempts < 1 || attempts > 1000) errors.push(`attempts: ${attempts} is not an integer in 1..1000`);
-  const hosts = input.hosts === null ? null : canonicalHosts(input.hosts, errors);
-  if (errors.length > 0 || !fallback) throw new OverrideHostConfigError(errors);
+export interface SimulatedRequest {
+  /** Request headers; a list holds the values of a repeated header. null = no headers at all. */
+  headers?: Readonly<Record<string, string | readonly string[]>> | null;
+  /** Request dynamic metadata: namespace → plain JSON object. */
+  metadata?: Readonly<Record<string, unknown>> | null;
+  /** Upstream attempts to simulate (first try plus retries or hedges). Default 1. */
+  attempts?: number;
+}
 
-  const metadata = structuredClone((input.metadata ?? {}) as Record<string, unknown>);
-  const list = buildOverrideList(input.sources, input.headers ?? null, input.metadata ?? null);
-  const pickFallback = makeFallback(fallback, hosts ?? new Map(), input.seed ?? 1);
-  const results: SimulatedAttempt[] = [];
-  let next = 0;
+/**
+ * One cluster with an override_host policy. The fallback policy's state (its round-robin position,
+ * its request counts) lives as long as the simulator, as a load balancer's does in Envoy, so a
+ * series of `request` calls spreads the way a series of requests would.
+ */
+export class OverrideHostSimulator {
+  private readonly config: OverrideHostConfig;
+  private readonly fallback: FallbackPolicyName;
+  private readonly seed: number;
+  private hosts: Map<string, ClusterHost> | null = null;
+  private pickFallback: () => string | undefined = () => undefined;
 
-  for (let attempt = 1; attempt <= attempts; attempt++) {
-    if (hosts === null) {
-      // Envoy returns no host at all when the cluster has no host map yet, not even from the fallback.
-      results.push({ attempt, host: null, by: 'none', skipped: [], reason: 'the cluster has no host map yet' });
-      continue;
-    }
-    const skipped: SkippedEntry[] = [];
-    let chosen: SimulatedAttempt | undefined;
-    while (next < list.length && !chosen) {
-      const entry = list[next++] as OverrideEntry;
-      const host = hosts.get(entry.value);
-      if (host) {
-        const health = host.health && host.health !== 'HEALTHY' ? ` (host is ${host.health}: override_host does not check health)` : '';
-        chosen = { attempt, host: host.address, by: 'override', entry: entry.index, skipped, reason: `override entry ${entry.index}${health}` };
-      } else {
-        skipped.push({ entry: entry.index, value: entry.value, reason: whyNotFound(entry.value, hosts) });
-      }
-    }
-    if (!chosen) {
-      const why = list.length === 0 ? 'no override source present' : skipped.length > 0 ? 'no remaining override entry is in the cluster' : 'override list exhausted by earlier attempts';
-      const host = pickFallback();
-      chosen = host
-        ? { attempt, host, by: 'fallback', skipped, reason: `fallback ${fallback}: ${why}` }
-        : { attempt, host: null, by: 'none', skipped, reason: `fallback ${fallback} found no host (the cluster is empty): ${why}` };
-    }
-    if (chosen.host !== null && input.selectedHostKey) writeSelectedHost(metadata, input.selectedHostKey, chosen.host);
-    results.push(chosen);
+  /** Throws OverrideHostConfigError with Envoy's messages when the config would not load. */
+  constructor(config: OverrideHostConfig & { hosts: SimulationInput['hosts']; seed?: number }) {
+    const { errors, fallback } = validateOverrideHostConfig(config);
+    if (errors.length > 0 || !fallback) throw new OverrideHostConfigError(errors);
+    this.config = config;
+    this.fallback = fallback;
+    this.seed = config.seed ?? 1;
+    this.setHosts(config.hosts);
   }
-  return { overrideList: list, attempts: results, metadata };
+
+  /** Replaces the host set; as in Envoy, the fallback policy starts afresh over the new hosts. */
+  setHosts(hosts: SimulationInput['hosts']): void {
+    const errors: string[] = [];
+    const map = hosts === null ? null : canonicalHosts(hosts, errors);
+    if (errors.length > 0) throw new OverrideHostConfigError(errors);
+    this.hosts = map;
+    this.pickFallback = makeFallback(this.fallback, map ?? new Map(), this.seed);
+  }
+
+  /** The host-map keys override entries are compared against. */
+  hostSet(): string[] {
+    return this.hosts ? [...this.hosts.keys()] : [];
+  }
+
+  request(request: SimulatedRequest = {}): SimulationResult {
+    const attempts = request.attempts ?? 1;
+    if (!Number.isInteger(attempts) || attempts < 1 || attempts > 1000) {
+      throw new OverrideHostConfigError([`attempts: ${attempts} is not an integer in 1..1000`]);
+    }
+    const hosts = this.hosts;
+    const metadata = structuredClone((request.metadata ?? {}) as Record<string, unknown>);
+    const list = buildOverrideList(this.config.sources, request.headers ?? null, request.metadata ?? null);
+    const results: SimulatedAttempt[] = [];
+    let next = 0;
+    for (let attempt = 1; attempt <= attempts; attempt++) {
+      if (hosts === null) {
+        // Envoy returns no host at all when the cluster has no host map yet, not even from the fallback.
+        results.push({ attempt, host: null, by: 'none', skipped: [], reason: 'the cluster has no host map yet' });
+        continue;
+      }
+      const skipped: SkippedEntry[] = [];
+      let chosen: SimulatedAttempt | undefined;
+      while (next < list.length && !chosen) {
+        const entry = list[next++] as OverrideEntry;
+        const host = hosts.get(entry.value);
+        if (host) {
+          const health = host.health && host.health !== 'HEALTHY' ? ` (host is ${host.health}: override_host does not check health)` : '';
+          chosen = { attempt, host: host.address, by: 'override', entry: entry.index, skipped, reason: `override entry ${entry.index}${health}` };
+        } else {
+          skipped.push({ entry: entry.index, value: entry.value, reason: whyNotFound(entry.value, hosts) });
+        }
+      }
+      if (!chosen) {
+        const why =
+          list.length === 0 ? 'no override source present' : skipped.length > 0 ? 'no remaining override entry is in the cluster' : 'override list exhausted by earlier attempts';
+        const host = this.pickFallback();
+        chosen = host
+          ? { attempt, host, by: 'fallback', skipped, reason: `fallback ${this.fallback}: ${why}` }
+          : { attempt, host: null, by: 'none', skipped, reason: `fallback ${this.fallback} found no host (the cluster is empty): ${why}` };
+      }
+      if (chosen.host !== null && this.config.selectedHostKey) writeSelectedHost(metadata, this.config.selectedHostKey, chosen.host);
+      results.push(chosen);
+    }
+    return { overrideList: list, attempts: results, metadata };
+  }
+}
+
+/** Simulates the attempts of one request. Throws OverrideHostConfigError on bad config, hosts or attempts. */
+export function simulateOverrideHost(input: SimulationInput): SimulationResult {
+  return new OverrideHostSimulator(input).request(input);
 }
 
 function canonicalHosts(hosts: ReadonlyArray<string | ClusterHost>, errors: string[]): Map<string, ClusterHost> {
   const map = new Map<string, ClusterHost>();
   hosts.forEach((h, i) => {
     const spec = typeof h === 'string' ? { address: h } : h;
-    const parsed = typeof spec?.address === 'string' ? parseEndpoint(spec.address.trim()) : 'address must be a string';
+    const parsed = typeof spec?.address === 'string' ? parseEndpoint(trimEntry(spec.address)) : 'address must be a string';
     if (typeof parsed === 'string') errors.push(`hosts[${i}]: ${parsed}`);
     else map.set(parsed.address, { ...spec, address: parsed.address });
   });
@@ -211,22 +253,22 @@ function canonicalHosts(hosts: ReadonlyArray<string | ClusterHost>, errors: stri
 
 function buildOverrideList(
   sources: readonly OverrideHostSource[],
-  headers: SimulationInput['headers'],
-  metadata: SimulationInput['metadata'],
+  headers: SimulatedRequest['headers'],
+  metadata: SimulatedRequest['metadata'],
 ): OverrideEntry[] {
   const list: OverrideEntry[] = [];
   sources.forEach((source, s) => {
     const value = source.header !== undefined ? headerValue(headers, source.header) : metadataValue(metadata, source.metadata as MetadataKey);
     if (value === undefined) return;
     for (const piece of value.split(',')) {
-      const trimmed = piece.trim();
+      const trimmed = trimEntry(piece);
       if (trimmed !== '') list.push({ index: list.length, value: trimmed, source: s });
     }
   });
   return list;
 }
 
-function headerValue(headers: SimulationInput['headers'], name: string): string | undefined {
+function headerValue(headers: SimulatedRequest['headers'], name: string): string | undefined {
   if (!headers) return undefined;
   const wanted = name.toLowerCase();
   for (const [k, v] of Object.entries(headers)) {
@@ -237,7 +279,7 @@ function headerValue(headers: SimulationInput['headers'], name: string): string 
   return undefined;
 }
 
-function metadataValue(metadata: SimulationInput['metadata'], key: MetadataKey): string | undefined {
+function metadataValue(metadata: SimulatedRequest['metadata'], key: MetadataKey): string | undefined {
   let node: unknown = metadata?.[key.key];
   for (const segment of key.path) {
     if (node === null || typeof node !== 'object' || Array.isArray(node)) return undefined;
