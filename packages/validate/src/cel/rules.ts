@@ -1,0 +1,144 @@
+// x-kubernetes-validations: every rule compiled once when a structural schema is first seen, then
+// evaluated top-down over an object, with oldSelf bound wherever the old object has a value to
+// correlate with (object properties, map keys, list-type=map entries), as the API server does.
+import { fieldError } from '../field-errors.js';
+import { fieldPath, isPlainObject, own, type Segment } from '../paths.js';
+import type { CelRuleSpec, StructuralSchema } from '../structural.js';
+import type { FieldError } from '../types.js';
+import { compileCel, type CelProgram } from './environment.js';
+
+interface CompiledRule {
+  spec: CelRuleSpec;
+  program: CelProgram;
+  messageProgram?: CelProgram;
+  /** A transition rule: only checked when there is an old value to compare with. */
+  usesOldSelf: boolean;
+}
+
+const compiled = new WeakMap<StructuralSchema, CompiledRule[]>();
+const hasRulesBelow = new WeakMap<StructuralSchema, boolean>();
+
+const OLD_SELF = /\boldSelf\b/;
+
+function compileRules(schema: StructuralSchema): CompiledRule[] {
+  let rules = compiled.get(schema);
+  if (!rules) {
+    rules = (schema.rules ?? []).map((spec) => ({
+      spec,
+      program: compileCel(spec.rule),
+      ...(spec.messageExpression ? { messageProgram: compileCel(spec.messageExpression) } : {}),
+      usesOldSelf: OLD_SELF.test(spec.rule),
+    }));
+    compiled.set(schema, rules);
+  }
+  return rules;
+}
+
+/** Compiles every rule under `schema` now, so a bad rule fails at load, not on the first request. */
+export function compileAllRules(schema: StructuralSchema): number {
+  let n = compileRules(schema).length;
+  for (const child of children(schema)) n += compileAllRules(child);
+  hasRulesBelow.set(schema, n > 0);
+  return n;
+}
+
+function children(schema: StructuralSchema): StructuralSchema[] {
+  const out = Object.values(schema.properties ?? {});
+  if (schema.additionalProperties) out.push(schema.additionalProperties);
+  if (schema.items) out.push(schema.items);
+  return out;
+}
+
+/** apiextensions' fieldErrorForReason, with the value a rule error shows: the schema type. */
+function ruleError(path: string, schema: StructuralSchema, rule: CompiledRule, detail: string): FieldError {
+  const value = schema.type ?? 'object';
+  switch (rule.spec.reason) {
+    case 'FieldValueForbidden':
+      return fieldError.forbidden(path, detail);
+    case 'FieldValueRequired':
+      return fieldError.required(path, detail);
+    case 'FieldValueDuplicate':
+      return fieldError.duplicate(path, value);
+    default:
+      return fieldError.invalid(path, value, detail);
+  }
+}
+
+function messageOf(rule: CompiledRule, context: Record<string, unknown>): string {
+  if (rule.messageProgram) {
+    try {
+      const m = rule.messageProgram(context);
+      if (typeof m === 'string' && m.trim() !== '' && !m.includes('\n')) return m;
+    } catch {
+      // A failing messageExpression falls back to message, as the API server does.
+    }
+  }
+  return rule.spec.message ?? `failed rule: ${rule.spec.rule}`;
+}
+
+/** `.a.b` or `.a['b']` relative to the rule's node. */
+function rulePath(path: Segment[], relative: string | undefined): Segment[] {
+  if (!relative) return path;
+  const extra: Segment[] = [];
+  for (const m of relative.matchAll(/\.([A-Za-z_$][\w$-]*)|\['([^']*)'\]|\[(\d+)\]/g)) {
+    extra.push(m[1] ?? (m[2] !== undefined ? { key: m[2] } : Number(m[3])));
+  }
+  return [...path, ...extra];
+}
+
+interface Evaluation {
+  errors: FieldError[];
+}
+
+function evaluateRules(schema: StructuralSchema, self: unknown, old: { value: unknown } | undefined, path: Segment[], ev: Evaluation): void {
+  for (const rule of compileRules(schema)) {
+    if (rule.usesOldSelf && !old && !rule.spec.optionalOldSelf) continue;
+    const context = { self, oldSelf: old?.value };
+    let ok: unknown;
+    try {
+      ok = rule.program(context);
+    } catch (err) {
+      const where = fieldPath(rulePath(path, rule.spec.fieldPath));
+      ev.errors.push(fieldError.invalid(where, schema.type ?? 'object', `rule evaluation error: ${(err as Error).message.split('\n')[0]}`));
+      continue;
+    }
+    if (ok !== true) ev.errors.push(ruleError(fieldPath(rulePath(path, rule.spec.fieldPath)), schema, rule, messageOf(rule, context)));
+  }
+}
+
+/** The old list entry with the same list-map keys, when the list is a list-type=map. */
+function correlatedItem(schema: StructuralSchema, item: unknown, oldList: unknown): { value: unknown } | undefined {
+  if (schema.listType !== 'map' || !schema.listMapKeys || !Array.isArray(oldList) || !isPlainObject(item)) return undefined;
+  const keys = schema.listMapKeys;
+  const match = oldList.find((o) => isPlainObject(o) && keys.every((k) => o[k] === item[k]));
+  return match === undefined ? undefined : { value: match };
+}
+
+function walk(schema: StructuralSchema, self: unknown, old: { value: unknown } | undefined, path: Segment[], ev: Evaluation): void {
+  if (!hasRulesBelow.get(schema)) return;
+  if (schema.rules) evaluateRules(schema, self, old, path, ev);
+  if (isPlainObject(self)) {
+    const oldObj = old && isPlainObject(old.value) ? old.value : undefined;
+    for (const key of Object.keys(self)) {
+      const prop = own(schema.properties, key);
+      const child = prop ?? schema.additionalProperties;
+      if (!child) continue;
+      const oldChild = oldObj && Object.hasOwn(oldObj, key) ? { value: oldObj[key] } : undefined;
+      walk(child, self[key], oldChild, [...path, prop ? key : { key }], ev);
+    }
+  } else if (Array.isArray(self) && schema.items) {
+    const items = schema.items;
+    self.forEach((item, i) => walk(items, item, correlatedItem(schema, item, old?.value), [...path, i], ev));
+  }
+}
+
+/**
+ * Runs every rule under `schema` on `self` (CEL values: integers as bigint). `old` is the old
+ * object's value on UPDATE; transition rules run only where it correlates.
+ */
+export function celErrors(schema: StructuralSchema, self: unknown, old?: { value: unknown }): FieldError[] {
+  if (!hasRulesBelow.has(schema)) compileAllRules(schema);
+  const ev: Evaluation = { errors: [] };
+  walk(schema, self, old, [], ev);
+  return ev.errors;
+}

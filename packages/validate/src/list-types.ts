@@ -1,0 +1,56 @@
+// x-kubernetes-list-type map and set invariants (apiextensions-apiserver structural listtype
+// validation): no two entries with the same keys, no two equal set items.
+import { fieldError } from './field-errors.js';
+import { fieldPath, isPlainObject, own, type Segment } from './paths.js';
+import type { StructuralSchema } from './structural.js';
+import type { FieldError } from './types.js';
+
+const hasListTypes = new WeakMap<StructuralSchema, boolean>();
+
+function needsCheck(schema: StructuralSchema): boolean {
+  let known = hasListTypes.get(schema);
+  if (known === undefined) {
+    known =
+      schema.listType === 'map' || schema.listType === 'set' ||
+      Object.values(schema.properties ?? {}).some(needsCheck) ||
+      (schema.additionalProperties !== undefined && needsCheck(schema.additionalProperties)) ||
+      (schema.items !== undefined && needsCheck(schema.items));
+    hasListTypes.set(schema, known);
+  }
+  return known;
+}
+
+function checkList(schema: StructuralSchema, list: unknown[], path: Segment[], errors: FieldError[]): void {
+  const seen = new Set<string>();
+  list.forEach((item, i) => {
+    let key: string;
+    let shown: unknown;
+    if (schema.listType === 'map') {
+      if (!isPlainObject(item)) return;
+      const keys: Record<string, unknown> = {};
+      for (const k of schema.listMapKeys ?? []) if (Object.hasOwn(item, k)) keys[k] = item[k];
+      key = JSON.stringify(keys);
+      shown = keys;
+    } else {
+      key = JSON.stringify(item);
+      shown = item;
+    }
+    if (seen.has(key)) errors.push(fieldError.duplicate(fieldPath([...path, i]), shown));
+    seen.add(key);
+  });
+}
+
+export function listTypeErrors(schema: StructuralSchema, value: unknown, path: Segment[] = [], errors: FieldError[] = []): FieldError[] {
+  if (!needsCheck(schema)) return errors;
+  if (Array.isArray(value)) {
+    if (schema.listType === 'map' || schema.listType === 'set') checkList(schema, value, path, errors);
+    if (schema.items) value.forEach((v, i) => listTypeErrors(schema.items!, v, [...path, i], errors));
+  } else if (isPlainObject(value)) {
+    for (const key of Object.keys(value)) {
+      const prop = own(schema.properties, key);
+      const child = prop ?? schema.additionalProperties;
+      if (child) listTypeErrors(child, value[key], [...path, prop ? key : { key }], errors);
+    }
+  }
+  return errors;
+}

@@ -1,0 +1,137 @@
+// Turns ajv's errors into the API server's: kube-openapi's message for the keyword, wrapped the way
+// apiextensions-apiserver's kubeOpenAPIResultToFieldErrors wraps it in a field.Error.
+import { fieldError } from './field-errors.js';
+import { isPlainObject, openApiPath, type Segment } from './paths.js';
+import type { FieldError } from './types.js';
+
+/** The subset of ajv's ErrorObject (with `verbose: true`) this module reads. */
+export interface AjvError {
+  instancePath: string;
+  keyword: string;
+  params: Record<string, unknown>;
+  message?: string;
+  data?: unknown;
+  parentSchema?: { format?: string; type?: string | string[] };
+}
+
+/** A generated standalone validator: returns true or leaves its errors on itself. */
+export interface SchemaValidator {
+  (data: unknown): boolean;
+  errors?: AjvError[] | null;
+}
+
+/** Splits a JSON pointer into segments, using the data to tell list indexes from map keys. */
+function pointerToPath(pointer: string, root: unknown): Segment[] {
+  if (pointer === '') return [];
+  const out: Segment[] = [];
+  let at: unknown = root;
+  for (const raw of pointer.slice(1).split('/')) {
+    const token = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    if (Array.isArray(at)) {
+      out.push(Number(token));
+      at = at[Number(token)];
+    } else {
+      out.push(token);
+      at = isPlainObject(at) && Object.hasOwn(at, token) ? at[token] : undefined;
+    }
+  }
+  return out;
+}
+
+/** kube-openapi's name for a decoded JSON value's type (type.go, schemaInfoForType). */
+function jsonTypeName(v: unknown): string {
+  if (v === null || v === undefined) return 'null';
+  if (Array.isArray(v)) return 'array';
+  if (typeof v === 'number') return Number.isInteger(v) ? 'integer' : 'number';
+  if (typeof v === 'object') return 'object';
+  return typeof v; // string, boolean
+}
+
+/** The Go decoder's format for a number: int64 for integers, double otherwise. */
+function jsonFormatName(v: unknown): string {
+  if (typeof v !== 'number') return '';
+  return Number.isInteger(v) ? 'int64' : 'double';
+}
+
+/**
+ * kube-openapi's type check: a number-ish format (int32, int64) is checked first for non-string,
+ * non-list values and is what the message names then.
+ */
+function typeError(name: string, err: AjvError): FieldError {
+  const data = err.data;
+  const wanted = Array.isArray(err.params.type) ? (err.params.type as string[]).join(',') : String(err.params.type);
+  const format = err.parentSchema?.format;
+  if (data === null || data === undefined) return fieldError.typeInvalid(name, '', `${name} in body must be of type ${wanted}`);
+  const kind = jsonTypeName(data);
+  if (format && typeof data !== 'string' && !Array.isArray(data)) {
+    const actual = jsonFormatName(data);
+    return fieldError.typeInvalid(name, actual, `${name} in body must be of type ${format}: ${JSON.stringify(actual)}`);
+  }
+  return fieldError.typeInvalid(name, kind, `${name} in body must be of type ${wanted}: ${JSON.stringify(kind)}`);
+}
+
+function count(v: unknown): number {
+  if (Array.isArray(v)) return v.length;
+  if (isPlainObject(v)) return Object.keys(v).length;
+  return -1;
+}
+
+function toFieldError(err: AjvError, root: unknown): FieldError {
+  const path = pointerToPath(err.instancePath, root);
+  const name = openApiPath(path);
+  const p = err.params;
+  switch (err.keyword) {
+    case 'required':
+      return fieldError.required(openApiPath([...path, String(p.missingProperty)]));
+    case 'type':
+      return typeError(name, err);
+    case 'enum':
+      return fieldError.notSupported(name, err.data, ((p.allowedValues as unknown[]) ?? []).map((v) => (typeof v === 'string' ? v : JSON.stringify(v))));
+    case 'maxLength':
+      return fieldError.tooLong(name, Number(p.limit));
+    case 'minLength':
+      return fieldError.invalid(name, err.data, `${name} in body should be at least ${p.limit} chars long`);
+    case 'pattern':
+      return fieldError.invalid(name, err.data, `${name} in body should match '${p.pattern}'`);
+    case 'maximum':
+      return fieldError.invalid(name, err.data, `${name} in body should be less than or equal to ${p.limit}`);
+    case 'exclusiveMaximum':
+      return fieldError.invalid(name, err.data, `${name} in body should be less than ${p.limit}`);
+    case 'minimum':
+      return fieldError.invalid(name, err.data, `${name} in body should be greater than or equal to ${p.limit}`);
+    case 'exclusiveMinimum':
+      return fieldError.invalid(name, err.data, `${name} in body should be greater than ${p.limit}`);
+    case 'multipleOf':
+      return fieldError.invalid(name, err.data, `${name} in body should be a multiple of ${p.multipleOf}`);
+    case 'maxItems':
+    case 'maxProperties':
+      return fieldError.tooMany(name, count(err.data), Number(p.limit));
+    case 'minItems':
+      return fieldError.invalid(name, count(err.data), `${name} in body should have at least ${p.limit} items`);
+    case 'minProperties':
+      return fieldError.invalid(name, count(err.data), `${name} in body should have at least ${p.limit} properties`);
+    case 'uniqueItems':
+      return fieldError.invalid(name, err.data, `${name} in body shouldn't contain duplicates`);
+    case 'format':
+      return fieldError.typeInvalid(name, err.data, `${name} in body must be of type ${p.format}: ${JSON.stringify(err.data)}`);
+    default:
+      return fieldError.invalid(name, err.data, `${name} in body ${err.message ?? `failed ${err.keyword}`}`);
+  }
+}
+
+/**
+ * kube-openapi stops at an object whose property count is out of bounds and checks nothing inside
+ * it; ajv goes on. Drop what ajv found inside such objects.
+ */
+function insideCountFailure(errors: AjvError[]): (e: AjvError) => boolean {
+  const stops = errors.filter((e) => e.keyword === 'minProperties' || e.keyword === 'maxProperties').map((e) => `${e.instancePath}/`);
+  return (e) => stops.some((s) => e.instancePath.startsWith(s));
+}
+
+/** Runs a generated validator and returns the API server's errors for `object`. */
+export function schemaErrors(validator: SchemaValidator, object: unknown): FieldError[] {
+  if (validator(object)) return [];
+  const errors = validator.errors ?? [];
+  const skip = insideCountFailure(errors);
+  return errors.filter((e) => !skip(e)).map((e) => toFieldError(e, object));
+}

@@ -1,0 +1,63 @@
+// Checks the schema cannot express: combinations the API server accepts but that will not behave
+// as the user expects on a real proxy. They are warnings, so that `valid` keeps meaning "the API
+// server accepts this", and each says why.
+import { isPlainObject } from './paths.js';
+import type { ValidatedKind, Warning } from './types.js';
+
+type Obj = Record<string, unknown>;
+
+const obj = (v: unknown): Obj | undefined => (isPlainObject(v) ? v : undefined);
+
+function warn(out: Warning[], field: string, text: string): void {
+  out.push({ field, message: `${field}: ${text}` });
+}
+
+/** The picker settings of one LoadBalancer stanza (`raw` is the stanza before defaulting). */
+function externalWarnings(external: Obj, raw: Obj | undefined, at: string, out: Warning[]): void {
+  if (external.failureMode === 'FailOpen' && external.requestBodyMode === 'FullDuplexStreamed') {
+    warn(out, `${at}.failureMode`, 'FailOpen with requestBodyMode FullDuplexStreamed needs Envoy 1.35.1 or newer; older proxies do not fail open on a full-duplex stream and reject the request instead');
+  }
+  if (external.endpointSource === 'Header' || external.endpointSource === 'MetadataThenHeader') {
+    warn(out, `${at}.endpointSource`, `${external.endpointSource} trusts the x-gateway-destination-endpoint request header; the converter strips it from client requests before the picker runs, so any other proxy in front of this one must not re-add it`);
+  }
+  const max = external.maxEndpoints;
+  if (typeof max === 'number' && max > 1) {
+    warn(out, `${at}.maxEndpoints`, `${max} endpoints means up to ${max - 1} retries per request on the route; a retry replays the request body only when it fits in the proxy's buffer, and once the list is used up the fallback policy (${String(external.fallback)}) chooses`);
+  }
+  if (external.reportServedEndpoint === true) {
+    warn(out, `${at}.reportServedEndpoint`, 'needs Envoy 1.38 or newer (override_host selected_host_key); older proxies never tell the picker which endpoint served the request');
+  }
+  if (raw && raw.messageTimeout !== undefined && external.requestBodyMode === 'FullDuplexStreamed') {
+    warn(out, `${at}.messageTimeout`, 'Envoy does not apply messageTimeout while the request body is FullDuplexStreamed; set requestBodyMode to None or Buffered for it to take effect');
+  }
+}
+
+function loadBalancerWarnings(lb: Obj | undefined, raw: Obj | undefined, at: string, out: Warning[]): void {
+  if (!lb) return;
+  const external = obj(lb.external);
+  if (external) externalWarnings(external, obj(raw?.external), `${at}.external`, out);
+  const cookie = obj(obj(lb.consistentHash)?.cookie);
+  if (cookie && cookie.ttl === undefined) {
+    warn(out, `${at}.consistentHash.cookie`, 'without ttl the proxy never sets the cookie, so only clients that already send it stick to an endpoint');
+  }
+}
+
+/** `object` is the pruned and defaulted object; `input` is what the user wrote. */
+export function semanticWarnings(kind: ValidatedKind, object: Obj, input: Obj): Warning[] {
+  const out: Warning[] = [];
+  const spec = obj(object.spec);
+  const rawSpec = obj(input.spec);
+  if (!spec) return out;
+  if (kind === 'BackendPool' || kind === 'LoadBalancerPolicy') {
+    loadBalancerWarnings(obj(spec.loadBalancer), obj(rawSpec?.loadBalancer), 'spec.loadBalancer', out);
+  }
+  if (kind === 'InferencePool') {
+    const picker = obj(spec.endpointPickerRef);
+    if (!picker) {
+      warn(out, 'spec.endpointPickerRef', 'is not set: extlb treats an InferencePool as type External and cannot route to it without a picker');
+    } else if (picker.failureMode === 'FailOpen') {
+      warn(out, 'spec.endpointPickerRef.failureMode', 'FailOpen needs Envoy 1.35.1 or newer, because extlb streams InferencePool request bodies to the picker full-duplex');
+    }
+  }
+  return out;
+}

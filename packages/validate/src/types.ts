@@ -1,0 +1,35 @@
+// The public result types of @extlb/validate; the webhook and the CLI code against these.
+
+export type Operation = 'CREATE' | 'UPDATE';
+
+export type ValidatedKind = 'BackendPool' | 'LoadBalancerPolicy' | 'InferencePool';
+
+export interface FieldError {
+  /** API-server field path, e.g. "spec.targetPorts[0].number"; "" for the root. */
+  field: string;
+  /** apimachinery ErrorType text: "Required value", "Invalid value", "Unsupported value", ... */
+  type: string;
+  detail: string;
+  /** The whole line as the API server prints it. */
+  message: string;
+}
+
+export interface Warning {
+  field: string;
+  message: string;
+}
+
+export interface ValidationResult {
+  /** undefined: not a kind this package validates. */
+  kind: ValidatedKind | undefined;
+  valid: boolean;
+  /** Pruned and defaulted copy; the input is never mutated. */
+  object: unknown;
+  errors: FieldError[];
+  warnings: Warning[];
+}
+
+export interface ValidateOptions {
+  operation?: Operation;
+  oldObject?: unknown;
+}

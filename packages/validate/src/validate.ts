@@ -1,0 +1,55 @@
+// validate(): the API server's admission-time treatment of one object, in its order: prune unknown
+// fields and disallowed nulls, default, validate the schema (and list types), then run the CEL
+// rules unless a blocking schema error makes them meaningless.
+import { toCelValue } from './cel/values.js';
+import { celErrors, compileAllRules } from './cel/rules.js';
+import { isBlocking, rulesSkipped } from './field-errors.js';
+import { allKinds, kindEntry, type KindEntry } from './kinds.js';
+import { listTypeErrors } from './list-types.js';
+import { isPlainObject } from './paths.js';
+import { pruneAndDefaultObject } from './prune-and-default.js';
+import { schemaErrors } from './schema-errors.js';
+import { semanticWarnings } from './semantics.js';
+import type { FieldError, ValidateOptions, ValidationResult } from './types.js';
+
+// Compile every CEL rule once, at load: a rule that does not compile fails the import, not a request.
+for (const entry of allKinds()) compileAllRules(entry.structure);
+
+function notAnObject(object: unknown): ValidationResult {
+  const detail = 'must be a Kubernetes object (a JSON object with apiVersion and kind)';
+  const shown = Array.isArray(object) ? 'array' : object === null ? 'null' : typeof object;
+  const error: FieldError = { field: '', type: 'Invalid value', detail, message: `: Invalid value: ${JSON.stringify(shown)}: ${detail}` };
+  return { kind: undefined, valid: false, object, errors: [error], warnings: [] };
+}
+
+/** The old object as the API server holds it: already pruned and defaulted. */
+function oldCelValue(entry: KindEntry, options: ValidateOptions): { value: unknown } | undefined {
+  if (options.operation !== 'UPDATE' || !isPlainObject(options.oldObject)) return undefined;
+  const old = options.oldObject;
+  if (kindEntry(old.apiVersion, old.kind) !== entry) return undefined;
+  return { value: toCelValue(pruneAndDefaultObject(old, entry.structure).object, entry.structure) };
+}
+
+function run(object: unknown, options: ValidateOptions): ValidationResult {
+  if (!isPlainObject(object)) return notAnObject(object);
+  const entry = kindEntry(object.apiVersion, object.kind);
+  if (!entry) return { kind: undefined, valid: true, object, errors: [], warnings: [] };
+  const { object: pruned, warnings } = pruneAndDefaultObject(object, entry.structure);
+  const errors = [...schemaErrors(entry.validator, pruned), ...listTypeErrors(entry.structure, pruned)];
+  if (errors.some(isBlocking)) errors.push(rulesSkipped());
+  else errors.push(...celErrors(entry.structure, toCelValue(pruned, entry.structure), oldCelValue(entry, options)));
+  warnings.push(...semanticWarnings(entry.kind, pruned, object));
+  return { kind: entry.kind, valid: errors.length === 0, object: pruned, errors, warnings };
+}
+
+/** Validates one object; never throws, whatever the input. */
+export function validate(object: unknown, options: ValidateOptions = {}): ValidationResult {
+  try {
+    return run(object, options);
+  } catch (err) {
+    // Only a bug (or an exotic input such as a throwing getter) lands here; report it, do not crash.
+    const detail = `validator failed: ${err instanceof Error ? err.message : String(err)}`;
+    const error: FieldError = { field: '', type: 'Internal error', detail, message: `<nil>: Internal error: ${detail}` };
+    return { kind: undefined, valid: false, object, errors: [error], warnings: [] };
+  }
+}
