@@ -70,11 +70,11 @@ describe('examples/', () => {
   });
 
   it('the schemas reject what they should, so the checks above can fail', () => {
-    const pool = all.find((m) => m.object.kind === 'BackendPool')!.object as { spec: Record<string, unknown> };
+    const pool = all.find((m) => m.object.kind === 'BackendPool')!.object as { kind?: string; spec: Record<string, unknown> };
     const broken = structuredClone(pool);
     broken.spec.targetPorts = [{ number: 70000 }];
     broken.spec.surprise = true;
-    deepStrictEqual(errorsOf(broken), ['/spec must NOT have additional properties', '/spec/targetPorts/0/number must be <= 65535']);
+    deepStrictEqual(errorsOf(broken as { kind?: string }), ['/spec must NOT have additional properties', '/spec/targetPorts/0/number must be <= 65535']);
     equal(errorsOf({ ...pool, apiVersion: 'extlb.dev/v1alpha1', kind: 'BackendPool', spec: undefined } as never)?.[0], "/ must have required property 'spec'");
   });
 });

@@ -120,7 +120,7 @@ export function checkStructural(schema: JsonObject): StructuralProblem[] {
     }
     if (node.default !== undefined) {
       const { default: value, ...own } = node;
-      const valid = ajv.validate(stripKubernetes(own), value);
+      const valid = ajv.validate(stripKubernetes(own) as object, value);
       if (!valid) add(`default ${JSON.stringify(value)} is not valid against its own schema: ${ajv.errorsText()}`);
     }
     if (node['x-kubernetes-list-type'] === 'map') {
