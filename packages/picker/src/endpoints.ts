@@ -3,7 +3,7 @@
  * changes), or a live cluster's EndpointSlices (watched, so changes apply without a restart).
  */
 import { readFileSync, watch, type FSWatcher } from 'node:fs';
-import { EndpointListError, parseEndpointList, type Endpoint } from './codec.js';
+import { EndpointListError, parseEndpointList, trimEntry, type Endpoint } from './codec.js';
 
 export interface EndpointSource {
   /** The current endpoints, canonical and without duplicates. */
@@ -54,6 +54,8 @@ class BaseSource {
 
 /** Parses a list of endpoints strictly enough for a picker: any bad entry is an error. */
 export function parseEndpointsStrict(value: string, what: string): Endpoint[] {
+  // No endpoints is a legitimate state (the picker then answers 503), not a syntax error.
+  if (trimEntry(value) === '') return [];
   const { endpoints, errors } = parseEndpointList(value, { maxEntries: 100_000, maxLength: Number.MAX_SAFE_INTEGER });
   if (errors.length > 0) {
     const err = new EndpointListError(errors);
@@ -81,8 +83,8 @@ class FileSource extends BaseSource {
   constructor(private readonly path: string) {
     super();
     this.set(this.read());
-    // Editors often replace the file, so watch for renames as well as writes and re-read by path.
-    this.watcher = watch(path, { persistent: false }, () => this.reload());
+    // Editors often replace the file, so any event (write or rename) re-reads it by path.
+    this.watcher = watch(path, () => this.reload());
   }
   private read(): Endpoint[] {
     const text = readFileSync(this.path, 'utf8')
@@ -90,7 +92,7 @@ class FileSource extends BaseSource {
       .map((line) => line.replace(/#.*/, '').trim())
       .filter((line) => line !== '')
       .join(',');
-    return text === '' ? [] : parseEndpointsStrict(text, this.path);
+    return parseEndpointsStrict(text, this.path);
   }
   private reload(): void {
     try {

@@ -1,0 +1,82 @@
+// Shared by the gRPC tests: real pickers and real clients on loopback, closed after each file.
+import * as grpc from '@grpc/grpc-js';
+import { loadProtos } from '../src/protos.js';
+import { ExtProcSession, type Received } from '../src/conformance/session.js';
+import type { ProcessingRequest, ProcessingResponse } from '../src/messages.js';
+import { toValue } from '../src/messages.js';
+
+const clients: grpc.Client[] = [];
+
+export function extProcClient(address: string): grpc.Client {
+  const client = new (loadProtos().ExtProcClient)(address, grpc.credentials.createInsecure());
+  clients.push(client);
+  return client;
+}
+
+export function healthClient(address: string): grpc.Client {
+  const client = new (loadProtos().HealthClient)(address, grpc.credentials.createInsecure());
+  clients.push(client);
+  return client;
+}
+
+export function closeClients(): void {
+  for (const c of clients.splice(0)) c.close();
+}
+
+export function headers(extra: Record<string, string> = {}, endOfStream = true, subset?: unknown): ProcessingRequest {
+  const all = { ':method': 'GET', ':path': '/', ':authority': 'test', ...extra };
+  const req: ProcessingRequest = {
+    request_headers: { headers: { headers: Object.entries(all).map(([key, v]) => ({ key, raw_value: Buffer.from(v) })) }, end_of_stream: endOfStream },
+  };
+  if (subset !== undefined) {
+    req.metadata_context = { filter_metadata: { 'envoy.lb.subset_hint': { fields: { 'x-gateway-destination-endpoint-subset': toValue(subset) } } } };
+  }
+  return req;
+}
+
+/** Sends `messages` on one stream and reads `count` answers (stopping early if the stream ends). */
+export async function exchange(client: grpc.Client, messages: ProcessingRequest[], count: number, timeoutMs = 2000): Promise<{ answers: ProcessingResponse[]; last: Received; session: ExtProcSession }> {
+  const session = new ExtProcSession(client, timeoutMs);
+  for (const m of messages) session.send(m);
+  const answers: ProcessingResponse[] = [];
+  let last: Received = { kind: 'timeout' };
+  while (answers.length < count) {
+    last = await session.next();
+    if (last.kind !== 'message') break;
+    answers.push(last.message);
+  }
+  return { answers, last, session };
+}
+
+/** One whole request: headers in, the answer out, stream closed as Envoy closes it. */
+export async function ask(client: grpc.Client, request: ProcessingRequest): Promise<ProcessingResponse> {
+  const { answers, last, session } = await exchange(client, [request], 1);
+  session.finish();
+  session.cancel();
+  const answer = answers[0];
+  if (!answer) throw new Error(`no answer: ${JSON.stringify(last)}`);
+  return answer;
+}
+
+export function endpointOf(r: ProcessingResponse): { header?: string; metadata?: string; appendAction?: number; removed: boolean } {
+  const mutation = r.request_headers?.response?.header_mutation;
+  const set = mutation?.set_headers?.find((h) => h.header.key === 'x-gateway-destination-endpoint');
+  const out: { header?: string; metadata?: string; appendAction?: number; removed: boolean } = {
+    removed: (mutation?.remove_headers ?? []).includes('x-gateway-destination-endpoint'),
+  };
+  if (set) {
+    out.header = Buffer.from(set.header.raw_value ?? []).toString() || (set.header.value ?? '');
+    out.appendAction = set.append_action ?? 0;
+  }
+  const md = r.dynamic_metadata?.fields?.['envoy.lb']?.structValue?.fields?.['x-gateway-destination-endpoint']?.stringValue;
+  if (md !== undefined) out.metadata = md;
+  return out;
+}
+
+export function check(client: grpc.Client, service: string): Promise<{ status?: number; code?: number }> {
+  return new Promise((resolve) => {
+    (client as unknown as { Check: (req: object, cb: (e: grpc.ServiceError | null, r?: { status: number }) => void) => void }).Check({ service }, (err, res) =>
+      resolve(err ? { code: err.code } : { status: Number(res?.status) }),
+    );
+  });
+}
