@@ -94,6 +94,19 @@ function objectName(request: AdmissionRequest): string {
   return typeof meta?.generateName === 'string' ? meta.generateName : '';
 }
 
+/** apimachinery's field.ErrorType names, keyed by the text its String() prints. */
+const CAUSE_TYPES: Record<string, string> = {
+  'Not found': 'FieldValueNotFound',
+  'Required value': 'FieldValueRequired',
+  'Duplicate value': 'FieldValueDuplicate',
+  'Invalid value': 'FieldValueInvalid',
+  'Unsupported value': 'FieldValueNotSupported',
+  Forbidden: 'FieldValueForbidden',
+  'Too long': 'FieldValueTooLong',
+  'Too many': 'FieldValueTooMany',
+  'Internal error': 'InternalError',
+};
+
 /** The part of a field error after `field: `, as metav1.StatusCause.message carries it. */
 function errorBody(e: FieldError): string {
   const prefix = `${e.field}: `;
@@ -113,7 +126,7 @@ export function invalidStatus(kind: string, group: string, name: string, errors:
     code: 422,
     reason: 'Invalid',
     message: `${qualified} ${JSON.stringify(name)} is invalid: ${aggregate}`,
-    details: { name, group, kind, causes: errors.map((e) => ({ type: e.type, message: errorBody(e), field: e.field })) },
+    details: { name, group, kind, causes: errors.map((e) => ({ type: Object.hasOwn(CAUSE_TYPES, e.type) ? CAUSE_TYPES[e.type] : e.type, message: errorBody(e), field: e.field })) },
   };
 }
 

@@ -62,7 +62,7 @@ abstract class Metric<T> {
 }
 
 export class Counter extends Metric<{ n: number }> {
-  readonly type = 'counter';
+  readonly type: string = 'counter';
   protected initial() {
     return { n: 0 };
   }

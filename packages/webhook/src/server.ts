@@ -103,7 +103,7 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
     }
     const payload = Buffer.from(body);
     // While draining, each connection closes after its reply instead of idling until the deadline.
-    const close = draining ? { Connection: 'close' } : {};
+    const close: Record<string, string> = draining ? { Connection: 'close' } : {};
     res.writeHead(status, { ...headers, ...close, 'Content-Type': contentType, 'Content-Length': payload.length });
     res.end(payload);
   }
@@ -168,7 +168,7 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
         verdict = http.status < 500 ? 'bad_request' : 'error';
       }
       // A refused body may still be arriving: close the connection rather than read the rest.
-      const close = http.status === 413 || http.status === 400 ? { Connection: 'close' } : {};
+      const close: Record<string, string> = http.status === 413 || http.status === 400 ? { Connection: 'close' } : {};
       fields.error ??= http.message;
       send(res, http.status, `${http.message}\n`, 'text/plain; charset=utf-8', { ...http.headers, ...close });
     } finally {

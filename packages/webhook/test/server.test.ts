@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { connect as tlsConnect } from 'node:tls';
 import { after, before, describe, it } from 'node:test';
+import { validate } from '@extlb/validate';
 import { applyPatch } from '../src/json-patch.js';
 import { createWebhookServer, type WebhookServer } from '../src/server.js';
 import type { AdmissionReview } from '../src/types.js';
@@ -54,25 +55,54 @@ describe('webhook server over HTTPS', () => {
     });
 
     it('denies an invalid object with 422 Invalid and the API server message', async () => {
-      const ports = Array.from({ length: 9 }, (_, i) => ({ number: 8000 + i }));
-      const req = admissionReview(backendPool({ targetPorts: ports }, 'too-many'));
+      const req = admissionReview(backendPool({ targetPorts: [{ number: 80 }, { number: 80 }] }, 'dup'));
       const out = await review('/validate', req);
       assert.equal(out.response?.uid, req.request?.uid);
       assert.equal(out.response?.allowed, false);
-      assert.equal(out.response?.status?.code, 422);
-      assert.equal(out.response?.status?.reason, 'Invalid');
-      assert.equal(
-        out.response?.status?.message,
-        'BackendPool.extlb.dev "too-many" is invalid: spec.targetPorts: Too many: 9: must have at most 8 items',
-      );
-      assert.deepEqual(out.response?.status?.details?.causes?.map((c) => c.field), ['spec.targetPorts']);
-      assert.equal(out.response?.status?.details?.causes?.[0]?.message, 'Too many: 9: must have at most 8 items');
+      assert.deepEqual(out.response?.status, {
+        status: 'Failure',
+        code: 422,
+        reason: 'Invalid',
+        message: 'BackendPool.extlb.dev "dup" is invalid: spec.targetPorts: Invalid value: "array": port number must be unique',
+        details: {
+          name: 'dup',
+          group: 'extlb.dev',
+          kind: 'BackendPool',
+          causes: [{ type: 'FieldValueInvalid', message: 'Invalid value: "array": port number must be unique', field: 'spec.targetPorts' }],
+        },
+      });
+    });
+
+    it('lists several errors in brackets, as the API server aggregates them', async () => {
+      const ports = Array.from({ length: 9 }, (_, i) => ({ number: 8000 + i }));
+      const object = backendPool({ targetPorts: ports }, 'too-many');
+      const out = await review('/validate', admissionReview(object));
+      const { errors } = validate(object, { operation: 'CREATE' });
+      assert.ok(errors.length > 1);
+      assert.equal(errors[0]?.message, 'spec.targetPorts: Too many: 9: must have at most 8 items');
+      assert.equal(out.response?.status?.message, `BackendPool.extlb.dev "too-many" is invalid: [${errors.map((e) => e.message).join(', ')}]`);
+      assert.equal(out.response?.status?.details?.causes?.[0]?.type, 'FieldValueTooMany');
+    });
+
+    it('validates the new object on UPDATE', async () => {
+      const old = backendPool({}, 'upd');
+      const out = await review('/validate', admissionReview(backendPool({ appProtocol: 'grpc' }, 'upd'), { operation: 'UPDATE', oldObject: old }));
+      assert.equal(out.response?.allowed, false);
+      assert.match(String(out.response?.status?.message), /spec\.appProtocol: Unsupported value: "grpc"/);
     });
 
     it('returns unknown fields as warnings and still allows the object', async () => {
       const out = await review('/validate', admissionReview(backendPool({ bogus: 1 })));
       assert.equal(out.response?.allowed, true);
-      assert.ok(out.response?.warnings?.some((w) => w.includes('spec.bogus')), JSON.stringify(out.response?.warnings));
+      assert.deepEqual(out.response?.warnings, ['unknown field "spec.bogus"']);
+    });
+
+    it('passes semantic warnings through with the verdict', async () => {
+      const external = { type: 'External', external: { refs: [{ name: 'epp', port: { number: 9002 } }], failureMode: 'FailOpen' } };
+      const out = await review('/validate', admissionReview(backendPool({ loadBalancer: external })));
+      assert.equal(out.response?.allowed, true);
+      assert.equal(out.response?.warnings?.length, 1);
+      assert.match(String(out.response?.warnings?.[0]), /^spec\.loadBalancer\.external\.failureMode: FailOpen .*Envoy 1\.35\.1/);
     });
 
     it('allows DELETE, CONNECT and kinds it does not validate', async () => {
@@ -91,18 +121,27 @@ describe('webhook server over HTTPS', () => {
 
   describe('POST /mutate', () => {
     it('returns the defaults as a base64 JSONPatch that yields the defaulted object', async () => {
-      const object = backendPool();
+      const object = backendPool({ loadBalancer: { type: 'External', external: { refs: [{ name: 'epp', port: { number: 9002 } }] } } });
       const out = await review('/mutate', admissionReview(object));
       assert.equal(out.response?.allowed, true);
       assert.equal(out.response?.patchType, 'JSONPatch');
+      assert.equal(out.response?.warnings, undefined, 'warnings come from /validate only');
       const ops = decodePatch(out.response?.patch);
-      assert.ok(ops.length > 0);
-      assert.ok(ops.every((op) => op.op !== 'remove'), 'defaulting never removes');
-      const patched = applyPatch(object, ops) as { spec: { appProtocol?: string } };
-      assert.equal(patched.spec.appProtocol, 'http');
-      // Patching is idempotent: the defaulted object needs no further patch.
+      assert.ok(ops.every((op) => op.op === 'add'), 'defaulting only adds');
+      assert.ok(ops.some((op) => op.path === '/spec/loadBalancer/external/refs/0/kind'));
+      const patched = applyPatch(object, ops);
+      assert.deepEqual(patched, validate(object, { operation: 'CREATE' }).object);
+      // The defaulted object needs no further patch.
       const again = await review('/mutate', admissionReview(patched));
       assert.equal(again.response?.patch, undefined);
+    });
+
+    it('does not remove unknown fields (the API server prunes and warns) nor patch invalid objects', async () => {
+      const withUnknown = backendPool({ bogus: true });
+      const ops = decodePatch((await review('/mutate', admissionReview(withUnknown))).response?.patch);
+      assert.deepEqual(ops, [{ op: 'add', path: '/spec/appProtocol', value: 'http' }]);
+      const invalid = await review('/mutate', admissionReview(backendPool({ targetPorts: [] })));
+      assert.deepEqual(invalid.response, { uid: invalid.response?.uid, allowed: true });
     });
 
     it('leaves objects it does not validate unpatched', async () => {

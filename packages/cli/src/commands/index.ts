@@ -5,4 +5,5 @@ import type { Command } from '../command.js';
  * Kubernetes client start-up of the others. Add a command with one line here.
  */
 export const commands: Record<string, () => Promise<Command>> = {
+  webhook: async () => (await import('./webhook.js')).command,
 };
