@@ -6,4 +6,7 @@ import type { Command } from '../command.js';
  */
 export const commands: Record<string, () => Promise<Command>> = {
   webhook: async () => (await import('./webhook.js')).command,
+  picker: async () => (await import('./picker.js')).command,
+  conformance: async () => (await import('./conformance.js')).command,
+  simulate: async () => (await import('./simulate.js')).command,
 };

@@ -1,0 +1,136 @@
+import { parseArgs } from 'node:util';
+import {
+  clusterEndpoints,
+  fileEndpoints,
+  isStrategyName,
+  startPicker,
+  staticEndpoints,
+  STRATEGIES,
+  type AnswerWith,
+  type BodyMode,
+  type EndpointSource,
+  type PickerServerOptions,
+} from '@extlb/picker';
+import type { Command } from '../command.js';
+import { UsageError, write, type Io } from '../io.js';
+
+const USAGE =
+  'extlb picker --listen HOST:PORT (--endpoints IP:PORT,... | --endpoints-file FILE | --from-cluster --selector LABELS [--namespace NS] [--port PORT|NAME] [--kubeconfig FILE])\n' +
+  `       [--strategy ${STRATEGIES.join('|')}] [--hash-header NAME] [--max-endpoints N] [--max-in-flight N]\n` +
+  '       [--answer-with both|metadata|header] [--body-mode full-duplex|buffered] [--seed N]';
+
+const OPTIONS = {
+  listen: { type: 'string' },
+  endpoints: { type: 'string' },
+  'endpoints-file': { type: 'string' },
+  'from-cluster': { type: 'boolean' },
+  selector: { type: 'string' },
+  namespace: { type: 'string' },
+  port: { type: 'string' },
+  kubeconfig: { type: 'string' },
+  strategy: { type: 'string' },
+  'hash-header': { type: 'string' },
+  'max-endpoints': { type: 'string' },
+  'max-in-flight': { type: 'string' },
+  'answer-with': { type: 'string' },
+  'body-mode': { type: 'string' },
+  seed: { type: 'string' },
+} as const;
+
+/** Runs a node:util parseArgs call, turning its errors into usage errors (exit 2). */
+export function usageErrors<T>(parse: () => T): T {
+  try {
+    return parse();
+  } catch (err) {
+    throw new UsageError(err instanceof Error ? err.message : String(err));
+  }
+}
+
+function parseFlags(args: string[]) {
+  return usageErrors(() => parseArgs({ args, options: OPTIONS, strict: true, allowPositionals: false })).values;
+}
+
+/** A whole number in [min, max] from a flag, or a usage error naming the flag. */
+export function integerFlag(name: string, value: string | undefined, min: number, max: number): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < min || n > max) throw new UsageError(`--${name} must be a whole number in ${min}..${max}, not "${value}"`);
+  return n;
+}
+
+function oneOf<T extends string>(name: string, value: string | undefined, allowed: readonly T[]): T | undefined {
+  if (value === undefined) return undefined;
+  if (!(allowed as readonly string[]).includes(value)) throw new UsageError(`--${name} must be one of ${allowed.join(', ')}, not "${value}"`);
+  return value as T;
+}
+
+async function openSource(flags: ReturnType<typeof parseFlags>): Promise<EndpointSource> {
+  const chosen = [flags.endpoints !== undefined, flags['endpoints-file'] !== undefined, flags['from-cluster'] === true].filter(Boolean).length;
+  if (chosen !== 1) throw new UsageError('give exactly one of --endpoints, --endpoints-file or --from-cluster');
+  if (flags.endpoints !== undefined) return staticEndpoints(flags.endpoints);
+  if (flags['endpoints-file'] !== undefined) return fileEndpoints(flags['endpoints-file']);
+  if (!flags.selector) throw new UsageError('--from-cluster needs --selector, e.g. --selector kubernetes.io/service-name=model-server');
+  const k8s = await import('@kubernetes/client-node');
+  const kc = new k8s.KubeConfig();
+  if (flags.kubeconfig) kc.loadFromFile(flags.kubeconfig);
+  else kc.loadFromDefault();
+  const namespace = flags.namespace ?? kc.getContextObject(kc.getCurrentContext())?.namespace ?? 'default';
+  const port = flags.port === undefined ? undefined : /^\d+$/.test(flags.port) ? integerFlag('port', flags.port, 1, 65535) : flags.port;
+  return clusterEndpoints({ namespace, selector: flags.selector, kubeConfig: kc, ...(port !== undefined ? { port } : {}) });
+}
+
+async function run(args: string[], io: Io): Promise<number> {
+  const flags = parseFlags(args);
+  if (!flags.listen) throw new UsageError('--listen HOST:PORT is required');
+  const strategy = flags.strategy ?? 'round-robin';
+  if (!isStrategyName(strategy)) throw new UsageError(`--strategy must be one of ${STRATEGIES.join(', ')}, not "${strategy}"`);
+  const options: Omit<PickerServerOptions, 'source'> = { listen: flags.listen, strategy };
+  const maxEndpoints = integerFlag('max-endpoints', flags['max-endpoints'], 1, 64);
+  const maxInFlight = integerFlag('max-in-flight', flags['max-in-flight'], 1, 1_000_000);
+  const seed = integerFlag('seed', flags.seed, 0, 2 ** 32 - 1);
+  const answerWith = oneOf<AnswerWith>('answer-with', flags['answer-with'], ['both', 'metadata', 'header']);
+  const bodyMode = oneOf<BodyMode>('body-mode', flags['body-mode'], ['full-duplex', 'buffered']);
+  if (maxEndpoints !== undefined) options.maxEndpoints = maxEndpoints;
+  if (maxInFlight !== undefined) options.maxInFlight = maxInFlight;
+  if (seed !== undefined) options.seed = seed;
+  if (answerWith) options.answerWith = answerWith;
+  if (bodyMode) options.bodyMode = bodyMode;
+  if (flags['hash-header']) options.hashHeader = flags['hash-header'];
+  if (strategy === 'consistent-hash' && !flags['hash-header']) throw new UsageError('--strategy consistent-hash needs --hash-header NAME');
+
+  let source: EndpointSource;
+  try {
+    source = await openSource(flags);
+  } catch (err) {
+    if (err instanceof UsageError) throw err;
+    await write(io.stderr, `extlb picker: ${err instanceof Error ? err.message : String(err)}\n`);
+    return 1;
+  }
+  source.onError((err) => void write(io.stderr, `extlb picker: endpoint reload failed, keeping the previous endpoints: ${err.message}\n`));
+  source.onChange((e) => void write(io.stdout, `extlb picker: ${e.length} endpoint(s): ${e.map((x) => x.address).join(',')}\n`));
+  let picker;
+  try {
+    picker = await startPicker({ ...options, source });
+  } catch (err) {
+    await source.close();
+    await write(io.stderr, `extlb picker: cannot listen on ${flags.listen}: ${err instanceof Error ? err.message : String(err)}\n`);
+    return 1;
+  }
+  const count = source.endpoints().length;
+  await write(io.stdout, `extlb picker: listening on ${picker.address} (${count} endpoint(s), ${strategy}, up to ${picker.picker.maxEndpoints} per answer)\n`);
+  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+    process.once('SIGTERM', resolve);
+    process.once('SIGINT', resolve);
+  });
+  await write(io.stdout, `extlb picker: ${signal}, shutting down\n`);
+  await picker.close();
+  await source.close();
+  return 0;
+}
+
+export const command: Command = {
+  name: 'picker',
+  summary: 'Run the reference endpoint picker (an Envoy ext_proc gRPC server speaking the Endpoint Picker Protocol).',
+  usage: USAGE,
+  run,
+};
