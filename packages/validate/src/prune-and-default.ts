@@ -61,12 +61,22 @@ export function pruneAndDefault(value: unknown, schema: StructuralSchema, path: 
   return value;
 }
 
+/** A deep copy, so the result shares nothing with the input; an uncopyable value is kept as is. */
+function copyOf(value: unknown): unknown {
+  if (typeof value !== 'object' || value === null) return value;
+  try {
+    return structuredClone(value);
+  } catch {
+    return value;
+  }
+}
+
 /** metadata keeps ObjectMeta's fields untouched and loses any other, as the API server decodes it. */
 function metadataValue(value: unknown, walk: Walk): unknown {
   if (!isPlainObject(value)) return value;
   const out: Record<string, unknown> = {};
   for (const key of Object.keys(value)) {
-    if (OBJECT_META_FIELDS.has(key)) setOwn(out, key, value[key]);
+    if (OBJECT_META_FIELDS.has(key)) setOwn(out, key, copyOf(value[key]));
     else unknownField(walk, ['metadata', key]);
   }
   return out;
@@ -75,5 +85,8 @@ function metadataValue(value: unknown, walk: Walk): unknown {
 /** Prunes and defaults a whole object of a kind whose structural schema is `schema`. */
 export function pruneAndDefaultObject(object: Record<string, unknown>, schema: StructuralSchema): { object: Record<string, unknown>; warnings: Warning[] } {
   const walk: Walk = { warnings: [] };
-  return { object: objectValue(object, schema, [], walk), warnings: walk.warnings };
+  const pruned = objectValue(object, schema, [], walk);
+  // Sorted, so the warnings do not depend on the order the user wrote the fields in.
+  walk.warnings.sort((a, b) => (a.field < b.field ? -1 : a.field > b.field ? 1 : 0));
+  return { object: pruned, warnings: walk.warnings };
 }

@@ -1,0 +1,70 @@
+// Transition rules (oldSelf) and UPDATE handling. extlb's schemas carry no oldSelf rule today, so
+// these run the real rule engine on a small structural schema of their own.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { celErrors } from '../src/cel/rules.js';
+import { toCelValue } from '../src/cel/values.js';
+import { validate } from '../src/index.js';
+import type { StructuralSchema } from '../src/structural.js';
+import { backendPool, withField } from './fixtures.js';
+
+const schema: StructuralSchema = {
+  type: 'object',
+  properties: {
+    name: { type: 'string', rules: [{ rule: 'self == oldSelf', message: 'name is immutable' }] },
+    replicas: { type: 'integer', rules: [{ rule: 'self >= oldSelf', message: 'replicas may not decrease' }] },
+    labels: { type: 'object', additionalProperties: { type: 'string', rules: [{ rule: 'self == oldSelf', message: 'label values are immutable', reason: 'FieldValueForbidden' }] } },
+    items: {
+      type: 'array',
+      listType: 'map',
+      listMapKeys: ['id'],
+      items: { type: 'object', properties: { id: { type: 'string' }, size: { type: 'integer', rules: [{ rule: 'self >= oldSelf', message: 'size may not shrink' }] } } },
+    },
+    atomic: {
+      type: 'array',
+      items: { type: 'object', properties: { size: { type: 'integer', rules: [{ rule: 'self >= oldSelf', message: 'never checked: atomic lists do not correlate' }] } } },
+    },
+    budget: { type: 'integer', rules: [{ rule: 'self + 1 > 1', message: 'budget must be positive' }] },
+  },
+};
+
+const run = (self: unknown, old?: unknown) =>
+  celErrors(schema, toCelValue(self, schema), old === undefined ? undefined : { value: toCelValue(old, schema) }).map((e) => e.message);
+
+describe('transition rules', () => {
+  it('do not run without an old object (CREATE)', () => assert.deepEqual(run({ name: 'a', replicas: 1 }), []));
+  it('pass when the value is unchanged', () => assert.deepEqual(run({ name: 'a', replicas: 2 }, { name: 'a', replicas: 2 }), []));
+  it('fail on a forbidden change, with the field path', () => {
+    assert.deepEqual(run({ name: 'b', replicas: 1 }, { name: 'a', replicas: 2 }), [
+      'name: Invalid value: "string": name is immutable',
+      'replicas: Invalid value: "integer": replicas may not decrease',
+    ]);
+  });
+  it('do not run for a field the old object lacks', () => assert.deepEqual(run({ name: 'b' }, { replicas: 1 }), []));
+  it('correlate map values by key and honour reason', () => {
+    assert.deepEqual(run({ labels: { a: 'x', b: 'new' } }, { labels: { a: 'y' } }), ['labels[a]: Forbidden: label values are immutable']);
+  });
+  it('correlate list-type=map entries by key, not by position', () => {
+    const old = { items: [{ id: 'a', size: 5 }, { id: 'b', size: 1 }] };
+    assert.deepEqual(run({ items: [{ id: 'b', size: 1 }, { id: 'a', size: 4 }, { id: 'c', size: 0 }] }, old), ['items[1].size: Invalid value: "integer": size may not shrink']);
+  });
+  it('never correlate atomic list items', () => assert.deepEqual(run({ atomic: [{ size: 1 }] }, { atomic: [{ size: 9 }] }), []));
+  it('see integers as CEL ints (int arithmetic works)', () => {
+    assert.deepEqual(run({ budget: 1 }), []);
+    assert.deepEqual(run({ budget: 0 }), ['budget: Invalid value: "integer": budget must be positive']);
+  });
+});
+
+describe('validate on UPDATE', () => {
+  it('accepts an unchanged valid object', () => {
+    const r = validate(backendPool(), { operation: 'UPDATE', oldObject: backendPool() });
+    assert.deepEqual(r.errors, []);
+  });
+  it('validates the new object in full, whatever the old one was', () => {
+    const r = validate(withField(backendPool(), 'spec.targetPorts', [{ number: 1 }, { number: 1 }]), { operation: 'UPDATE', oldObject: { bogus: true } });
+    assert.deepEqual(r.errors.map((e) => e.message), ['spec.targetPorts: Invalid value: "array": port number must be unique']);
+  });
+  it('ignores an oldObject on CREATE', () => {
+    assert.equal(validate(backendPool(), { operation: 'CREATE', oldObject: backendPool() }).valid, true);
+  });
+});
