@@ -1,0 +1,51 @@
+// Envoy extension names and type URLs the converter emits, in one place.
+const T = 'type.googleapis.com/';
+
+export const TYPE = {
+  hcm: `${T}envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager`,
+  router: `${T}envoy.extensions.filters.http.router.v3.Router`,
+  extProc: `${T}envoy.extensions.filters.http.ext_proc.v3.ExternalProcessor`,
+  extProcPerRoute: `${T}envoy.extensions.filters.http.ext_proc.v3.ExtProcPerRoute`,
+  headerMutation: `${T}envoy.extensions.filters.http.header_mutation.v3.HeaderMutation`,
+  overrideHost: `${T}envoy.extensions.load_balancing_policies.override_host.v3.OverrideHost`,
+  roundRobin: `${T}envoy.extensions.load_balancing_policies.round_robin.v3.RoundRobin`,
+  leastRequest: `${T}envoy.extensions.load_balancing_policies.least_request.v3.LeastRequest`,
+  random: `${T}envoy.extensions.load_balancing_policies.random.v3.Random`,
+  ringHash: `${T}envoy.extensions.load_balancing_policies.ring_hash.v3.RingHash`,
+  maglev: `${T}envoy.extensions.load_balancing_policies.maglev.v3.Maglev`,
+  httpProtocolOptions: `${T}envoy.extensions.upstreams.http.v3.HttpProtocolOptions`,
+  previousHosts: `${T}envoy.extensions.retry.host.previous_hosts.v3.PreviousHostsPredicate`,
+  downstreamTls: `${T}envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext`,
+  listener: `${T}envoy.config.listener.v3.Listener`,
+  routeConfiguration: `${T}envoy.config.route.v3.RouteConfiguration`,
+  cluster: `${T}envoy.config.cluster.v3.Cluster`,
+  clusterLoadAssignment: `${T}envoy.config.endpoint.v3.ClusterLoadAssignment`,
+} as const;
+
+export const NAME = {
+  hcm: 'envoy.filters.network.http_connection_manager',
+  router: 'envoy.filters.http.router',
+  extProc: 'envoy.filters.http.ext_proc',
+  headerMutation: 'envoy.filters.http.header_mutation',
+  overrideHost: 'envoy.load_balancing_policies.override_host',
+  roundRobin: 'envoy.load_balancing_policies.round_robin',
+  leastRequest: 'envoy.load_balancing_policies.least_request',
+  random: 'envoy.load_balancing_policies.random',
+  ringHash: 'envoy.load_balancing_policies.ring_hash',
+  maglev: 'envoy.load_balancing_policies.maglev',
+  httpProtocolOptions: 'envoy.extensions.upstreams.http.v3.HttpProtocolOptions',
+  previousHosts: 'envoy.retry_host_predicates.previous_hosts',
+  tls: 'envoy.transport_sockets.tls',
+} as const;
+
+/** The Endpoint Picker Protocol's keys (GIE proposal 004). */
+export const EPP = {
+  namespace: 'envoy.lb',
+  endpointKey: 'x-gateway-destination-endpoint',
+  servedKey: 'x-gateway-destination-endpoint-served',
+  header: 'x-gateway-destination-endpoint',
+  healthService: 'envoy.service.ext_proc.v3.ExternalProcessor',
+} as const;
+
+/** A weighted_clusters entry that names no cluster, so Envoy answers 500 for its share. */
+export const INVALID_BACKEND_CLUSTER = 'extlb-invalid-backend';

@@ -1,0 +1,106 @@
+// The status each input object should get, as Gateway API and GIE define it. Only the status
+// stanza and enough metadata to apply it (`kubectl apply --subresource=status` or a patch).
+import type { Backend, Backends, Pickers } from './backends.js';
+import { compare, type ObjectRef } from './diagnostics.js';
+import type { ParentOutcome } from './gateway.js';
+import { GATEWAY_GROUP, groupKind, type Gateway, type HttpRoute, type Meta, type Policy } from './inputs.js';
+import { GROUP, INFERENCE_GROUP } from './loadbalancer.js';
+import type { Json } from './read.js';
+import type { RefProblem } from './routes.js';
+
+export interface StatusContext {
+  controllerName: string;
+  now: string;
+}
+
+function condition(ctx: StatusContext, meta: Meta, type: string, ok: boolean, reason: string, message: string): Json {
+  const c: Json = { type, status: ok ? 'True' : 'False' };
+  if (meta.generation !== undefined) c.observedGeneration = meta.generation;
+  c.lastTransitionTime = ctx.now;
+  c.reason = reason;
+  c.message = message;
+  return c;
+}
+
+function gatewayParentRef(gw: Gateway): Json {
+  return { group: GATEWAY_GROUP, kind: 'Gateway', namespace: gw.meta.namespace, name: gw.meta.name };
+}
+
+function statusObject(apiVersion: string, ref: ObjectRef, status: Json): Json {
+  return { apiVersion, kind: ref.kind, metadata: { namespace: ref.namespace, name: ref.name }, status };
+}
+
+export function routeStatus(ctx: StatusContext, route: HttpRoute, outcomes: ParentOutcome[], problems: RefProblem[]): Json {
+  const first = problems[0];
+  const parents = outcomes.map((o) => {
+    const parentRef: Json = { group: o.parent.group, kind: o.parent.kind, namespace: o.parent.namespace, name: o.parent.name };
+    if (o.parent.sectionName !== undefined) parentRef.sectionName = o.parent.sectionName;
+    if (o.parent.port !== undefined) parentRef.port = o.parent.port;
+    return {
+      parentRef,
+      controllerName: ctx.controllerName,
+      conditions: [
+        condition(ctx, route.meta, 'Accepted', o.accepted, o.reason, o.message),
+        first
+          ? condition(ctx, route.meta, 'ResolvedRefs', false, first.reason, problems.map((p) => `${p.path}: ${p.message}`).join('; '))
+          : condition(ctx, route.meta, 'ResolvedRefs', true, 'ResolvedRefs', 'All references are resolved'),
+      ],
+    };
+  });
+  return statusObject(`${GATEWAY_GROUP}/v1`, route.ref, { parents });
+}
+
+function pickerCondition(ctx: StatusContext, meta: Meta, pickers: Pickers | undefined): Json {
+  if (!pickers || pickers.problems.length === 0) return condition(ctx, meta, 'ResolvedRefs', true, 'ResolvedRefs', 'All references are resolved');
+  return condition(ctx, meta, 'ResolvedRefs', false, 'InvalidExtensionRef', pickers.problems.map((p) => `${p.ref.path}: ${p.message}`).join('; '));
+}
+
+/** Parent statuses of BackendPools and InferencePools, one entry per Gateway whose routes use them. */
+export function poolStatuses(ctx: StatusContext, uses: Map<Backend, Set<Gateway>>): Json[] {
+  const out: Json[] = [];
+  for (const [backend, gateways] of uses) {
+    const pool = backend.pool;
+    if (!pool) continue;
+    const own = backend.pickers?.owner === pool.ref ? backend.pickers : undefined;
+    const parents = [...gateways].sort(byName).map((gw) => ({
+      parentRef: gatewayParentRef(gw),
+      controllerName: ctx.controllerName,
+      conditions: [condition(ctx, pool.meta, 'Accepted', true, 'Accepted', 'Pool is referenced by an accepted route'), pickerCondition(ctx, pool.meta, own)],
+    }));
+    out.push(statusObject(pool.kind === 'BackendPool' ? `${GROUP}/v1alpha1` : `${INFERENCE_GROUP}/v1`, pool.ref, { parents }));
+  }
+  return out;
+}
+
+function byName(a: Gateway, b: Gateway): number {
+  return compare(`${a.meta.namespace}/${a.meta.name}`, `${b.meta.namespace}/${b.meta.name}`);
+}
+
+/**
+ * Policy ancestor statuses. Ancestors are the Gateways whose routes use a target; a policy that
+ * reaches no Gateway (its target is missing or unused) is reported against every converted Gateway
+ * so that the failure is visible somewhere.
+ */
+export function policyStatuses(ctx: StatusContext, backends: Backends, policies: Policy[], targetUses: Map<string, Set<Gateway>>, allGateways: Gateway[]): Json[] {
+  return policies.map((policy) => {
+    const outcomes = backends.outcomes.get(policy) ?? [];
+    const ns = policy.meta.namespace;
+    const gws = new Set<Gateway>();
+    for (const t of policy.targets) for (const g of targetUses.get(`${t.kind}/${ns}/${t.name}`) ?? []) gws.add(g);
+    const ancestors = gws.size > 0 ? [...gws].sort(byName) : [...allGateways].sort(byName);
+    let accepted: [boolean, string, string];
+    const establishedBy = outcomes.find((o) => o.establishedBy)?.establishedBy;
+    if (!policy.lb) accepted = [false, 'Invalid', 'spec.loadBalancer is invalid'];
+    else if (outcomes.some((o) => o.winner)) accepted = [true, 'Accepted', 'Policy is accepted'];
+    else if (establishedBy) accepted = [false, 'Conflicted', `every target is already targeted by ${establishedBy.kind} ${establishedBy.namespace ?? ''}/${establishedBy.name}`];
+    else accepted = [false, 'TargetNotFound', `no target found: ${policy.targets.map((t) => `${groupKind(t.group, t.kind)} ${t.name}${t.sectionName ? ` port ${t.sectionName}` : ''}`).join(', ')}`];
+    const pickers = backends.allPickers().find((p) => p.owner === policy.ref);
+    return statusObject(`${GROUP}/v1alpha1`, policy.ref, {
+      ancestors: ancestors.map((gw) => ({
+        ancestorRef: gatewayParentRef(gw),
+        controllerName: ctx.controllerName,
+        conditions: [condition(ctx, policy.meta, 'Accepted', ...accepted), pickerCondition(ctx, policy.meta, pickers)],
+      })),
+    });
+  });
+}
