@@ -97,7 +97,7 @@ describe('URL errors', () => {
 table('format library', [
   ["format.dns1123Label().validate('my-name').hasValue()", false],
   ["format.dns1123Label().validate('My_Name').hasValue()", true],
-  ["format.dns1123Label().validate('a') == optional.none()", true],
+  ["format.dns1123Label().validate('a').orValue(['unset'])", ['unset']],
   ["format.dns1123Subdomain().validate('a.b-c.d').hasValue()", false],
   ["format.dns1123Subdomain().validate('-a').hasValue()", true],
   ["format.dns1035Label().validate('1abc').hasValue()", true],
