@@ -1,0 +1,19 @@
+// Golden files: compare with the committed file; `UPDATE_GOLDEN=1` rewrites it instead.
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { stringify } from 'yaml';
+
+export function toYaml(value: unknown): string {
+  return stringify(value, { lineWidth: 0, aliasDuplicateObjects: false });
+}
+
+export function expectGolden(file: string, actual: string): void {
+  if (process.env.UPDATE_GOLDEN === '1') {
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, actual);
+    return;
+  }
+  assert.ok(existsSync(file), `${file} is missing; run with UPDATE_GOLDEN=1 to create it`);
+  assert.equal(actual, readFileSync(file, 'utf8'), `${file} differs from the output; run with UPDATE_GOLDEN=1 if the change is intended`);
+}
