@@ -12,15 +12,25 @@ export class BadRequestError extends Error {}
  */
 export const MAX_JSON_DEPTH = 100;
 
-/** The deepest nesting of arrays and objects in a parsed JSON value, walked without recursion. */
-function exceedsDepth(value: unknown, limit: number): boolean {
-  const stack: [unknown, number][] = [[value, 0]];
-  while (stack.length > 0) {
-    const [v, depth] = stack.pop() as [unknown, number];
-    if (v === null || typeof v !== 'object') continue;
-    if (depth >= limit) return true;
-    for (const child of Array.isArray(v) ? v : Object.values(v)) {
-      if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+/**
+ * Whether JSON text nests arrays and objects deeper than `limit`, found by scanning the text so
+ * that neither JSON.parse nor a later walk ever meets the pathological case, and without
+ * allocating per node as a walk over the parsed value would.
+ */
+function exceedsDepth(text: string, limit: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // backslash: skip the escaped character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) {
+      inString = true;
+    } else if (c === 0x7b || c === 0x5b) {
+      if (++depth > limit) return true;
+    } else if (c === 0x7d || c === 0x5d) {
+      depth--;
     }
   }
   return false;
@@ -36,16 +46,16 @@ const OPERATIONS = new Set(['CREATE', 'UPDATE', 'DELETE', 'CONNECT']);
 
 /**
  * Parses and checks a request body. JSON.parse keeps a `__proto__` member as plain data (it never
- * sets a prototype), and the depth check stops pathological nesting before anything recurses.
+ * sets a prototype), and the depth check stops pathological nesting before anything parses it.
  */
 export function parseAdmissionReview(body: string, maxDepth = MAX_JSON_DEPTH): AdmissionReview {
+  if (exceedsDepth(body, maxDepth)) throw new BadRequestError(`request body nests deeper than ${maxDepth} levels`);
   let value: unknown;
   try {
     value = JSON.parse(body);
   } catch (err) {
     throw new BadRequestError(`request body is not valid JSON: ${(err as Error).message}`);
   }
-  if (exceedsDepth(value, maxDepth)) throw new BadRequestError(`request body nests deeper than ${maxDepth} levels`);
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw new BadRequestError(`request body must be an AdmissionReview object, not ${describe(value)}`);
   }
