@@ -1,0 +1,123 @@
+// Reference-picker decisions over real gRPC on loopback (64 concurrent ext_proc streams, one stream
+// per request as Envoy opens them), codec and simulator throughput. Prints figures; asserts nothing.
+// The picker runs in its own process so that it and the load generator do not share one event loop.
+import * as grpc from '@grpc/grpc-js';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { formatEndpointList, parseEndpointList } from '../src/codec.js';
+import { staticEndpoints } from '../src/endpoints.js';
+import type { ProcessingRequest, ProcessingResponse } from '../src/messages.js';
+import { loadProtos } from '../src/protos.js';
+import { startPicker } from '../src/server.js';
+import { protocolSources, simulateOverrideHost } from '../src/simulator.js';
+
+const CONCURRENCY = 64;
+const WARMUP = 3_000;
+const DECISIONS = 30_000;
+
+const REQUEST: ProcessingRequest = {
+  request_headers: {
+    headers: {
+      headers: [
+        { key: ':method', raw_value: Buffer.from('POST') },
+        { key: ':path', raw_value: Buffer.from('/v1/completions') },
+        { key: ':authority', raw_value: Buffer.from('bench') },
+        { key: 'content-type', raw_value: Buffer.from('application/json') },
+      ],
+    },
+    end_of_stream: true,
+  },
+};
+
+async function serve(): Promise<void> {
+  const endpoints = Array.from({ length: 32 }, (_, i) => `10.0.${i >> 4}.${(i & 15) + 1}:8000`).join(',');
+  const picker = await startPicker({ source: staticEndpoints(endpoints), strategy: 'least-request', maxEndpoints: 3 });
+  process.stdout.write(`${picker.address}\n`);
+  process.stdin.resume();
+  process.stdin.once('end', () => void picker.close().then(() => process.exit(0)));
+}
+
+type Open = () => grpc.ClientDuplexStream<ProcessingRequest, ProcessingResponse>;
+
+/** One request: open a stream, send headers, wait for the answer, half-close. Resolves with the latency in ms. */
+function decide(open: Open): Promise<number> {
+  const start = performance.now();
+  return new Promise((resolve, reject) => {
+    const call = open();
+    let answered = false;
+    call.on('data', (m: ProcessingResponse) => {
+      if (answered) return;
+      answered = true;
+      if (!m.request_headers) reject(new Error(`unexpected answer ${m.response}`));
+      resolve(performance.now() - start);
+      call.end();
+    });
+    call.on('error', (e) => (answered ? undefined : reject(e)));
+    call.write(REQUEST);
+  });
+}
+
+async function runDecisions(open: Open, total: number): Promise<{ seconds: number; latencies: number[] }> {
+  const latencies: number[] = [];
+  let issued = 0;
+  const start = performance.now();
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (issued < total) {
+        issued++;
+        latencies.push(await decide(open));
+      }
+    }),
+  );
+  return { seconds: (performance.now() - start) / 1000, latencies };
+}
+
+const percentile = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+
+function perSecond(label: string, fn: () => void): void {
+  for (let i = 0; i < 20_000; i++) fn();
+  let n = 0;
+  const start = performance.now();
+  while (performance.now() - start < 1000) {
+    for (let i = 0; i < 1000; i++) fn();
+    n += 1000;
+  }
+  console.log(`  ${label}: ${Math.round(n / ((performance.now() - start) / 1000)).toLocaleString('en')} /s`);
+}
+
+async function main(): Promise<void> {
+  const server = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--serve'], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const [first] = (await once(server.stdout, 'data')) as [Buffer];
+  const client = new (loadProtos().ExtProcClient)(first.toString().trim(), grpc.credentials.createInsecure());
+  const open = (client as unknown as { Process: Open }).Process.bind(client);
+
+  await runDecisions(open, WARMUP);
+  const { seconds, latencies } = await runDecisions(open, DECISIONS);
+  latencies.sort((a, b) => a - b);
+  const rate = DECISIONS / seconds;
+  const p50 = percentile(latencies, 50);
+  const p99 = percentile(latencies, 99);
+  console.log(`picker decisions over gRPC on loopback, ${CONCURRENCY} concurrent streams, least-request, 3 endpoints per answer:`);
+  console.log(`  ${Math.round(rate)} decisions/s (${(rate / 10_000).toFixed(2)}x the 10,000/s aim)`);
+  console.log(`  p50 ${p50.toFixed(2)} ms, p99 ${p99.toFixed(2)} ms (p99 is ${(p99 / 5).toFixed(2)}x the 5 ms aim)`);
+  client.close();
+  server.stdin.end();
+  await once(server, 'exit');
+
+  const typical = '10.0.0.1:8000, 10.0.0.2:8000,[2001:db8::1]:8000';
+  const long = Array.from({ length: 64 }, (_, i) => `10.1.${i >> 8}.${i & 255}:8000`).join(',');
+  console.log('codec:');
+  perSecond('parseEndpointList, 3 entries (IPv4 + IPv6)', () => parseEndpointList(typical));
+  perSecond('parseEndpointList, 64 entries', () => parseEndpointList(long));
+  perSecond('formatEndpointList, 3 entries', () => formatEndpointList(['10.0.0.1:8000', '10.0.0.2:8000', '[2001:db8::1]:8000']));
+  console.log('simulator:');
+  const sources = protocolSources(['metadata', 'header']);
+  const hosts = long.split(',');
+  perSecond('simulateOverrideHost, 64 hosts, 3 attempts', () =>
+    simulateOverrideHost({ sources, fallback: 'RoundRobin', hosts, metadata: { 'envoy.lb': { 'x-gateway-destination-endpoint': typical } }, attempts: 3 }),
+  );
+}
+
+await (process.argv.includes('--serve') ? serve() : main());
