@@ -92,7 +92,8 @@ describe('extlb webhook', () => {
     for (const [args, message] of [
       [['webhook'], /--cert and --key are required/],
       [['webhook', '--cert', 'a', '--key', 'b', '--listen', 'nope'], /--listen must be HOST:PORT/],
-      [['webhook', '--cert', 'a', '--key', 'b', '--shutdown-timeout', '-1'], /positive number of seconds/],
+      [['webhook', '--cert', 'a', '--key', 'b', '--shutdown-timeout', '0'], /--shutdown-timeout must be a positive number of seconds/],
+      [['webhook', '--cert', 'a', '--key', 'b', '--shutdown-delay=-1'], /--shutdown-delay must be a non-negative number of seconds/],
       [['webhook', '--cert', 'a', '--key', 'b', '--log-level', 'loud'], /--log-level must be/],
       [['webhook', '--cert'], /--cert needs a value/],
       [['webhook', 'extra'], /unknown flag or argument "extra"/],

@@ -1,4 +1,4 @@
-export { createWebhookServer, type WebhookServer, type WebhookServerOptions } from './server.js';
+export { createWebhookServer, type CloseOptions, type WebhookServer, type WebhookServerOptions } from './server.js';
 export {
   BadRequestError,
   MAX_JSON_DEPTH,

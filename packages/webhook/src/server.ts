@@ -2,7 +2,8 @@
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { BadRequestError, parseAdmissionReview, reviewAdmission, type ReviewResult } from './admission.js';
+import { setTimeout as delay } from 'node:timers/promises';
+import { BadRequestError, parseAdmissionReview, reviewAdmission, type ReviewOptions, type ReviewResult } from './admission.js';
 import { HttpError, MAX_BODY_BYTES, readBody } from './body.js';
 import { silentLogger, type Logger } from './log.js';
 import { METRICS_CONTENT_TYPE, WebhookMetrics } from './metrics.js';
@@ -29,16 +30,33 @@ export interface WebhookServerOptions {
   handshakeTimeoutMs?: number;
   /** How often the certificate files' stats are polled besides fs.watch. Default 2 s. */
   certPollIntervalMs?: number;
+  /**
+   * Answers a parsed review; default reviewAdmission. Wrap it to add checks of your own. If it
+   * throws, the request is denied with code 500 and the server carries on.
+   */
+  review?: (review: AdmissionReview, options: ReviewOptions) => ReviewResult;
+}
+
+export interface CloseOptions {
+  /** How long requests in flight may take once the listener is closed. Default 25 s. */
+  graceMs?: number;
+  /**
+   * How long to keep accepting after /readyz turns 503. Kubernetes removes a terminating Pod from
+   * Service endpoints only after a moment; closing at once refuses the requests sent meanwhile,
+   * which a `failurePolicy: Fail` webhook turns into rejected writes. Default 0.
+   */
+  delayMs?: number;
 }
 
 export interface WebhookServer {
   /** Starts listening; resolves with the bound address once the server is ready. */
   listen(): Promise<AddressInfo>;
   /**
-   * Stops accepting connections, lets requests in flight finish (for at most `graceMs`, default
-   * 25 s), then closes every connection. Resolves once the server is closed.
+   * Reports not ready, keeps serving for `delayMs`, then stops accepting connections, lets the
+   * requests in flight finish (for at most `graceMs`) and closes every connection. Resolves once
+   * the server is closed; later calls return the same promise.
    */
-  close(graceMs?: number): Promise<void>;
+  close(options?: CloseOptions): Promise<void>;
   address(): AddressInfo | null;
   /** Re-reads the certificate and key now; true when a different, valid pair was loaded. */
   reloadCertificate(): boolean;
@@ -76,6 +94,7 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
   const logger = options.logger ?? silentLogger;
   const metrics = new WebhookMetrics();
   const maxBody = options.maxBodyBytes ?? MAX_BODY_BYTES;
+  const answerReview = options.review ?? reviewAdmission;
   // Read now so that a missing or mismatched pair fails at start-up, not at the first handshake.
   const initial = loadKeyPair(options.certFile, options.keyFile);
   let listening = false;
@@ -121,7 +140,7 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
       throw err;
     }
     try {
-      const result = reviewAdmission(review, { mutate });
+      const result = answerReview(review, { mutate });
       return { result, body: JSON.stringify(result.review), uid: review.request?.uid };
     } catch (err) {
       if (err instanceof BadRequestError) throw new HttpError(400, err.message);
@@ -177,6 +196,27 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
       metrics.httpResponses.inc({ code: String(res.statusCode) });
       logger.log(level, 'request', { ...fields, status: res.statusCode, durationMs: Math.round(seconds * 1e6) / 1e3 });
     }
+  }
+
+  function stop(graceMs: number): Promise<void> {
+    watcher?.close();
+    if (!listening) {
+      server.close();
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve) => {
+      const force = setTimeout(() => server.closeAllConnections(), graceMs);
+      force.unref();
+      onIdle = () => server.closeIdleConnections();
+      server.close(() => {
+        clearTimeout(force);
+        listening = false;
+        logger.log('info', 'stopped');
+        resolve();
+      });
+      logger.log('info', 'draining', { inFlight });
+      server.closeIdleConnections();
+    });
   }
 
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
@@ -247,28 +287,15 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
         });
       });
     },
-    close(graceMs = 25_000) {
-      closing ??= new Promise<void>((resolve) => {
+    close({ graceMs = 25_000, delayMs = 0 }: CloseOptions = {}) {
+      closing ??= (async () => {
         draining = true;
-        watcher?.close();
-        const force = setTimeout(() => server.closeAllConnections(), graceMs);
-        force.unref();
-        const idle = () => server.closeIdleConnections();
-        onIdle = idle;
-        server.close(() => {
-          clearTimeout(force);
-          listening = false;
-          logger.log('info', 'stopped');
-          resolve();
-        });
-        if (!listening) {
-          clearTimeout(force);
-          resolve();
-          return;
+        if (listening && delayMs > 0) {
+          logger.log('info', 'not ready; still accepting until endpoints update', { delayMs });
+          await delay(delayMs);
         }
-        logger.log('info', 'draining', { inFlight });
-        idle();
-      });
+        await stop(graceMs);
+      })();
       return closing;
     },
   };

@@ -92,7 +92,8 @@ describe('examples/deploy', () => {
       assert.equal(get.scheme, 'HTTPS');
       assert.equal(portNamed(get.port)?.containerPort, listenPort, `${probe} port`);
     }
-    assert.ok(pod.terminationGracePeriodSeconds > Number(flag('--shutdown-timeout')), 'the kubelet waits longer than the drain');
+    const drain = Number(flag('--shutdown-delay') ?? 0) + Number(flag('--shutdown-timeout') ?? 25);
+    assert.ok(pod.terminationGracePeriodSeconds > drain, 'the kubelet waits longer than the drain');
   });
 
   it('mounts the Certificate secret where --cert and --key point', () => {

@@ -5,6 +5,7 @@ import { connect as tlsConnect } from 'node:tls';
 import { after, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createWebhookServer, type WebhookServer } from '../src/server.js';
+import type { AdmissionReview } from '../src/types.js';
 import { admissionReview, backendPool, call, makeCert, tempDir } from './helpers.js';
 
 /** Polls `check` every 50 ms until it returns true, for at most `tries` rounds. */
@@ -20,7 +21,7 @@ describe('certificate reload', () => {
   const tmp = tempDir();
   let server: WebhookServer | undefined;
   after(async () => {
-    await server?.close(1000);
+    await server?.close({ graceMs: 1000 });
     tmp.remove();
   });
 
@@ -77,7 +78,7 @@ describe('graceful close', () => {
     await eventually(async () => server.metrics.inFlight.value() === 1);
 
     let closed = false;
-    const closing = server.close(5000).then(() => (closed = true));
+    const closing = server.close({ graceMs: 5000 }).then(() => (closed = true));
     assert.equal(server.ready, false);
     await assert.rejects(call(port, certs.cert, '/healthz'), /ECONNREFUSED/);
     assert.equal(closed, false, 'close waits for the request in flight');
@@ -90,6 +91,19 @@ describe('graceful close', () => {
     assert.match(reply, /"allowed":true/);
   });
 
+  it('keeps serving for the delay, reporting not ready, before it stops accepting', async () => {
+    const certs = makeCert(tmp.dir, 'delay', 'delay');
+    const server = createWebhookServer({ certFile: certs.certFile, keyFile: certs.keyFile, host: '127.0.0.1', port: 0 });
+    const { port } = await server.listen();
+    const closing = server.close({ delayMs: 1500 });
+    const ready = await call(port, certs.cert, '/readyz');
+    assert.equal(ready.status, 503);
+    assert.equal(ready.headers.connection, 'close');
+    assert.equal((await call(port, certs.cert, '/healthz')).status, 200);
+    await closing;
+    await assert.rejects(call(port, certs.cert, '/healthz'), /ECONNREFUSED/);
+  });
+
   it('closes a stalled request once the grace period ends', async () => {
     const certs = makeCert(tmp.dir, 'stall', 'stall');
     const server = createWebhookServer({ certFile: certs.certFile, keyFile: certs.keyFile, host: '127.0.0.1', port: 0 });
@@ -100,7 +114,43 @@ describe('graceful close', () => {
     socket.on('error', () => {});
     const socketClosed = new Promise((resolve) => socket.on('close', resolve));
     await eventually(async () => server.metrics.inFlight.value() === 1);
-    await server.close(100);
+    await server.close({ graceMs: 100 });
     await socketClosed;
+  });
+});
+
+describe('a failing review', () => {
+  const tmp = tempDir();
+  after(() => tmp.remove());
+
+  it('is denied with code 500, logged, and the server carries on', async () => {
+    const certs = makeCert(tmp.dir, 'boom');
+    const logs: Record<string, unknown>[] = [];
+    const server = createWebhookServer({
+      certFile: certs.certFile,
+      keyFile: certs.keyFile,
+      host: '127.0.0.1',
+      port: 0,
+      logger: { log: (level, msg, fields) => logs.push({ level, msg, ...fields }) },
+      review: () => {
+        throw new Error('boom');
+      },
+    });
+    const { port } = await server.listen();
+    try {
+      const req = admissionReview(backendPool());
+      const reply = await call(port, certs.cert, '/validate', { body: JSON.stringify(req) });
+      assert.equal(reply.status, 200);
+      const out = JSON.parse(reply.body) as AdmissionReview;
+      assert.equal(out.response?.uid, req.request?.uid);
+      assert.equal(out.response?.allowed, false);
+      assert.equal(out.response?.status?.code, 500);
+      assert.match(String(out.response?.status?.message), /boom/);
+      assert.ok(logs.some((l) => l.level === 'error' && /boom/.test(String(l.error))));
+      assert.equal(server.metrics.requests.value({ endpoint: 'validate', kind: 'unknown', verdict: 'error' }), 1);
+      assert.equal((await call(port, certs.cert, '/healthz')).status, 200);
+    } finally {
+      await server.close({ graceMs: 100 });
+    }
   });
 });

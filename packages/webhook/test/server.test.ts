@@ -32,7 +32,7 @@ describe('webhook server over HTTPS', () => {
   });
 
   after(async () => {
-    await server.close(1000);
+    await server.close({ graceMs: 1000 });
     tmp.remove();
   });
 

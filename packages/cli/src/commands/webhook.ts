@@ -3,7 +3,7 @@ import type { Command } from '../command.js';
 import { UsageError, type Io } from '../io.js';
 
 const USAGE =
-  'extlb webhook --cert FILE --key FILE [--listen HOST:PORT] [--shutdown-timeout SECONDS] [--cert-poll-interval SECONDS] [--log-level debug|info|warn|error]';
+  'extlb webhook --cert FILE --key FILE [--listen HOST:PORT] [--shutdown-delay SECONDS] [--shutdown-timeout SECONDS] [--cert-poll-interval SECONDS] [--log-level debug|info|warn|error]';
 
 interface Flags {
   host: string;
@@ -11,13 +11,16 @@ interface Flags {
   cert: string;
   key: string;
   graceMs: number;
+  delayMs: number;
   pollMs: number;
   logLevel: LogLevel;
 }
 
-function seconds(flag: string, value: string): number {
+function seconds(flag: string, value: string, allowZero = false): number {
   const n = Number(value);
-  if (!Number.isFinite(n) || n <= 0) throw new UsageError(`${flag} must be a positive number of seconds, not "${value}"`);
+  if (value.trim() === '' || !Number.isFinite(n) || n < 0 || (n === 0 && !allowZero)) {
+    throw new UsageError(`${flag} must be a ${allowZero ? 'non-negative' : 'positive'} number of seconds, not "${value}"`);
+  }
   return Math.round(n * 1000);
 }
 
@@ -31,7 +34,7 @@ export function parseListen(value: string): { host: string; port: number } {
 
 function parseFlags(args: string[]): Flags {
   const values = new Map<string, string>();
-  const known = new Set(['--listen', '--cert', '--key', '--shutdown-timeout', '--cert-poll-interval', '--log-level']);
+  const known = new Set(['--listen', '--cert', '--key', '--shutdown-delay', '--shutdown-timeout', '--cert-poll-interval', '--log-level']);
   for (let i = 0; i < args.length; i++) {
     const arg = args[i] as string;
     const eq = arg.indexOf('=');
@@ -50,6 +53,7 @@ function parseFlags(args: string[]): Flags {
     ...parseListen(values.get('--listen') ?? '0.0.0.0:8443'),
     cert,
     key,
+    delayMs: seconds('--shutdown-delay', values.get('--shutdown-delay') ?? '0', true),
     graceMs: seconds('--shutdown-timeout', values.get('--shutdown-timeout') ?? '25'),
     pollMs: seconds('--cert-poll-interval', values.get('--cert-poll-interval') ?? '2'),
     logLevel: logLevel as LogLevel,
@@ -79,7 +83,7 @@ async function run(args: string[], io: Io): Promise<number> {
     process.once('SIGINT', resolve);
   });
   logger.log('info', 'signal received, shutting down', { signal });
-  await server.close(flags.graceMs);
+  await server.close({ graceMs: flags.graceMs, delayMs: flags.delayMs });
   return 0;
 }
 
