@@ -38,6 +38,7 @@ const api = createServer((req, res) => {
 
 after(() => {
   for (const w of watches) w.destroy();
+  api.closeAllConnections();
   api.close();
 });
 
