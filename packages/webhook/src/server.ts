@@ -84,7 +84,7 @@ function internalErrorReview(review: AdmissionReview, err: unknown): AdmissionRe
         status: 'Failure',
         code: 500,
         reason: 'InternalError',
-        message: `the extlb webhook failed to check this object (a bug in extlb, please report it): ${err instanceof Error ? err.message : String(err)}`,
+        message: `the extlb webhook could not check this object: ${err instanceof Error ? err.message : String(err)}`,
       },
     },
   };
@@ -186,8 +186,8 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
         kind = 'unknown';
         verdict = http.status < 500 ? 'bad_request' : 'error';
       }
-      // A refused body may still be arriving: close the connection rather than read the rest.
-      const close: Record<string, string> = http.status === 413 || http.status === 400 ? { Connection: 'close' } : {};
+      // A body left unread may still be arriving: close the connection rather than read the rest.
+      const close: Record<string, string> = req.complete ? {} : { Connection: 'close' };
       fields.error ??= http.message;
       send(res, http.status, `${http.message}\n`, 'text/plain; charset=utf-8', { ...http.headers, ...close });
     } finally {

@@ -46,7 +46,8 @@ describe('webhook server over HTTPS', () => {
   describe('POST /validate', () => {
     it('allows a valid object and answers with the same uid', async () => {
       const req = admissionReview(backendPool());
-      const out = await review('/validate', req);
+      // The API server appends its timeout as a query parameter.
+      const out = await review('/validate?timeout=5s', req);
       assert.equal(out.apiVersion, 'admission.k8s.io/v1');
       assert.equal(out.kind, 'AdmissionReview');
       assert.equal(out.response?.uid, req.request?.uid);
