@@ -53,6 +53,15 @@ function startPicker(...args: string[]): Promise<{ address: string; child: Child
   });
 }
 
+/** Runs each case and checks its exit code and the message on stderr. */
+async function expectRefusals(cases: Array<[string[], number, RegExp]>): Promise<void> {
+  for (const [args, code, message] of cases) {
+    const run = await cli(...args);
+    assert.equal(run.code, code, args.join(' '));
+    assert.match(run.stderr, message, args.join(' '));
+  }
+}
+
 function stop(child: ChildProcess): Promise<number | null> {
   return new Promise((resolve) => {
     child.removeAllListeners('exit');
@@ -96,7 +105,7 @@ test('extlb picker reads an endpoints file and picks up edits without a restart'
 });
 
 test('extlb picker refuses bad flags with exit 2 and bad endpoints with exit 1', async () => {
-  const cases: Array<[string[], number, RegExp]> = [
+  await expectRefusals([
     [['picker'], 2, /--listen HOST:PORT is required/],
     [['picker', '--listen', '127.0.0.1:0'], 2, /exactly one of --endpoints, --endpoints-file or --from-cluster/],
     [['picker', '--listen', '127.0.0.1:0', '--endpoints', '10.0.0.1:80', '--strategy', 'fastest'], 2, /--strategy must be one of round-robin/],
@@ -110,12 +119,7 @@ test('extlb picker refuses bad flags with exit 2 and bad endpoints with exit 1',
     [['conformance'], 2, /--picker HOST:PORT is required/],
     [['conformance', '--picker', 'localhost'], 2, /--picker must be HOST:PORT/],
     [['conformance', '--picker', '127.0.0.1:1', '--timeout', 'soon'], 2, /--timeout must be a whole number/],
-  ];
-  for (const [args, code, message] of cases) {
-    const run = await cli(...args);
-    assert.equal(run.code, code, args.join(' '));
-    assert.match(run.stderr, message, args.join(' '));
-  }
+  ]);
 });
 
 test('extlb simulate prints one line per attempt with the reason', async () => {
@@ -148,17 +152,12 @@ test('extlb simulate prints one line per attempt with the reason', async () => {
 });
 
 test('extlb simulate refuses bad input', async () => {
-  const cases: Array<[string[], number, RegExp]> = [
+  await expectRefusals([
     [['simulate'], 2, /--hosts IP:PORT,\.\.\. is required/],
     [['simulate', '--hosts', '10.0.0.1:80', '--sources', 'cookie'], 2, /--sources takes metadata and\/or header, not "cookie"/],
     [['simulate', '--hosts', '10.0.0.1:80', '--sources', 'header,header'], 2, /names a source twice/],
     [['simulate', '--hosts', '10.0.0.1:80', '--fallback', 'Maglev'], 2, /--fallback must be RoundRobin, LeastRequest or Random/],
     [['simulate', '--hosts', '10.0.0.1:80', '--attempts', '0'], 2, /--attempts must be a whole number in 1\.\.1000/],
     [['simulate', '--hosts', '10.0.0.1:80,bad'], 1, /hosts\[1\]: missing ":port"/],
-  ];
-  for (const [args, code, message] of cases) {
-    const run = await cli(...args);
-    assert.equal(run.code, code, args.join(' '));
-    assert.match(run.stderr, message, args.join(' '));
-  }
+  ]);
 });
