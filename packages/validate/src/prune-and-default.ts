@@ -14,49 +14,69 @@ const OBJECT_META_FIELDS = new Set([
 
 interface Walk {
   warnings: Warning[];
+  /** The path to the value being walked; pushed and popped, copied only for a warning. */
+  path: Segment[];
 }
 
-function unknownField(walk: Walk, path: Segment[]): void {
-  const field = openApiPath(path);
+function unknownField(walk: Walk, key: string): void {
+  const field = openApiPath([...walk.path, key]);
   walk.warnings.push({ field, message: `unknown field "${field}"` });
 }
 
-/** Defaults are JSON from the schema; copy them so no two objects share one. */
+/** Defaults are JSON from the schema; objects are copied so no two results share one. */
 function cloneDefault(value: unknown): unknown {
-  return value === undefined ? undefined : (JSON.parse(JSON.stringify(value)) as unknown);
+  return typeof value === 'object' && value !== null ? (JSON.parse(JSON.stringify(value)) as unknown) : value;
 }
 
-function objectValue(value: Record<string, unknown>, schema: StructuralSchema, path: Segment[], walk: Walk): Record<string, unknown> {
+const defaultedProperties = new WeakMap<StructuralSchema, [string, StructuralSchema][]>();
+
+/** The properties of `schema` that have a default, computed once per schema node. */
+function withDefaults(schema: StructuralSchema): [string, StructuralSchema][] {
+  let list = defaultedProperties.get(schema);
+  if (!list) {
+    list = Object.entries(schema.properties ?? {}).filter(([, child]) => child.default !== undefined);
+    defaultedProperties.set(schema, list);
+  }
+  return list;
+}
+
+function child(value: unknown, schema: StructuralSchema, key: string | number, walk: Walk): unknown {
+  walk.path.push(key);
+  const out = pruneAndDefault(value, schema, walk);
+  walk.path.pop();
+  return out;
+}
+
+function objectValue(value: Record<string, unknown>, schema: StructuralSchema, walk: Walk): Record<string, unknown> {
   const out: Record<string, unknown> = {};
+  const atRoot = walk.path.length === 0;
   for (const key of Object.keys(value)) {
     const v = value[key];
-    if (path.length === 0 && key === 'metadata') {
+    if (atRoot && key === 'metadata') {
       if (v !== null) setOwn(out, key, metadataValue(v, walk));
       continue;
     }
-    const child = own(schema.properties, key) ?? schema.additionalProperties;
-    if (!child) {
+    const childSchema = own(schema.properties, key) ?? schema.additionalProperties;
+    if (!childSchema) {
       if (schema.preserveUnknownFields) setOwn(out, key, v);
-      else unknownField(walk, [...path, key]);
+      else unknownField(walk, key);
       continue;
     }
-    if (v === null && !child.nullable) continue;
-    setOwn(out, key, pruneAndDefault(v, child, [...path, key], walk));
+    if (v === null && !childSchema.nullable) continue;
+    setOwn(out, key, child(v, childSchema, key, walk));
   }
-  for (const [key, child] of Object.entries(schema.properties ?? {})) {
-    if (child.default !== undefined && !Object.hasOwn(out, key)) {
-      setOwn(out, key, pruneAndDefault(cloneDefault(child.default), child, [...path, key], walk));
-    }
+  for (const [key, childSchema] of withDefaults(schema)) {
+    if (!Object.hasOwn(out, key)) setOwn(out, key, child(cloneDefault(childSchema.default), childSchema, key, walk));
   }
   return out;
 }
 
 /** Returns the pruned and defaulted copy of `value`; a value of the wrong type is kept for ajv to report. */
-export function pruneAndDefault(value: unknown, schema: StructuralSchema, path: Segment[], walk: Walk): unknown {
-  if (schema.type === 'object' && isPlainObject(value)) return objectValue(value, schema, path, walk);
+function pruneAndDefault(value: unknown, schema: StructuralSchema, walk: Walk): unknown {
+  if (schema.type === 'object' && isPlainObject(value)) return objectValue(value, schema, walk);
   if (schema.type === 'array' && Array.isArray(value)) {
     const items = schema.items;
-    return items ? value.map((v, i) => (v === null ? v : pruneAndDefault(v, items, [...path, i], walk))) : [...value];
+    return items ? value.map((v, i) => (v === null ? v : child(v, items, i, walk))) : [...value];
   }
   return value;
 }
@@ -77,15 +97,15 @@ function metadataValue(value: unknown, walk: Walk): unknown {
   const out: Record<string, unknown> = {};
   for (const key of Object.keys(value)) {
     if (OBJECT_META_FIELDS.has(key)) setOwn(out, key, copyOf(value[key]));
-    else unknownField(walk, ['metadata', key]);
+    else unknownField(walk, `metadata.${key}`);
   }
   return out;
 }
 
 /** Prunes and defaults a whole object of a kind whose structural schema is `schema`. */
 export function pruneAndDefaultObject(object: Record<string, unknown>, schema: StructuralSchema): { object: Record<string, unknown>; warnings: Warning[] } {
-  const walk: Walk = { warnings: [] };
-  const pruned = objectValue(object, schema, [], walk);
+  const walk: Walk = { warnings: [], path: [] };
+  const pruned = objectValue(object, schema, walk);
   // Sorted, so the warnings do not depend on the order the user wrote the fields in.
   walk.warnings.sort((a, b) => (a.field < b.field ? -1 : a.field > b.field ? 1 : 0));
   return { object: pruned, warnings: walk.warnings };

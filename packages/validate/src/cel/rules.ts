@@ -88,9 +88,11 @@ function rulePath(path: Segment[], relative: string | undefined): Segment[] {
 
 interface Evaluation {
   errors: FieldError[];
+  /** The path to the value being walked; pushed and popped, copied only for an error. */
+  path: Segment[];
 }
 
-function evaluateRules(schema: StructuralSchema, self: unknown, old: { value: unknown } | undefined, path: Segment[], ev: Evaluation): void {
+function evaluateRules(schema: StructuralSchema, self: unknown, old: { value: unknown } | undefined, ev: Evaluation): void {
   for (const rule of compileRules(schema)) {
     if (rule.usesOldSelf && !old && !rule.spec.optionalOldSelf) continue;
     const context = { self, oldSelf: old?.value };
@@ -98,11 +100,11 @@ function evaluateRules(schema: StructuralSchema, self: unknown, old: { value: un
     try {
       ok = rule.program(context);
     } catch (err) {
-      const where = fieldPath(rulePath(path, rule.spec.fieldPath));
+      const where = fieldPath(rulePath(ev.path, rule.spec.fieldPath));
       ev.errors.push(fieldError.invalid(where, schema.type ?? 'object', `rule evaluation error: ${(err as Error).message.split('\n')[0]}`));
       continue;
     }
-    if (ok !== true) ev.errors.push(ruleError(fieldPath(rulePath(path, rule.spec.fieldPath)), schema, rule, messageOf(rule, context)));
+    if (ok !== true) ev.errors.push(ruleError(fieldPath(rulePath(ev.path, rule.spec.fieldPath)), schema, rule, messageOf(rule, context)));
   }
 }
 
@@ -114,21 +116,27 @@ function correlatedItem(schema: StructuralSchema, item: unknown, oldList: unknow
   return match === undefined ? undefined : { value: match };
 }
 
-function walk(schema: StructuralSchema, self: unknown, old: { value: unknown } | undefined, path: Segment[], ev: Evaluation): void {
+function walkChild(schema: StructuralSchema, self: unknown, old: { value: unknown } | undefined, segment: Segment, ev: Evaluation): void {
+  ev.path.push(segment);
+  walk(schema, self, old, ev);
+  ev.path.pop();
+}
+
+function walk(schema: StructuralSchema, self: unknown, old: { value: unknown } | undefined, ev: Evaluation): void {
   if (!hasRulesBelow.get(schema)) return;
-  if (schema.rules) evaluateRules(schema, self, old, path, ev);
+  if (schema.rules) evaluateRules(schema, self, old, ev);
   if (isPlainObject(self)) {
     const oldObj = old && isPlainObject(old.value) ? old.value : undefined;
     for (const key of Object.keys(self)) {
       const prop = own(schema.properties, key);
       const child = prop ?? schema.additionalProperties;
-      if (!child) continue;
+      if (!child || !hasRulesBelow.get(child)) continue;
       const oldChild = oldObj && Object.hasOwn(oldObj, key) ? { value: oldObj[key] } : undefined;
-      walk(child, self[key], oldChild, [...path, prop ? key : { key }], ev);
+      walkChild(child, self[key], oldChild, prop ? key : { key }, ev);
     }
-  } else if (Array.isArray(self) && schema.items) {
+  } else if (Array.isArray(self) && schema.items && hasRulesBelow.get(schema.items)) {
     const items = schema.items;
-    self.forEach((item, i) => walk(items, item, correlatedItem(schema, item, old?.value), [...path, i], ev));
+    self.forEach((item, i) => walkChild(items, item, correlatedItem(schema, item, old?.value), i, ev));
   }
 }
 
@@ -138,7 +146,7 @@ function walk(schema: StructuralSchema, self: unknown, old: { value: unknown } |
  */
 export function celErrors(schema: StructuralSchema, self: unknown, old?: { value: unknown }): FieldError[] {
   if (!hasRulesBelow.has(schema)) compileAllRules(schema);
-  const ev: Evaluation = { errors: [] };
-  walk(schema, self, old, [], ev);
+  const ev: Evaluation = { errors: [], path: [] };
+  walk(schema, self, old, ev);
   return ev.errors;
 }

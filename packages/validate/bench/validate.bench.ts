@@ -1,0 +1,66 @@
+// Validations per second for a typical valid and a typical invalid BackendPool, every CEL rule
+// included, next to ajv schema validation alone (the floor the CEL and pruning work sits on).
+import { VALIDATORS } from '../src/generated/validators.js';
+import { validate } from '../src/index.js';
+
+const validPool = {
+  apiVersion: 'extlb.dev/v1alpha1',
+  kind: 'BackendPool',
+  metadata: { name: 'llm', namespace: 'inference', labels: { team: 'ml' } },
+  spec: {
+    selector: { matchLabels: { app: 'vllm', 'app.kubernetes.io/part-of': 'llm' } },
+    targetPorts: [{ number: 8000 }, { number: 8001 }],
+    appProtocol: 'http',
+    loadBalancer: {
+      type: 'External',
+      external: {
+        refs: [
+          { name: 'epp', port: { number: 9002 } },
+          { name: 'epp-backup', port: { number: 9002 } },
+        ],
+        failureMode: 'FailClose',
+        maxEndpoints: 3,
+      },
+    },
+  },
+};
+
+const invalidPool = {
+  ...validPool,
+  spec: {
+    ...validPool.spec,
+    targetPorts: [{ number: 8000 }, { number: 8000 }, { number: 70000 }],
+    loadBalancer: { type: 'RoundRobin', external: validPool.spec.loadBalancer.external, slowStart: { window: '5h' } },
+  },
+};
+
+function opsPerSecond(name: string, fn: () => unknown, ms = 1500): number {
+  for (let i = 0; i < 2000; i++) fn(); // warm up the JIT
+  let n = 0;
+  const start = process.hrtime.bigint();
+  const end = start + BigInt(ms) * 1_000_000n;
+  let now = start;
+  while (now < end) {
+    for (let i = 0; i < 500; i++) fn();
+    n += 500;
+    now = process.hrtime.bigint();
+  }
+  const rate = (n * 1e9) / Number(now - start);
+  console.log(`${name.padEnd(44)} ${Math.round(rate).toLocaleString('en-US').padStart(12)} /s`);
+  return rate;
+}
+
+const check = validate(validPool);
+const bad = validate(invalidPool);
+if (!check.valid || bad.valid) throw new Error('benchmark fixtures are not what they claim');
+console.log(`invalid pool: ${bad.errors.length} errors, e.g. ${bad.errors[0]!.message}`);
+
+const schemaOnly = VALIDATORS.BackendPool;
+const prunedValid = check.object;
+const prunedInvalid = bad.object;
+const full = opsPerSecond('validate(): valid BackendPool', () => validate(validPool));
+const fullBad = opsPerSecond('validate(): invalid BackendPool', () => validate(invalidPool));
+const schema = opsPerSecond('ajv schema only: valid BackendPool', () => schemaOnly(prunedValid));
+const schemaBad = opsPerSecond('ajv schema only: invalid BackendPool', () => schemaOnly(prunedInvalid));
+console.log(`ratio full/schema-only: valid ${(full / schema).toFixed(3)}, invalid ${(fullBad / schemaBad).toFixed(3)}`);
+console.log(`target >= 50,000/s valid: ${full >= 50_000 ? 'met' : 'NOT met'}`);
