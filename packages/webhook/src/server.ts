@@ -282,7 +282,8 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
           );
           listening = true;
           const address = server.address() as AddressInfo;
-          logger.log('info', 'listening', { address: address.address, port: address.port });
+          // Time since the process started: cold start as an operator sees it in the logs.
+          logger.log('info', 'listening', { address: address.address, port: address.port, startupMs: Math.round(performance.now()) });
           resolve(address);
         });
       });

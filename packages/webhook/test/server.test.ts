@@ -23,9 +23,6 @@ describe('webhook server over HTTPS', () => {
       keyFile: certs.keyFile,
       host: '127.0.0.1',
       port: 0,
-      headersTimeoutMs: 300,
-      requestTimeoutMs: 600,
-      timeoutCheckIntervalMs: 50,
       logger: { log: (level, msg, fields) => logs.push({ level, msg, ...fields }) },
     });
     port = (await server.listen()).port;
@@ -250,9 +247,26 @@ describe('webhook server over HTTPS', () => {
       assert.equal(yaml.status, 415);
     });
 
+    // A second server with short timeouts, so that the one above never times out a large body
+    // on a busy machine.
+    let strict: WebhookServer;
+    before(async () => {
+      strict = createWebhookServer({
+        certFile: certs.certFile,
+        keyFile: certs.keyFile,
+        host: '127.0.0.1',
+        port: 0,
+        headersTimeoutMs: 300,
+        requestTimeoutMs: 600,
+        timeoutCheckIntervalMs: 50,
+      });
+      await strict.listen();
+    });
+    after(() => strict.close({ graceMs: 100 }));
+
     const slowClient = (send: string) =>
       new Promise<string>((resolve, reject) => {
-        const socket = tlsConnect({ host: '127.0.0.1', port, ca: certs.cert }, () => socket.write(send));
+        const socket = tlsConnect({ host: '127.0.0.1', port: strict.address()!.port, ca: certs.cert }, () => socket.write(send));
         let got = '';
         socket.on('data', (d: Buffer) => (got += d.toString()));
         socket.on('close', () => resolve(got));
