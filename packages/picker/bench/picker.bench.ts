@@ -35,8 +35,16 @@ async function serve(): Promise<void> {
   const endpoints = Array.from({ length: 32 }, (_, i) => `10.0.${i >> 4}.${(i & 15) + 1}:8000`).join(',');
   const picker = await startPicker({ source: staticEndpoints(endpoints), strategy: 'least-request', maxEndpoints: 3 });
   process.stdout.write(`${picker.address}\n`);
-  process.stdin.resume();
-  process.stdin.once('end', () => void picker.close().then(() => process.exit(0)));
+  // The load generator resets the CPU clock once warm-up is over; the final figure is the picker's own cost.
+  let base = process.cpuUsage();
+  process.stdin.on('data', () => {
+    base = process.cpuUsage();
+  });
+  process.stdin.once('end', () => {
+    const used = process.cpuUsage(base);
+    process.stdout.write(`${used.user + used.system}\n`);
+    void picker.close().then(() => process.exit(0));
+  });
 }
 
 type Open = () => grpc.ClientDuplexStream<ProcessingRequest, ProcessingResponse>;
@@ -88,12 +96,13 @@ function perSecond(label: string, fn: () => void): void {
 }
 
 async function main(): Promise<void> {
-  const server = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--serve'], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const server = spawn(process.execPath, [...(process.env['PICKER_PROF'] ? ['--cpu-prof', '--cpu-prof-dir=/tmp/sprof'] : []), '--import', 'tsx', fileURLToPath(import.meta.url), '--serve'], { stdio: ['pipe', 'pipe', 'inherit'] });
   const [first] = (await once(server.stdout, 'data')) as [Buffer];
   const client = new (loadProtos().ExtProcClient)(first.toString().trim(), grpc.credentials.createInsecure());
   const open = (client as unknown as { Process: Open }).Process.bind(client);
 
   await runDecisions(open, WARMUP);
+  server.stdin.write('measure\n');
   const { seconds, latencies } = await runDecisions(open, DECISIONS);
   latencies.sort((a, b) => a - b);
   const rate = DECISIONS / seconds;
@@ -103,8 +112,12 @@ async function main(): Promise<void> {
   console.log(`  ${Math.round(rate)} decisions/s (${(rate / 10_000).toFixed(2)}x the 10,000/s aim)`);
   console.log(`  p50 ${p50.toFixed(2)} ms, p99 ${p99.toFixed(2)} ms (p99 is ${(p99 / 5).toFixed(2)}x the 5 ms aim)`);
   client.close();
+  const cpu = once(server.stdout, 'data');
   server.stdin.end();
+  const microseconds = Number(((await cpu) as [Buffer])[0].toString().trim());
   await once(server, 'exit');
+  const perDecision = microseconds / DECISIONS;
+  console.log(`  picker CPU: ${perDecision.toFixed(0)} µs per decision, about ${Math.round(1e6 / perDecision)} decisions per CPU-second (the load generator shares the machine)`);
 
   const typical = '10.0.0.1:8000, 10.0.0.2:8000,[2001:db8::1]:8000';
   const long = Array.from({ length: 64 }, (_, i) => `10.1.${i >> 8}.${i & 255}:8000`).join(',');
