@@ -190,6 +190,9 @@ export function backendCluster(b: Backend, ctx: ClusterContext): Json {
     cluster.type = 'STATIC';
     cluster.load_assignment = assignment(b.cluster, hosts);
   }
+  if (ext?.reportServedEndpoint && ctx.envoy !== '1.38') {
+    ctx.diags.warning('ServedEndpointNeeds138', `reportServedEndpoint needs Envoy 1.38 (selected_host_key); it is left out for target ${ctx.envoy}`, b.ref);
+  }
   if (cluster.type !== 'ORIGINAL_DST') {
     const policy = b.lbFrom === 'default' ? undefined : lbPolicy(b.lb, ctx.envoy);
     if (policy) cluster.load_balancing_policy = policy;

@@ -1,8 +1,9 @@
 // Turns raw Kubernetes objects into checked, defaulted records indexed by namespace and name. Every
 // later stage reads only these records, so a malformed input is reported once, here.
+import { isIP } from 'node:net';
 import { Diagnostics, compare, type ObjectRef } from './diagnostics.js';
 import { GROUP, INFERENCE_GROUP, readLoadBalancer, readPickerRef, type LoadBalancer } from './loadbalancer.js';
-import { Reader, isObject, type Json } from './read.js';
+import { HEADER_NAME, Reader, isObject, type Json } from './read.js';
 
 export const GATEWAY_GROUP = 'gateway.networking.k8s.io';
 
@@ -248,6 +249,23 @@ function readGateway(r: Reader, spec: Json, meta: Meta): Gateway {
   return { ref: r.ref, meta, listeners };
 }
 
+/**
+ * Envoy compiles regexes with RE2: reject what RE2 or JavaScript cannot compile (lookaround and
+ * backreferences are JavaScript-only), so a bad regex is reported here, not by Envoy at load time.
+ */
+function validRegex(r: Reader, value: string, path: string): boolean {
+  let ok = value !== '' && !/\(\?<?[=!]|\\[1-9]/.test(value);
+  if (ok) {
+    try {
+      new RegExp(value, 'u');
+    } catch {
+      ok = false;
+    }
+  }
+  if (!ok) r.invalid(path, `${path}: ${JSON.stringify(value)} is not a valid RE2 regular expression`);
+  return ok;
+}
+
 function readValueMatches(r: Reader, raw: unknown, path: string, lowerCase: boolean): ValueMatch[] {
   const out: ValueMatch[] = [];
   const seen = new Set<string>();
@@ -257,6 +275,11 @@ function readValueMatches(r: Reader, raw: unknown, path: string, lowerCase: bool
     const value = r.string(o?.value, `${path}[${i}].value`, true);
     const type = r.oneOf(o?.type, `${path}[${i}].type`, ['Exact', 'RegularExpression'] as const, 'Exact');
     if (name === undefined || value === undefined || !type) return;
+    if (type === 'RegularExpression' && !validRegex(r, value, `${path}[${i}].value`)) return;
+    if (lowerCase && !HEADER_NAME.test(name)) {
+      r.invalid(`${path}[${i}].name`, `${path}[${i}].name must be a header name (RFC 7230 token)`);
+      return;
+    }
     const k = lowerCase ? name.toLowerCase() : name;
     // Gateway API: with duplicate names the first entry wins and the others are ignored.
     if (seen.has(k)) return;
@@ -272,6 +295,7 @@ function readMatch(r: Reader, raw: unknown, path: string, index: number): Match 
   const type = r.oneOf(pathObj?.type, `${path}.path.type`, ['Exact', 'PathPrefix', 'RegularExpression'] as const, 'PathPrefix');
   const value = r.string(pathObj?.value, `${path}.path.value`) ?? '/';
   if (!type) return undefined;
+  if (type === 'RegularExpression' && !validRegex(r, value, `${path}.path.value`)) return undefined;
   if (type !== 'RegularExpression' && !value.startsWith('/')) {
     r.invalid(`${path}.path.value`, `${path}.path.value: value must be an absolute path and start with '/' when type one of ['Exact', 'PathPrefix']`);
     return undefined;
@@ -414,7 +438,8 @@ function readSlice(r: Reader, raw: Json, meta: Meta): EndpointSlice {
     if (cond?.ready === false) return;
     r.array(o?.addresses, `endpoints[${i}].addresses`).forEach((a, j) => {
       const addr = r.string(a, `endpoints[${i}].addresses[${j}]`);
-      if (addr) addresses.push(addr);
+      if (addr && isIP(addr) === 0) r.invalid(`endpoints[${i}].addresses[${j}]`, `endpoints[${i}].addresses[${j}]: ${JSON.stringify(addr)} is not an IP address`);
+      else if (addr) addresses.push(addr);
     });
   });
   const ports: { name: string; port: number }[] = [];
@@ -432,7 +457,8 @@ function readSlice(r: Reader, raw: Json, meta: Meta): EndpointSlice {
 
 function readPod(raw: Json, meta: Meta, r: Reader): Pod {
   const status = r.object(raw.status, 'status') ?? {};
-  const ip = typeof status.podIP === 'string' && status.podIP !== '' ? status.podIP : undefined;
+  const ip = typeof status.podIP === 'string' && isIP(status.podIP) !== 0 ? status.podIP : undefined;
+  if (status.podIP !== undefined && ip === undefined) r.invalid('status.podIP', `status.podIP: ${JSON.stringify(status.podIP)} is not an IP address`);
   const conditions = Array.isArray(status.conditions) ? status.conditions : [];
   const readyCond = conditions.find((c) => isObject(c) && c.type === 'Ready');
   // Without reported conditions (a hand-written manifest) a Running Pod counts as ready.

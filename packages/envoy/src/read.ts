@@ -4,6 +4,9 @@ import type { Diagnostics, ObjectRef } from './diagnostics.js';
 
 export type Json = Record<string, unknown>;
 
+/** Gateway API's HeaderName: RFC 7230 token characters. */
+export const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+\-.^_`|~]+$/;
+
 export function isObject(v: unknown): v is Json {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
@@ -37,8 +40,8 @@ export class Reader {
       if (required) this.invalid(path, `${path} is required`);
       return undefined;
     }
-    if (typeof v === 'string') return v;
-    this.invalid(path, `${path} must be a string`);
+    if (typeof v === 'string' && (v !== '' || !required)) return v;
+    this.invalid(path, typeof v === 'string' ? `${path} must not be empty` : `${path} must be a string`);
     return undefined;
   }
 

@@ -6,7 +6,7 @@ import { INVALID_BACKEND_CLUSTER, NAME, TYPE } from './envoy-names.js';
 import { extProcDisabled, extProcOverrides, usesPicker } from './ext-proc.js';
 import type { BackendRef, Filter, HttpRoute, Match, Rule, ValueMatch } from './inputs.js';
 import type { External } from './loadbalancer.js';
-import { isObject, type Json } from './read.js';
+import { HEADER_NAME, isObject, type Json } from './read.js';
 
 export interface RefProblem {
   reason: 'InvalidKind' | 'BackendNotFound' | 'RefNotPermitted';
@@ -91,11 +91,15 @@ function headerOptions(spec: unknown, path: string, r: RouteConverter): { add: J
   ] as const) {
     const list = Array.isArray(o[field]) ? (o[field] as unknown[]) : [];
     list.forEach((h, i) => {
-      if (isObject(h) && typeof h.name === 'string' && typeof h.value === 'string') add.push({ header: { key: h.name, value: h.value }, append_action: action });
-      else r.invalid(`${path}.${field}[${i}]`, `${path}.${field}[${i}] needs a name and a value`);
+      if (isObject(h) && typeof h.name === 'string' && HEADER_NAME.test(h.name) && typeof h.value === 'string') add.push({ header: { key: h.name, value: h.value }, append_action: action });
+      else r.invalid(`${path}.${field}[${i}]`, `${path}.${field}[${i}] needs a header name and a value`);
     });
   }
-  const remove = (Array.isArray(o.remove) ? (o.remove as unknown[]) : []).filter((h): h is string => typeof h === 'string');
+  const remove: string[] = [];
+  (Array.isArray(o.remove) ? (o.remove as unknown[]) : []).forEach((h, i) => {
+    if (typeof h === 'string' && HEADER_NAME.test(h)) remove.push(h);
+    else r.invalid(`${path}.remove[${i}]`, `${path}.remove[${i}] must be a header name`);
+  });
   return { add, remove };
 }
 

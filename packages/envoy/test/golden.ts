@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { stringify } from 'yaml';
+import { parseAllDocuments, stringify } from 'yaml';
 
 export function toYaml(value: unknown): string {
   return stringify(value, { lineWidth: 0, aliasDuplicateObjects: false });
@@ -16,4 +16,11 @@ export function expectGolden(file: string, actual: string): void {
   }
   assert.ok(existsSync(file), `${file} is missing; run with UPDATE_GOLDEN=1 to create it`);
   assert.equal(actual, readFileSync(file, 'utf8'), `${file} differs from the output; run with UPDATE_GOLDEN=1 if the change is intended`);
+}
+
+/** Every object of a multi-document YAML file. */
+export function readObjects(file: string): unknown[] {
+  return parseAllDocuments(readFileSync(file, 'utf8'))
+    .map((d) => d.toJS() as unknown)
+    .filter((o) => o !== null);
 }

@@ -5,19 +5,12 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { parseAllDocuments } from 'yaml';
 import { convert, toBootstrap, toXds, type ConvertOptions } from '../src/index.js';
 import { loadEnvoyValidator } from '../src/validator.js';
-import { expectGolden, toYaml } from './golden.js';
+import { expectGolden, readObjects, toYaml } from './golden.js';
 
 const root = fileURLToPath(new URL('./scenarios/', import.meta.url));
 const NOW = '2026-01-01T00:00:00Z';
-
-export function readObjects(file: string): unknown[] {
-  return parseAllDocuments(readFileSync(file, 'utf8'))
-    .map((d) => d.toJS() as unknown)
-    .filter((o) => o !== null);
-}
 
 for (const name of readdirSync(root).sort()) {
   const dir = join(root, name);

@@ -1,0 +1,177 @@
+// The validator must reject what Envoy rejects; each case breaks one rule of a known-good config.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { convert, toBootstrap, toXds } from '../src/index.js';
+import { loadEnvoyValidator } from '../src/validator.js';
+import { readObjects } from './golden.js';
+
+type Json = Record<string, any>;
+const input = readObjects(fileURLToPath(new URL('./scenarios/backendpool-picker/input.yaml', import.meta.url)));
+
+function good(envoy: '1.35' | '1.38' = '1.35'): Json {
+  return structuredClone(toBootstrap(convert(input, { envoy, now: '2026-01-01T00:00:00Z' }).envoy)) as Json;
+}
+
+const hcm = (b: Json) => b.static_resources.listeners[0].filter_chains[0].filters[0].typed_config;
+const extProc = (b: Json) => hcm(b).http_filters.find((f: Json) => f.name === 'envoy.filters.http.ext_proc').typed_config;
+const route = (b: Json) => hcm(b).route_config.virtual_hosts[0].routes[0];
+const pool = (b: Json) => b.static_resources.clusters.find((c: Json) => c.name === 'bpool/default/llm');
+const overrideHost = (b: Json) => pool(b).load_balancing_policy.policies[0].typed_extension_config.typed_config;
+
+function issues(b: Json, envoy: '1.35' | '1.38' | 'legacy' = '1.35'): string[] {
+  return loadEnvoyValidator(envoy).validateBootstrap(b).map((i) => `${i.path}: ${i.message}`);
+}
+
+function expectIssue(b: Json, pattern: RegExp, envoy: '1.35' | '1.38' | 'legacy' = '1.35'): void {
+  const found = issues(b, envoy);
+  assert.ok(found.some((i) => pattern.test(i)), `expected an issue matching ${pattern}, got ${JSON.stringify(found)}`);
+}
+
+test('the unmodified config is valid', () => {
+  assert.deepEqual(issues(good()), []);
+});
+
+test('unknown fields fail, with their path', () => {
+  const b = good();
+  pool(b).load_balancing_policy.policies[0].typed_extension_config.typed_config.fallback = 'x';
+  expectIssue(b, /clusters\[0\]\.load_balancing_policy\.policies\[0\]\.typed_extension_config\.typed_config\.fallback: unknown field "fallback"/);
+});
+
+test('wrong types fail: a number for a string, a string for a uint32, a bad duration', () => {
+  const b = good();
+  const c = pool(b);
+  c.load_assignment.endpoints[0].lb_endpoints[0].endpoint.address.socket_address.port_value = 'eighty';
+  c.connect_timeout = '5 seconds';
+  c.name = 42;
+  expectIssue(b, /name: expected a string, got 42/);
+  expectIssue(b, /port_value: expected an uint32/);
+  expectIssue(b, /connect_timeout: expected a duration/);
+});
+
+test('an unknown @type fails', () => {
+  const b = good();
+  hcm(b).http_filters[0].typed_config['@type'] = 'type.googleapis.com/envoy.extensions.filters.http.nope.v3.Nope';
+  expectIssue(b, /@type: unknown type/);
+});
+
+test('unknown enum values fail', () => {
+  const b = good();
+  route(b).typed_per_filter_config['envoy.filters.http.ext_proc'].overrides.processing_mode.request_body_mode = 'HALF_DUPLEX';
+  expectIssue(b, /"HALF_DUPLEX" is not a value of enum/);
+});
+
+test('FULL_DUPLEX_STREAMED needs trailer mode SEND, on the filter and per route', () => {
+  const b = good();
+  route(b).typed_per_filter_config['envoy.filters.http.ext_proc'].overrides.processing_mode.request_trailer_mode = 'SKIP';
+  expectIssue(b, /request_body_mode set to FULL_DUPLEX_STREAMED, then the request_trailer_mode has to be set to SEND/);
+  const c = good();
+  extProc(c).processing_mode = { response_body_mode: 'FULL_DUPLEX_STREAMED' };
+  expectIssue(c, /response_trailer_mode has to be set to SEND/);
+});
+
+test('override_host needs a fallback policy and at least one source, each with exactly one of header and metadata', () => {
+  const b = good();
+  delete overrideHost(b).fallback_policy;
+  expectIssue(b, /fallback_policy: value is required/);
+  const c = good();
+  overrideHost(c).override_host_sources = [];
+  expectIssue(c, /override_host_sources: value must contain at least 1 item/);
+  const d = good();
+  overrideHost(d).override_host_sources = [{}, { header: 'x-a', metadata: { key: 'envoy.lb', path: [{ key: 'k' }] } }];
+  expectIssue(d, /override_host_sources\[0\]: Empty override source/);
+  expectIssue(d, /override_host_sources\[1\]: Only one override source must be set/);
+  const e = good();
+  overrideHost(e).fallback_policy = { policies: [] };
+  expectIssue(e, /didn't find a registered fallback load balancer factory/);
+});
+
+test('a metadata key needs a path of at least one segment', () => {
+  const b = good();
+  overrideHost(b).override_host_sources[0].metadata.path = [];
+  expectIssue(b, /metadata\.path: value must contain at least 1 item/);
+});
+
+test('override_host is not combined with subset load balancing, nor used on ORIGINAL_DST', () => {
+  const b = good();
+  pool(b).lb_subset_config = { subset_selectors: [{ keys: ['x'] }] };
+  expectIssue(b, /load_balancing_policy cannot be combined with lb_subset_config/);
+  const c = good();
+  pool(c).type = 'ORIGINAL_DST';
+  pool(c).lb_policy = 'CLUSTER_PROVIDED';
+  expectIssue(c, /ORIGINAL_DST clusters must have no load assignment configured/);
+  expectIssue(c, /override_host needs a cluster with a host set/);
+});
+
+test('ORIGINAL_DST needs CLUSTER_PROVIDED, and http_header_name needs use_http_header', () => {
+  const b = good();
+  const c = pool(b);
+  c.type = 'ORIGINAL_DST';
+  delete c.load_assignment;
+  delete c.load_balancing_policy;
+  c.original_dst_lb_config = { http_header_name: 'x-gateway-destination-endpoint' };
+  expectIssue(b, /Only 'CLUSTER_PROVIDED' is allowed with cluster type 'ORIGINAL_DST'/);
+  expectIssue(b, /Set use_http_header to true if http_header_name is desired/);
+});
+
+test('fields newer than the target Envoy fail: selected_host_key needs 1.38, override_host needs 1.35', () => {
+  const b = good('1.35');
+  overrideHost(b).selected_host_key = { key: 'envoy.lb', path: [{ key: 'x-gateway-destination-endpoint-served' }] };
+  assert.deepEqual(issues(b, '1.38'), []);
+  expectIssue(b, /selected_host_key needs Envoy 1\.38 or newer/, '1.35');
+  expectIssue(good(), /OverrideHost needs Envoy 1\.35 or newer \(target legacy\)/, 'legacy');
+});
+
+test('ExtProcPerRoute needs one of disabled and overrides; disabled must be true', () => {
+  const b = good();
+  route(b).typed_per_filter_config['envoy.filters.http.ext_proc'] = { '@type': 'type.googleapis.com/envoy.extensions.filters.http.ext_proc.v3.ExtProcPerRoute' };
+  expectIssue(b, /one of disabled, overrides is required/);
+  route(b).typed_per_filter_config['envoy.filters.http.ext_proc'].disabled = false;
+  expectIssue(b, /disabled: value must equal true/);
+});
+
+test('ext_proc needs exactly one of grpc_service and http_service, and its gRPC cluster must speak HTTP/2', () => {
+  const b = good();
+  delete extProc(b).grpc_service;
+  expectIssue(b, /One and only one of grpc_service or http_service must be configured/);
+  const c = good();
+  const picker = c.static_resources.clusters.find((x: Json) => x.name.startsWith('picker/'));
+  delete picker.typed_extension_protocol_options;
+  expectIssue(c, /gRPC service cluster picker\/default\/picker:9002 must use HTTP\/2/);
+  expectIssue(c, /gRPC health checks need an HTTP\/2 cluster/);
+});
+
+test('the router must be the last HTTP filter; routes must name existing clusters', () => {
+  const b = good();
+  hcm(b).http_filters.reverse();
+  expectIssue(b, /the router filter must be the last HTTP filter/);
+  const c = good();
+  route(c).route.cluster = 'nowhere';
+  expectIssue(c, /route refers to cluster nowhere, which does not exist/);
+});
+
+test('PGV string rules apply: path_separated_prefix pattern, min_len', () => {
+  const b = good();
+  route(b).match = { path_separated_prefix: '/api/' };
+  expectIssue(b, /value does not match regex pattern/);
+  const c = good();
+  hcm(c).stat_prefix = '';
+  expectIssue(c, /stat_prefix: value length must be at least 1/);
+});
+
+test('a STATIC cluster lists IP addresses only', () => {
+  const b = good();
+  pool(b).load_assignment.endpoints[0].lb_endpoints[0].endpoint.address.socket_address.address = 'llm.default.svc';
+  expectIssue(b, /STATIC cluster endpoint "llm.default.svc" is not an IP address/);
+});
+
+test('xDS lists: an EDS cluster needs its ClusterLoadAssignment, and rds names must exist', () => {
+  const xds = structuredClone(toXds(convert(input, { endpoints: 'eds', now: '2026-01-01T00:00:00Z' }).envoy)) as Json;
+  const v = loadEnvoyValidator('1.35');
+  assert.deepEqual(v.validateXds(xds), []);
+  xds.endpoints = [];
+  xds.routes = [];
+  const found = v.validateXds(xds).map((i) => i.message);
+  assert.ok(found.some((m) => /EDS cluster bpool\/default\/llm has no ClusterLoadAssignment/.test(m)), JSON.stringify(found));
+  assert.ok(found.some((m) => /route configuration default\/gw\/8080 does not exist/.test(m)), JSON.stringify(found));
+});
