@@ -558,7 +558,8 @@ function readPolicy(r: Reader, spec: Json, meta: Meta): Policy | undefined {
   r.array(spec.targetRefs, 'spec.targetRefs').forEach((t, index) => {
     const p = `spec.targetRefs[${index}]`;
     const o = r.object(t, p);
-    const group = r.string(o?.group, `${p}.group`, true);
+    // group is required but may be empty: "" is the core group of a Service.
+    const group = o?.group === undefined ? (r.invalid(`${p}.group`, `${p}.group is required`), undefined) : r.string(o.group, `${p}.group`);
     const kind = r.string(o?.kind, `${p}.kind`, true);
     const name = r.string(o?.name, `${p}.name`, true);
     if (group === undefined || !kind || !name) return;
