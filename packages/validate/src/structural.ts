@@ -23,4 +23,6 @@ export interface StructuralSchema {
   listMapKeys?: string[];
   mapType?: 'atomic' | 'granular';
   preserveUnknownFields?: boolean;
+  /** An integer or a string; integers reach CEL as ints. */
+  intOrString?: boolean;
 }

@@ -25,6 +25,7 @@ const schema: StructuralSchema = {
       items: { type: 'object', properties: { size: { type: 'integer', rules: [{ rule: 'self >= oldSelf', message: 'never checked: atomic lists do not correlate' }] } } },
     },
     budget: { type: 'integer', rules: [{ rule: 'self + 1 > 1', message: 'budget must be positive' }] },
+    size: { intOrString: true, rules: [{ rule: "type(self) == int ? self > 0 : self.endsWith('%')", message: 'size is a positive count or a percentage' }] },
   },
 };
 
@@ -52,6 +53,14 @@ describe('transition rules', () => {
   it('see integers as CEL ints (int arithmetic works)', () => {
     assert.deepEqual(run({ budget: 1 }), []);
     assert.deepEqual(run({ budget: 0 }), ['budget: Invalid value: "integer": budget must be positive']);
+  });
+});
+
+describe('int-or-string', () => {
+  it('an integer reaches CEL as an int, a string as a string', () => {
+    assert.deepEqual(run({ size: 3 }), []);
+    assert.deepEqual(run({ size: '50%' }), []);
+    assert.deepEqual(run({ size: 0 }), ['size: Invalid value: "": size is a positive count or a percentage']);
   });
 });
 

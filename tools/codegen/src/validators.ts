@@ -19,6 +19,8 @@ const KUBERNETES_KEYWORDS = [
   'x-kubernetes-map-type',
   'x-kubernetes-preserve-unknown-fields',
   'x-kubernetes-embedded-resource',
+  // Structural schemas spell int-or-string out as anyOf [integer, string], which ajv checks itself.
+  'x-kubernetes-int-or-string',
 ];
 
 /**
@@ -37,6 +39,7 @@ const STRUCTURAL_KEYS: Record<string, string> = {
   'x-kubernetes-list-map-keys': 'listMapKeys',
   'x-kubernetes-map-type': 'mapType',
   'x-kubernetes-preserve-unknown-fields': 'preserveUnknownFields',
+  'x-kubernetes-int-or-string': 'intOrString',
 };
 
 /** Strips descriptions and validation keywords, keeping what pruning, defaulting and CEL read. */

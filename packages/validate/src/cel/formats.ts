@@ -17,32 +17,20 @@ const maxLen = (n: number) => `must be no more than ${n} characters`;
 const regexError = (what: string, re: string, examples: string) =>
   `${what} (e.g. ${examples}, regex used for validation is '${re}')`;
 
-function dns1123Label(s: string): string[] {
-  const errs: string[] = [];
-  if (s.length > 63) errs.push(maxLen(63));
-  if (!DNS1123_LABEL.test(s)) {
-    errs.push(regexError("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character", '[a-z0-9]([-a-z0-9]*[a-z0-9])?', "'my-name',  or '123-abc'"));
-  }
-  return errs;
+/** apimachinery's shape for these checks: a length limit, then a regex with its explanation. */
+function lengthAndPattern(max: number, re: RegExp, explanation: string): (s: string) => string[] {
+  return (s) => {
+    const errs: string[] = [];
+    if (s.length > max) errs.push(maxLen(max));
+    if (!re.test(s)) errs.push(explanation);
+    return errs;
+  };
 }
 
-function dns1123Subdomain(s: string): string[] {
-  const errs: string[] = [];
-  if (s.length > 253) errs.push(maxLen(253));
-  if (!DNS1123_SUBDOMAIN.test(s)) {
-    errs.push(regexError("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character", '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*', "'example.com'"));
-  }
-  return errs;
-}
-
-function dns1035Label(s: string): string[] {
-  const errs: string[] = [];
-  if (s.length > 63) errs.push(maxLen(63));
-  if (!DNS1035_LABEL.test(s)) {
-    errs.push(regexError("a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character", '[a-z]([-a-z0-9]*[a-z0-9])?', "'my-name',  or 'abc-123'"));
-  }
-  return errs;
-}
+const dns1123Label = lengthAndPattern(63, DNS1123_LABEL, regexError("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character", '[a-z0-9]([-a-z0-9]*[a-z0-9])?', "'my-name',  or '123-abc'"));
+const dns1123Subdomain = lengthAndPattern(253, DNS1123_SUBDOMAIN, regexError("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character", '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*', "'example.com'"));
+const dns1035Label = lengthAndPattern(63, DNS1035_LABEL, regexError("a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character", '[a-z]([-a-z0-9]*[a-z0-9])?', "'my-name',  or 'abc-123'"));
+const labelValue = lengthAndPattern(63, LABEL_VALUE, regexError("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character", '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?', "'MyValue',  or 'my_value',  or '12345'"));
 
 /** A label key: an optional DNS-subdomain prefix and "/", then a name of at most 63 characters. */
 function qualifiedName(s: string): string[] {
@@ -61,15 +49,6 @@ function qualifiedName(s: string): string[] {
   else if (name.length > 63) errs.push(`name part ${maxLen(63)}`);
   if (name.length > 0 && !QUALIFIED_NAME.test(name)) {
     errs.push(`name part ${regexError("must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character", '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]', "'MyName',  or 'my.name',  or '123-abc'")}`);
-  }
-  return errs;
-}
-
-function labelValue(s: string): string[] {
-  const errs: string[] = [];
-  if (s.length > 63) errs.push(maxLen(63));
-  if (!LABEL_VALUE.test(s)) {
-    errs.push(regexError("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character", '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?', "'MyValue',  or 'my_value',  or '12345'"));
   }
   return errs;
 }

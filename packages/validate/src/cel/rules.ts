@@ -51,7 +51,7 @@ function children(schema: StructuralSchema): StructuralSchema[] {
 
 /** apiextensions' fieldErrorForReason, with the value a rule error shows: the schema type. */
 function ruleError(path: string, schema: StructuralSchema, rule: CompiledRule, detail: string): FieldError {
-  const value = schema.type ?? 'object';
+  const value = schema.type ?? '';
   switch (rule.spec.reason) {
     case 'FieldValueForbidden':
       return fieldError.forbidden(path, detail);
@@ -101,7 +101,7 @@ function evaluateRules(schema: StructuralSchema, self: unknown, old: { value: un
       ok = rule.program(context);
     } catch (err) {
       const where = fieldPath(rulePath(ev.path, rule.spec.fieldPath));
-      ev.errors.push(fieldError.invalid(where, schema.type ?? 'object', `rule evaluation error: ${(err as Error).message.split('\n')[0]}`));
+      ev.errors.push(fieldError.invalid(where, schema.type ?? '', `rule evaluation error: ${(err as Error).message.split('\n')[0]}`));
       continue;
     }
     if (ok !== true) ev.errors.push(ruleError(fieldPath(rulePath(ev.path, rule.spec.fieldPath)), schema, rule, messageOf(rule, context)));

@@ -11,6 +11,7 @@ function containsIntegers(schema: StructuralSchema): boolean {
   if (known === undefined) {
     known =
       schema.type === 'integer' ||
+      schema.intOrString === true ||
       Object.values(schema.properties ?? {}).some(containsIntegers) ||
       (schema.additionalProperties !== undefined && containsIntegers(schema.additionalProperties)) ||
       (schema.items !== undefined && containsIntegers(schema.items));
@@ -21,7 +22,7 @@ function containsIntegers(schema: StructuralSchema): boolean {
 
 export function toCelValue(value: unknown, schema: StructuralSchema): unknown {
   if (!containsIntegers(schema)) return value;
-  if (schema.type === 'integer') return typeof value === 'number' && Number.isInteger(value) ? BigInt(value) : value;
+  if (schema.type === 'integer' || schema.intOrString) return typeof value === 'number' && Number.isInteger(value) ? BigInt(value) : value;
   if (Array.isArray(value)) return schema.items ? value.map((v) => toCelValue(v, schema.items!)) : value;
   if (!isPlainObject(value)) return value;
   const out: Record<string, unknown> = {};
