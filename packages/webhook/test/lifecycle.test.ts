@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { copyFileSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
 import { after, describe, it } from 'node:test';
@@ -49,6 +49,32 @@ describe('certificate reload', () => {
     const rotated = await eventually(async () => (await call(port, cas, '/healthz')).peerCN === 'second');
     assert.ok(rotated, 'a new connection sees the new certificate');
     assert.ok(server.metrics.certReloads.value({ result: 'success' }) >= 1);
+  });
+
+  it('follows a Secret volume update, which swaps a symlinked folder', async () => {
+    // The layout kubelet writes: tls.crt -> ..data/tls.crt, ..data -> ..<timestamp>/.
+    const mount = join(tmp.dir, 'secret');
+    mkdirSync(mount);
+    const version = (folder: string, commonName: string) => {
+      mkdirSync(join(mount, folder));
+      return makeCert(join(mount, folder), commonName);
+    };
+    const v1 = version('..v1', 'volume-one');
+    const v2 = version('..v2', 'volume-two');
+    symlinkSync('..v1', join(mount, '..data'));
+    symlinkSync('..data/tls.crt', join(mount, 'tls.crt'));
+    symlinkSync('..data/tls.key', join(mount, 'tls.key'));
+    const volumeServer = createWebhookServer({ certFile: join(mount, 'tls.crt'), keyFile: join(mount, 'tls.key'), host: '127.0.0.1', port: 0, certPollIntervalMs: 100 });
+    try {
+      const { port } = await volumeServer.listen();
+      const cas = [v1.cert, v2.cert];
+      assert.equal((await call(port, cas, '/healthz')).peerCN, 'volume-one');
+      symlinkSync('..v2', join(mount, '..data_tmp'));
+      renameSync(join(mount, '..data_tmp'), join(mount, '..data'));
+      assert.ok(await eventually(async () => (await call(port, cas, '/healthz')).peerCN === 'volume-two'));
+    } finally {
+      await volumeServer.close({ graceMs: 100 });
+    }
   });
 
   it('refuses to start without a usable key pair', () => {
