@@ -119,6 +119,13 @@ describe('the reference picker', () => {
     assert.match(report.results.find((r) => r.id === 'endpoint.present')?.detail ?? '', /ImmediateResponse 503/);
   });
 
+  test('with --endpoints given, the kit offers subsets of those instead of learning them', async () => {
+    const p = await reference();
+    const report = await runConformance({ target: p.address, timeoutMs: 1000, endpoints: ['10.0.0.2:8000', '[2001:DB8::3]:8000'] });
+    expectOnly(report, []);
+    assert.equal(report.results.find((r) => r.id === 'subset.respected')?.detail, '3 subsets offered, every answer stayed inside them');
+  });
+
   test('reports as text and as YAML', async () => {
     const p = await reference();
     const report = await run(p.address, {});

@@ -238,7 +238,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     }
     if (a.header !== undefined && a.headerAppendAction !== 2 && a.headerAppendAction !== 3) {
       const action = APPEND_ACTION_NAMES[a.headerAppendAction ?? 0] ?? String(a.headerAppendAction);
-      return ['fail', `the header is set with append_action ${action}, so the client's value would stay in front of the picker's`];
+      return ['fail', `the header is set with append_action ${action}, not OVERWRITE_IF_EXISTS_OR_ADD, so a client-sent value may survive beside the picker's`];
     }
     if (a.header !== undefined) return ['pass', 'the picker overwrites the header'];
     if (a.headerRemoved) return ['pass', 'the picker removes the header and answers in metadata'];
