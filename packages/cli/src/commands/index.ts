@@ -5,6 +5,7 @@ import type { Command } from '../command.js';
  * Kubernetes client start-up of the others. Add a command with one line here.
  */
 export const commands: Record<string, () => Promise<Command>> = {
+  convert: async () => (await import('./convert.js')).command,
   validate: async () => (await import('./validate.js')).command,
   webhook: async () => (await import('./webhook.js')).command,
   picker: async () => (await import('./picker.js')).command,

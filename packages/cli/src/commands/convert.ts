@@ -1,0 +1,254 @@
+// `extlb convert PATH...` (or `--from-cluster`): Gateway API and extlb objects in, Envoy
+// configuration on stdout, statuses to a file, diagnostics on stderr at file:line:col.
+import { writeFile } from 'node:fs/promises';
+import { isAbsolute, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { convert, describeRef, toBootstrap, toXds, type ConvertOptions, type Diagnostic, type EndpointMode, type EnvoyTarget } from '@extlb/envoy';
+import { isValidatedKind, validate } from '@extlb/validate';
+import { stringify } from 'yaml';
+import type { Command } from '../command.js';
+import { EXIT_INVALID, EXIT_OK, UsageError, write, type Io } from '../io.js';
+import { loadManifests, positionOf, type LoadProblem, type Manifest } from '../manifests.js';
+import { bracketMapKeys } from './validate.js';
+
+const USAGE =
+  'extlb convert [PATH...|--from-cluster [--context NAME] [--kubeconfig FILE]] [--format bootstrap|xds] [-o yaml|json] ' +
+  '[--envoy 1.35|1.38|legacy] [--endpoints static|dns|eds] [--status-out FILE] [--manifests-out FILE] [--out FILE] ' +
+  '[--controller-name NAME] [--cluster-domain DOMAIN] [--per-try-timeout DURATION] [--xds-server HOST:PORT]';
+
+/** The kinds the converter reads from a cluster: apiVersion and kind. */
+export const CLUSTER_KINDS: [string, string][] = [
+  ['gateway.networking.k8s.io/v1', 'Gateway'],
+  ['gateway.networking.k8s.io/v1', 'HTTPRoute'],
+  ['gateway.networking.k8s.io/v1beta1', 'ReferenceGrant'],
+  ['v1', 'Service'],
+  ['v1', 'Pod'],
+  ['v1', 'Namespace'],
+  ['discovery.k8s.io/v1', 'EndpointSlice'],
+  ['extlb.dev/v1alpha1', 'BackendPool'],
+  ['extlb.dev/v1alpha1', 'LoadBalancerPolicy'],
+  ['inference.networking.k8s.io/v1', 'InferencePool'],
+];
+
+export interface ConvertRun {
+  output: string;
+  statuses: string;
+  manifests: string;
+  /** One line per problem: `file:line:col: severity: Kind ns/name: path: message`. */
+  messages: string[];
+  errors: number;
+}
+
+function key(kind: string, namespace: string | undefined, name: string): string {
+  return `${kind}/${namespace ?? ''}/${name}`;
+}
+
+/** Finds the manifest of each object, so diagnostics can point into files. */
+function indexManifests(manifests: Manifest[]): Map<string, Manifest> {
+  const out = new Map<string, Manifest>();
+  for (const m of manifests) {
+    const o = m.object as { kind?: unknown; metadata?: { name?: unknown; namespace?: unknown } } | null;
+    if (!o || typeof o.kind !== 'string' || typeof o.metadata?.name !== 'string') continue;
+    const ns = typeof o.metadata.namespace === 'string' ? o.metadata.namespace : o.kind === 'Namespace' ? undefined : 'default';
+    const k = key(o.kind, ns, o.metadata.name);
+    if (!out.has(k)) out.set(k, m);
+  }
+  return out;
+}
+
+function formatDiagnostic(d: Diagnostic, where: Map<string, Manifest>, source: string): string {
+  const m = d.object ? where.get(key(d.object.kind, d.object.namespace, d.object.name)) : undefined;
+  let at = source;
+  if (m) {
+    const { line, col } = positionOf(m, bracketMapKeys(m.object, d.path ?? ''));
+    at = `${m.file}:${line}:${col}`;
+  }
+  const object = d.object ? ` ${describeRef(d.object)}:` : '';
+  const path = d.path ? ` ${d.path}:` : '';
+  return `${at}: ${d.severity}:${object}${path} ${d.message}`;
+}
+
+function formatProblem(p: LoadProblem): string {
+  return p.line > 0 ? `${p.file}:${p.line}:${p.col}: error: ${p.message}` : `${p.file}: error: ${p.message}`;
+}
+
+/**
+ * API-server validation of the extlb kinds (schema, defaults, CEL), so that an object the API
+ * server would refuse is reported with the API server's own message, not just converted.
+ */
+function validateExtlbKinds(manifests: Manifest[]): string[] {
+  const lines: string[] = [];
+  for (const m of manifests) {
+    const o = m.object as { apiVersion?: unknown; kind?: unknown } | null;
+    if (!o || !isValidatedKind(o.apiVersion, o.kind)) continue;
+    for (const e of validate(m.object).errors) {
+      const { line, col } = positionOf(m, bracketMapKeys(m.object, e.field));
+      lines.push(`${m.file}:${line}:${col}: error: ${e.message}`);
+    }
+  }
+  return lines;
+}
+
+export interface RenderOptions {
+  format: 'bootstrap' | 'xds';
+  output: 'yaml' | 'json';
+  xdsServer?: string;
+}
+
+function render(value: unknown, output: 'yaml' | 'json'): string {
+  return output === 'json' ? `${JSON.stringify(value, null, 2)}\n` : stringify(value, { lineWidth: 0, aliasDuplicateObjects: false });
+}
+
+/** Converts objects and renders everything the command writes. */
+export function runConversion(objects: unknown[], options: ConvertOptions, renderOptions: RenderOptions, where: Map<string, Manifest>, source: string): ConvertRun {
+  const result = convert(objects, options);
+  const bootstrapOptions = renderOptions.xdsServer ? { xdsServer: renderOptions.xdsServer } : {};
+  const config = renderOptions.format === 'xds' ? toXds(result.envoy) : toBootstrap(result.envoy, bootstrapOptions);
+  const messages = result.diagnostics.map((d) => formatDiagnostic(d, where, source));
+  if (renderOptions.format === 'bootstrap' && result.envoy.endpoints.length > 0) {
+    messages.push(`${source}: info: eds endpoints: ${result.envoy.endpoints.length} ClusterLoadAssignments are served over xDS; write them with --format xds`);
+  }
+  return {
+    output: render(config, renderOptions.output),
+    statuses: render(result.statuses, renderOptions.output),
+    manifests: render(result.envoy.manifests, renderOptions.output),
+    messages,
+    errors: result.diagnostics.filter((d) => d.severity === 'error').length,
+  };
+}
+
+/** Lists every kind the converter reads from the cluster of a kubeconfig context. */
+export async function listFromCluster(kubeconfig: string | undefined, context: string | undefined): Promise<{ objects: unknown[]; messages: string[] }> {
+  const k8s = await import('@kubernetes/client-node');
+  const kc = new k8s.KubeConfig();
+  if (kubeconfig) kc.loadFromFile(kubeconfig);
+  else kc.loadFromDefault();
+  if (context) kc.setCurrentContext(context);
+  const client = k8s.KubernetesObjectApi.makeApiClient(kc);
+  const objects: unknown[] = [];
+  const messages: string[] = [];
+  for (const [apiVersion, kind] of CLUSTER_KINDS) {
+    try {
+      const list = await client.list(apiVersion, kind);
+      // Typed kinds come back with Date objects and without apiVersion/kind; a JSON round trip and
+      // the list's own kind restore the manifest form the converter reads.
+      for (const item of list.items) objects.push({ ...(JSON.parse(JSON.stringify(item)) as object), apiVersion, kind });
+    } catch (err) {
+      messages.push(`cluster: info: ${kind} (${apiVersion}) not listed: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`);
+    }
+  }
+  return { objects, messages };
+}
+
+function parseFlags(args: string[]) {
+  try {
+    return parseArgs({
+      args,
+      options: {
+        'from-cluster': { type: 'boolean' },
+        context: { type: 'string' },
+        kubeconfig: { type: 'string' },
+        format: { type: 'string' },
+        output: { type: 'string', short: 'o' },
+        envoy: { type: 'string' },
+        endpoints: { type: 'string' },
+        'status-out': { type: 'string' },
+        'manifests-out': { type: 'string' },
+        out: { type: 'string' },
+        'controller-name': { type: 'string' },
+        'cluster-domain': { type: 'string' },
+        'per-try-timeout': { type: 'string' },
+        'xds-server': { type: 'string' },
+      },
+      strict: true,
+      allowPositionals: true,
+    });
+  } catch (err) {
+    throw new UsageError(err instanceof Error ? err.message : String(err));
+  }
+}
+
+function oneOf<T extends string>(value: string | undefined, allowed: readonly T[], fallback: T, flag: string): T {
+  if (value === undefined) return fallback;
+  if ((allowed as readonly string[]).includes(value)) return value as T;
+  throw new UsageError(`${flag} must be one of ${allowed.join(', ')}, not "${value}"`);
+}
+
+async function writeOut(io: Io, file: string, text: string): Promise<string> {
+  const path = isAbsolute(file) ? file : resolve(io.cwd, file);
+  await writeFile(path, text);
+  return path;
+}
+
+export const command: Command = {
+  name: 'convert',
+  summary: 'Convert Gateway API routes and extlb backends into Envoy configuration (override_host + ext_proc), with the status each object should get.',
+  usage: USAGE,
+  async run(args: string[], io: Io): Promise<number> {
+    const { values, positionals } = parseFlags(args);
+    const fromCluster = values['from-cluster'] === true;
+    if (fromCluster && positionals.length > 0) throw new UsageError('give either PATHs or --from-cluster, not both');
+    if (!fromCluster && positionals.length === 0) throw new UsageError('name at least one file, folder, or - for stdin, or use --from-cluster');
+    if (!fromCluster && (values.context !== undefined || values.kubeconfig !== undefined)) throw new UsageError('--context and --kubeconfig need --from-cluster');
+    const renderOptions: RenderOptions = {
+      format: oneOf(values.format, ['bootstrap', 'xds'] as const, 'bootstrap', '--format'),
+      output: oneOf(values.output, ['yaml', 'json'] as const, 'yaml', '-o'),
+    };
+    if (values['xds-server'] !== undefined) renderOptions.xdsServer = values['xds-server'];
+    const options: ConvertOptions = {
+      envoy: oneOf<EnvoyTarget>(values.envoy, ['1.35', '1.38', 'legacy'], '1.35', '--envoy'),
+      endpoints: oneOf<EndpointMode>(values.endpoints, ['static', 'dns', 'eds'], 'static', '--endpoints'),
+    };
+    if (values['controller-name'] !== undefined) options.controllerName = values['controller-name'];
+    if (values['cluster-domain'] !== undefined) options.clusterDomain = values['cluster-domain'];
+    if (values['per-try-timeout'] !== undefined) options.perTryTimeout = values['per-try-timeout'];
+
+    const lines: string[] = [];
+    let objects: unknown[];
+    let where = new Map<string, Manifest>();
+    let failed = 0;
+    if (fromCluster) {
+      try {
+        const listed = await listFromCluster(values.kubeconfig, values.context);
+        objects = listed.objects;
+        lines.push(...listed.messages);
+      } catch (err) {
+        await write(io.stderr, `extlb convert: cannot read the cluster: ${err instanceof Error ? err.message : String(err)}\n`);
+        return EXIT_INVALID;
+      }
+    } else {
+      const loaded = await loadManifests(positionals, io);
+      objects = loaded.manifests.map((m) => m.object);
+      where = indexManifests(loaded.manifests);
+      const invalid = validateExtlbKinds(loaded.manifests);
+      lines.push(...loaded.problems.map(formatProblem), ...invalid);
+      failed += loaded.problems.length + invalid.length;
+    }
+    const run = runConversion(objects, options, renderOptions, where, fromCluster ? 'cluster' : 'input');
+    lines.push(...run.messages);
+    failed += run.errors;
+    if (values.out !== undefined) await writeOut(io, values.out, run.output);
+    else await write(io.stdout, run.output);
+    if (values['status-out'] !== undefined) await writeOut(io, values['status-out'], run.statuses);
+    if (values['manifests-out'] !== undefined) await writeOut(io, values['manifests-out'], run.manifests);
+    else if (run.manifests.trim() !== '[]') lines.push(`${fromCluster ? 'cluster' : 'input'}: info: the dns endpoints need headless Services; write them with --manifests-out FILE`);
+    if (lines.length > 0) await write(io.stderr, `${lines.join('\n')}\n`);
+    return failed > 0 ? EXIT_INVALID : EXIT_OK;
+  },
+};
+
+/**
+ * What `npm start` runs: converts a folder of examples, writes the bootstrap and statuses next to
+ * each other under `outDir`, and prints where they went. Returns the exit code.
+ */
+export async function convertExamples(io: Io, examples = 'examples/quickstart', outDir = 'dist-examples/quickstart'): Promise<number> {
+  const { mkdir } = await import('node:fs/promises');
+  const dir = isAbsolute(outDir) ? outDir : resolve(io.cwd, outDir);
+  await mkdir(dir, { recursive: true });
+  const envoyFile = resolve(dir, 'envoy.yaml');
+  const statusFile = resolve(dir, 'status.yaml');
+  const stdout = io.stdout;
+  const code = await command.run([examples, '--out', envoyFile, '--status-out', statusFile], io);
+  await write(stdout, `convert: ${examples} -> ${envoyFile} (Envoy bootstrap), ${statusFile} (statuses)${code === EXIT_OK ? '' : ' with errors, see above'}\n`);
+  return code;
+}
