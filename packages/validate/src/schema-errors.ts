@@ -128,10 +128,13 @@ function insideCountFailure(errors: AjvError[]): (e: AjvError) => boolean {
   return (e) => stops.some((s) => e.instancePath.startsWith(s));
 }
 
-/** Runs a generated validator and returns the API server's errors for `object`. */
-export function schemaErrors(validator: SchemaValidator, object: unknown): FieldError[] {
+/**
+ * Runs a generated validator and returns the API server's errors for `object`. `ratcheted` says
+ * whether the value at an error's JSON pointer is unchanged on UPDATE, so its errors are ignored.
+ */
+export function schemaErrors(validator: SchemaValidator, object: unknown, ratcheted?: (pointer: string) => boolean): FieldError[] {
   if (validator(object)) return [];
   const errors = validator.errors ?? [];
   const skip = insideCountFailure(errors);
-  return errors.filter((e) => !skip(e)).map((e) => toFieldError(e, object));
+  return errors.filter((e) => !skip(e) && !ratcheted?.(e.instancePath)).map((e) => toFieldError(e, object));
 }

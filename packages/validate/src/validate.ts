@@ -8,6 +8,7 @@ import { allKinds, kindEntry, type KindEntry } from './kinds.js';
 import { listTypeErrors } from './list-types.js';
 import { isPlainObject } from './paths.js';
 import { pruneAndDefaultObject } from './prune-and-default.js';
+import { unchanged } from './ratcheting.js';
 import { schemaErrors } from './schema-errors.js';
 import { semanticWarnings } from './semantics.js';
 import type { FieldError, ValidateOptions, ValidationResult } from './types.js';
@@ -22,22 +23,25 @@ function notAnObject(object: unknown): ValidationResult {
   return { kind: undefined, valid: false, object, errors: [error], warnings: [] };
 }
 
-/** The old object as the API server holds it: already pruned and defaulted. */
-function oldCelValue(entry: KindEntry, options: ValidateOptions): { value: unknown } | undefined {
+/** The old object as the API server holds it (already pruned and defaulted), on UPDATE only. */
+function oldObjectOf(entry: KindEntry, options: ValidateOptions): Record<string, unknown> | undefined {
   if (options.operation !== 'UPDATE' || !isPlainObject(options.oldObject)) return undefined;
   const old = options.oldObject;
   if (kindEntry(old.apiVersion, old.kind) !== entry) return undefined;
-  return { value: toCelValue(pruneAndDefaultObject(old, entry.structure).object, entry.structure) };
+  return pruneAndDefaultObject(old, entry.structure).object;
 }
 
 function run(object: unknown, options: ValidateOptions): ValidationResult {
   if (!isPlainObject(object)) return notAnObject(object);
   const entry = kindEntry(object.apiVersion, object.kind);
   if (!entry) return { kind: undefined, valid: true, object, errors: [], warnings: [] };
-  const { object: pruned, warnings } = pruneAndDefaultObject(object, entry.structure);
-  const errors = [...schemaErrors(entry.validator, pruned), ...listTypeErrors(entry.structure, pruned)];
+  const { structure } = entry;
+  const { object: pruned, warnings } = pruneAndDefaultObject(object, structure);
+  const old = oldObjectOf(entry, options);
+  const ratcheted = old && ((pointer: string) => unchanged(pointer, pruned, old, structure));
+  const errors = [...schemaErrors(entry.validator, pruned, ratcheted), ...listTypeErrors(structure, pruned)];
   if (errors.some(isBlocking)) errors.push(rulesSkipped());
-  else errors.push(...celErrors(entry.structure, toCelValue(pruned, entry.structure), oldCelValue(entry, options)));
+  else errors.push(...celErrors(structure, toCelValue(pruned, structure), old && { value: toCelValue(old, structure) }));
   warnings.push(...semanticWarnings(entry.kind, pruned, object));
   return { kind: entry.kind, valid: errors.length === 0, object: pruned, errors, warnings };
 }

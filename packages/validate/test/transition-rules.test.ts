@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { celErrors } from '../src/cel/rules.js';
 import { toCelValue } from '../src/cel/values.js';
+import { correlatedOld, unchanged } from '../src/ratcheting.js';
 import { validate } from '../src/index.js';
 import type { StructuralSchema } from '../src/structural.js';
 import { backendPool, withField } from './fixtures.js';
@@ -56,6 +57,22 @@ describe('transition rules', () => {
   });
 });
 
+describe('ratcheting correlation', () => {
+  const now = { name: 'a', labels: { k: 'v' }, items: [{ id: 'b', size: 2 }, { id: 'a', size: 1 }], atomic: [{ size: 1 }] };
+  const old = { name: 'a', labels: { k: 'v' }, items: [{ id: 'a', size: 1 }], atomic: [{ size: 1 }] };
+  it('correlates properties, map keys and list-map entries by key', () => {
+    assert.deepEqual(correlatedOld('/labels/k', now, old, schema), { value: 'v' });
+    assert.deepEqual(correlatedOld('/items/1/size', now, old, schema), { value: 1 });
+    assert.equal(correlatedOld('/items/0/size', now, old, schema), undefined);
+    assert.equal(correlatedOld('/atomic/0/size', now, old, schema), undefined);
+  });
+  it('an unchanged node or ancestor ratchets everything below it', () => {
+    assert.equal(unchanged('/items/1/size', now, old, schema), true);
+    assert.equal(unchanged('/atomic/0/size', now, old, schema), true); // the atomic list itself is unchanged
+    assert.equal(unchanged('/items/0/size', now, old, schema), false);
+  });
+});
+
 describe('int-or-string', () => {
   it('an integer reaches CEL as an int, a string as a string', () => {
     assert.deepEqual(run({ size: 3 }), []);
@@ -75,5 +92,31 @@ describe('validate on UPDATE', () => {
   });
   it('ignores an oldObject on CREATE', () => {
     assert.equal(validate(backendPool(), { operation: 'CREATE', oldObject: backendPool() }).valid, true);
+  });
+
+  it('ratchets: an unchanged invalid value does not block an update elsewhere (schema and CEL)', () => {
+    const stored = withField(backendPool(), 'spec.targetPorts', [{ number: 70000 }, { number: 70000 }]);
+    const edited = withField(stored, 'spec.appProtocol', 'kubernetes.io/h2c');
+    assert.deepEqual(validate(edited, { operation: 'UPDATE', oldObject: stored }).errors, []);
+    assert.deepEqual(validate(edited, { operation: 'CREATE' }).errors.map((e) => e.message), [
+      'spec.targetPorts[0].number: Invalid value: 70000: spec.targetPorts[0].number in body should be less than or equal to 65535',
+      'spec.targetPorts[1].number: Invalid value: 70000: spec.targetPorts[1].number in body should be less than or equal to 65535',
+      'spec.targetPorts: Invalid value: "array": port number must be unique',
+    ]);
+  });
+  it('ratchets only what is unchanged: a changed invalid value is reported', () => {
+    const stored = withField(backendPool(), 'spec.targetPorts', [{ number: 70000 }]);
+    const edited = withField(stored, 'spec.targetPorts', [{ number: 70001 }, { number: 8000 }, { number: 8000 }]);
+    assert.deepEqual(validate(edited, { operation: 'UPDATE', oldObject: stored }).errors.map((e) => e.message), [
+      'spec.targetPorts[0].number: Invalid value: 70001: spec.targetPorts[0].number in body should be less than or equal to 65535',
+      'spec.targetPorts: Invalid value: "array": port number must be unique',
+    ]);
+  });
+  it('does not ratchet inside an atomic list that changed (status.parents items do not correlate)', () => {
+    const bad = { type: 'Accepted', status: 'True', lastTransitionTime: 'long ago', reason: 'Accepted', message: '' };
+    const stored = withField(backendPool(), 'status.parents[0].conditions', [bad]);
+    const edited = withField(stored, 'status.parents[0].controllerName', 'extlb.dev/other');
+    assert.equal(validate(edited, { operation: 'UPDATE', oldObject: stored }).errors[0]?.field, 'status.parents[0].conditions[0].lastTransitionTime');
+    assert.deepEqual(validate(withField(stored, 'spec.appProtocol', 'kubernetes.io/h2c'), { operation: 'UPDATE', oldObject: stored }).errors, []);
   });
 });

@@ -3,6 +3,7 @@
 // correlate with (object properties, map keys, list-type=map entries), as the API server does.
 import { fieldError } from '../field-errors.js';
 import { fieldPath, isPlainObject, own, type Segment } from '../paths.js';
+import { deepEqual } from '../ratcheting.js';
 import type { CelRuleSpec, StructuralSchema } from '../structural.js';
 import type { FieldError } from '../types.js';
 import { compileCel, type CelProgram } from './environment.js';
@@ -95,6 +96,8 @@ interface Evaluation {
 function evaluateRules(schema: StructuralSchema, self: unknown, old: { value: unknown } | undefined, ev: Evaluation): void {
   for (const rule of compileRules(schema)) {
     if (rule.usesOldSelf && !old && !rule.spec.optionalOldSelf) continue;
+    // Ratcheting: a rule without oldSelf is not re-checked on a value the update left unchanged.
+    if (!rule.usesOldSelf && old && deepEqual(self, old.value)) continue;
     const context = { self, oldSelf: old?.value };
     let ok: unknown;
     try {
