@@ -167,7 +167,8 @@ export async function startPicker(options: PickerServerOptions): Promise<Running
   const { host, port } = splitHostPort(options.listen ?? '127.0.0.1:0');
   const protos = loadProtos();
   const picker = new EndpointPicker(options);
-  const server = new grpc.Server();
+  // Channelz's per-call bookkeeping serves no one here, and every request is a new ext_proc stream.
+  const server = new grpc.Server({ 'grpc.enable_channelz': 0 });
   server.addService(protos.extProc, { Process: createProcessHandler(picker, options) });
   const health = healthHandlers(pickerHealth(() => picker.ready(), (l) => options.source.onChange(l)));
   server.addService(protos.health, health.handlers);
