@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { parse } from 'yaml';
 import { main } from '../src/main.js';
+import { endpointSlice, startFakeKubeApi } from '../../picker/test/fake-kube-api.js';
 
 const bin = join(import.meta.dirname, '..', 'dist', 'bin.js');
 const dir = mkdtempSync(join(tmpdir(), 'extlb-picker-cli-'));
@@ -102,6 +103,26 @@ test('extlb picker reads an endpoints file and picks up edits without a restart'
   const run = await cli('conformance', '--picker', picker.address, '--timeout', '2000');
   assert.match(run.stdout, /endpoints seen: 10\.0\.0\.1:8000, 10\.0\.0\.2:8000/);
   await stop(picker.child);
+});
+
+test('extlb picker --from-cluster follows EndpointSlices from the kubeconfig context\'s namespace', async () => {
+  const api = await startFakeKubeApi([endpointSlice('llm-a', ['10.2.0.1', '10.2.0.2'], '9')]);
+  try {
+    const kubeconfig = join(dir, 'kubeconfig.yaml');
+    writeFileSync(kubeconfig, api.kubeconfig());
+    const picker = await startPicker('--from-cluster', '--selector', 'kubernetes.io/service-name=llm', '--port', 'http', '--kubeconfig', kubeconfig, '--max-endpoints', '2');
+    assert.match(picker.output(), /\(2 endpoint\(s\)/);
+    const run = await cli('conformance', '--picker', picker.address, '--timeout', '2000');
+    assert.equal(run.code, 0, run.stdout);
+    assert.match(run.stdout, /endpoints seen: 10\.2\.0\.1:8000, 10\.2\.0\.2:8000/);
+    const changed = new Promise<void>((resolve) => picker.child.stdout?.on('data', (b: Buffer) => /10\.2\.0\.3:8000/.test(b.toString()) && resolve()));
+    for (let i = 0; i < 200 && api.watchCount() === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    api.send('ADDED', endpointSlice('llm-b', ['10.2.0.3'], '11'));
+    await changed;
+    assert.equal(await stop(picker.child), 0);
+  } finally {
+    await api.close();
+  }
 });
 
 test('extlb picker refuses bad flags with exit 2 and bad endpoints with exit 1', async () => {
