@@ -6,6 +6,7 @@ import { celErrors, compileAllRules } from './cel/rules.js';
 import { isBlocking, rulesSkipped } from './field-errors.js';
 import { allKinds, kindEntry, type KindEntry } from './kinds.js';
 import { listTypeErrors } from './list-types.js';
+import { objectMetaErrors } from './object-meta.js';
 import { isPlainObject } from './paths.js';
 import { pruneAndDefaultObject } from './prune-and-default.js';
 import { unchanged } from './ratcheting.js';
@@ -39,7 +40,7 @@ function run(object: unknown, options: ValidateOptions): ValidationResult {
   const { object: pruned, warnings } = pruneAndDefaultObject(object, structure);
   const old = oldObjectOf(entry, options);
   const ratcheted = old && ((pointer: string) => unchanged(pointer, pruned, old, structure));
-  const errors = [...schemaErrors(entry.validator, pruned, ratcheted), ...listTypeErrors(structure, pruned)];
+  const errors = [...objectMetaErrors(pruned.metadata), ...schemaErrors(entry.validator, pruned, ratcheted), ...listTypeErrors(structure, pruned)];
   if (errors.some(isBlocking)) errors.push(rulesSkipped());
   else errors.push(...celErrors(structure, toCelValue(pruned, structure), old && { value: toCelValue(old, structure) }));
   warnings.push(...semanticWarnings(entry.kind, pruned, object));
