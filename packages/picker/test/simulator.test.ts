@@ -18,13 +18,17 @@ const header = (name = 'x-gateway-destination-endpoint'): OverrideHostSource => 
 const metadata = (path = 'x-gateway-destination-endpoint'): OverrideHostSource => ({ metadata: { key: 'envoy.lb', path: [path] } });
 const lb = (value: unknown, path = 'x-gateway-destination-endpoint') => ({ 'envoy.lb': { [path]: value } });
 
+/** Envoy's test fixture: sources [header, metadata], the `First` fallback, HOSTS; `input` overrides. */
+function simulate(input: Partial<SimulationInput>) {
+  return simulateOverrideHost({ sources: [header(), metadata()], fallback: 'First', hosts: HOSTS, ...input });
+}
 function run(input: Partial<SimulationInput>): Array<string | null> {
-  return simulateOverrideHost({ sources: [header(), metadata()], fallback: 'First', hosts: HOSTS, ...input }).attempts.map((a) => a.host);
+  return simulate(input).attempts.map((a) => a.host);
 }
 
 describe('load_balancer_test.cc scenarios', () => {
   test('NoMetadataOrHeaders: nothing set ⇒ fallback host', () => {
-    const r = simulateOverrideHost({ sources: [header(), metadata()], fallback: 'First', hosts: HOSTS });
+    const r = simulate({});
     assert.equal(r.attempts[0]?.host, '1.2.3.4:80');
     assert.equal(r.attempts[0]?.by, 'fallback');
     assert.match(r.attempts[0]?.reason ?? '', /no override source present/);
@@ -58,10 +62,7 @@ describe('load_balancer_test.cc scenarios', () => {
   });
 
   test('HeaderWithMultipleValueIsPreferredOverMetadata: a,b then c then fallback', () => {
-    const r = simulateOverrideHost({
-      sources: [header(), metadata()],
-      fallback: 'First',
-      hosts: HOSTS,
+    const r = simulate({
       headers: { 'x-gateway-destination-endpoint': '5.6.7.8:80, [::2]:80' },
       metadata: lb('127.0.0.1:80'),
       attempts: 4,
@@ -80,10 +81,7 @@ describe('load_balancer_test.cc scenarios', () => {
   });
 
   test('UnparseableHeaderValueUsesFallback: garbage header skipped ⇒ metadata host, then fallback', () => {
-    const r = simulateOverrideHost({
-      sources: [header(), metadata()],
-      fallback: 'First',
-      hosts: HOSTS,
+    const r = simulate({
       headers: { 'x-gateway-destination-endpoint': 'fff-bar-.bats@just.Wrong' },
       metadata: lb('5.6.7.8:80'),
       attempts: 2,
@@ -124,13 +122,13 @@ describe('load_balancer_test.cc scenarios', () => {
   });
 
   test('SelectEndpointBadMetadata: bad-host@address ⇒ fallback', () => {
-    const r = simulateOverrideHost({ sources: [metadata()], fallback: 'First', hosts: HOSTS, metadata: lb('bad-host@address') });
+    const r = simulate({ sources: [metadata()], metadata: lb('bad-host@address') });
     assert.equal(r.attempts[0]?.by, 'fallback');
   });
 
   test('SelectEndpointBadMetadataType: a number (or a list) is treated as absent', () => {
     for (const value of [123, ['5.6.7.8:80'], { nested: '5.6.7.8:80' }]) {
-      const r = simulateOverrideHost({ sources: [metadata()], fallback: 'First', hosts: HOSTS, metadata: lb(value) });
+      const r = simulate({ sources: [metadata()], metadata: lb(value) });
       assert.equal(r.overrideList.length, 0);
       assert.equal(r.attempts[0]?.host, '1.2.3.4:80');
     }
@@ -145,10 +143,8 @@ describe('load_balancer_test.cc scenarios', () => {
   });
 
   test('SelectedHostStoredInMetadata', () => {
-    const r = simulateOverrideHost({
+    const r = simulate({
       sources: [metadata()],
-      fallback: 'First',
-      hosts: HOSTS,
       metadata: lb('1.2.3.4:80'),
       selectedHostKey: { key: 'envoy.lb', path: ['x-gateway-destination-endpoint-served'] },
     });
@@ -170,10 +166,8 @@ describe('load_balancer_test.cc scenarios', () => {
 
   test('SelectedEndpointMetadataDoesNotOverwriteEnvoyLb: other envoy.lb keys survive', () => {
     const input = { 'envoy.lb': { 'x-gateway-destination-endpoint': '1.2.3.4:80', canary: 'true' } };
-    const r = simulateOverrideHost({
+    const r = simulate({
       sources: [metadata()],
-      fallback: 'First',
-      hosts: HOSTS,
       metadata: input,
       selectedHostKey: { key: 'envoy.lb', path: ['x-gateway-destination-endpoint-served'] },
     });
@@ -227,7 +221,7 @@ describe('config_test.cc scenarios (load-time errors, Envoy messages)', () => {
       (err: unknown) => err instanceof OverrideHostConfigError && err.errors.length === 4 && /Empty override source/.test(err.message) && /metadata\.key/.test(err.message) && /metadata\.path/.test(err.message),
     );
     assert.throws(() => new OverrideHostSimulator({ sources: [metadata()], fallback: 'First', hosts: ['10.0.0.1'] }), /hosts\[0\]: missing ":port"/);
-    assert.throws(() => simulateOverrideHost({ sources: [metadata()], fallback: 'First', hosts: HOSTS, attempts: 0 }), /attempts: 0/);
+    assert.throws(() => simulate({ sources: [metadata()], attempts: 0 }), /attempts: 0/);
   });
 });
 
@@ -261,10 +255,8 @@ describe('protocol behaviours', () => {
     assert.deepEqual(run({ sources: [header()], headers: { 'x-gateway-destination-endpoint': ['5.6.7.8:80', '127.0.0.1:80'] }, attempts: 2 }), ['5.6.7.8:80', '1.2.3.4:80']);
   });
   test('the list is consumed across retries, unknown entries skipped, duplicates not removed', () => {
-    const r = simulateOverrideHost({
+    const r = simulate({
       sources: [metadata()],
-      fallback: 'First',
-      hosts: HOSTS,
       metadata: lb('5.6.7.8:80,9.9.9.9:80, ,5.6.7.8:80,[::2]:80'),
       attempts: 4,
     });
