@@ -200,7 +200,7 @@ export class Backends {
     const ext = backend.lb.external;
     if (!ext) return;
     const ns = owner.namespace ?? '';
-    const cacheKey = `${describeRef(owner)}`;
+    const cacheKey = describeRef(owner);
     let pickers = this.pickerCache.get(cacheKey);
     if (!pickers) {
       pickers = { resolved: [], problems: [], owner };
@@ -238,8 +238,8 @@ export class Backends {
     return `${service.meta.name}.${service.meta.namespace}.svc.${this.clusterDomain}`;
   }
 
-  /** Every picker set resolved so far, by owner, in a stable order. */
-  allPickers(): Pickers[] {
-    return [...this.pickerCache.entries()].sort(([a], [b]) => compare(a, b)).map(([, p]) => p);
+  /** The picker set an object's stanza names, once a backend using it was resolved. */
+  pickersOf(owner: ObjectRef): Pickers | undefined {
+    return this.pickerCache.get(describeRef(owner));
   }
 }

@@ -23,6 +23,8 @@ export interface ClusterContext {
   manifests: Map<string, Json>;
   /** ClusterLoadAssignments the eds mode needs. */
   assignments: Map<string, Json>;
+  /** Ready Pods with an IP by namespace and `key=value` label, built on first use. */
+  podIndex?: Map<string, Map<string, Pod[]>>;
 }
 
 interface HostPort {
@@ -96,12 +98,36 @@ function matchesSelector(pod: Pod, selector: Record<string, string>): boolean {
   return Object.entries(selector).every(([k, v]) => pod.meta.labels[k] === v);
 }
 
+/**
+ * Pods a selector matches. Scanning every Pod of the namespace for every pool is quadratic in a
+ * large estate, so Pods are indexed by label once and only those carrying the first label are checked.
+ */
+function selectPods(ctx: ClusterContext, namespace: string, selector: Record<string, string>): Pod[] {
+  if (!ctx.podIndex) {
+    ctx.podIndex = new Map();
+    for (const [ns, pods] of ctx.inputs.pods) {
+      const byLabel = new Map<string, Pod[]>();
+      for (const pod of pods) {
+        if (!pod.ready || !pod.ip) continue;
+        for (const [k, v] of Object.entries(pod.meta.labels)) {
+          const list = byLabel.get(`${k}=${v}`);
+          if (list) list.push(pod);
+          else byLabel.set(`${k}=${v}`, [pod]);
+        }
+      }
+      ctx.podIndex.set(ns, byLabel);
+    }
+  }
+  const [first] = Object.entries(selector);
+  if (!first) return [];
+  return (ctx.podIndex.get(namespace)?.get(`${first[0]}=${first[1]}`) ?? []).filter((p) => matchesSelector(p, selector));
+}
+
 /** `ip:port` endpoints of a backend from the inputs: ready Pods for pools, EndpointSlices for Services. */
 function staticHosts(b: Backend, ctx: ClusterContext): HostPort[] {
   if (b.pool) {
     const pool = b.pool;
-    const pods = (ctx.inputs.pods.get(pool.meta.namespace) ?? []).filter((p) => p.ready && p.ip && matchesSelector(p, pool.selector));
-    return pods.flatMap((p) => pool.targetPorts.map((port) => ({ address: p.ip ?? '', port })));
+    return selectPods(ctx, pool.meta.namespace, pool.selector).flatMap((p) => pool.targetPorts.map((port) => ({ address: p.ip ?? '', port })));
   }
   const svc = b.service;
   const sp = b.servicePort;

@@ -1,5 +1,5 @@
 // Gateways to Envoy listeners, and which routes attach to which listener under which hostnames.
-import { Diagnostics, compare, type ObjectRef } from './diagnostics.js';
+import { Diagnostics, compare } from './diagnostics.js';
 import { GATEWAY_GROUP, type Gateway, type HttpRoute, type Inputs, type Listener, type ParentRef } from './inputs.js';
 
 /** One Envoy filter chain: every HTTP listener on a port, or one HTTPS listener. */
@@ -91,6 +91,7 @@ export function attachRoutes(inputs: Inputs, listeners: EnvoyListener[], diags: 
   for (const el of listeners) for (const c of el.chains) for (const l of c.listeners) chainOf.set(l, c);
   const gateways = new Map(inputs.gateways.map((g) => [`${g.meta.namespace}/${g.meta.name}`, g]));
   const out = new Map<HttpRoute, ParentOutcome[]>();
+  const attachments = new Map<Chain, Map<HttpRoute, { route: HttpRoute; hostnames: string[] }>>();
   for (const route of inputs.routes) {
     const outcomes: ParentOutcome[] = [];
     for (const parent of route.parentRefs) {
@@ -125,9 +126,15 @@ export function attachRoutes(inputs: Inputs, listeners: EnvoyListener[], diags: 
         const chain = chainOf.get(l);
         if (hostnames.length === 0 || !chain) continue;
         any = true;
-        const existing = chain.attached.find((a) => a.route === route);
+        let byRoute = attachments.get(chain);
+        if (!byRoute) attachments.set(chain, (byRoute = new Map()));
+        const existing = byRoute.get(route);
         if (existing) existing.hostnames = [...new Set([...existing.hostnames, ...hostnames])];
-        else chain.attached.push({ route, hostnames });
+        else {
+          const a = { route, hostnames };
+          byRoute.set(route, a);
+          chain.attached.push(a);
+        }
       }
       if (!any) {
         diags.warning('NoMatchingListenerHostname', `no hostname of the route matches a listener of Gateway ${parent.namespace}/${parent.name}`, route.ref, 'spec.hostnames');
@@ -139,10 +146,6 @@ export function attachRoutes(inputs: Inputs, listeners: EnvoyListener[], diags: 
     out.set(route, outcomes);
   }
   return out;
-}
-
-export function gatewayRef(gw: Gateway): ObjectRef {
-  return gw.ref;
 }
 
 /** Orders hostnames as Envoy picks virtual hosts: exact names first, then longer wildcards, `*` last. */

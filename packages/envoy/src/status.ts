@@ -94,7 +94,7 @@ export function policyStatuses(ctx: StatusContext, backends: Backends, policies:
     else if (outcomes.some((o) => o.winner)) accepted = [true, 'Accepted', 'Policy is accepted'];
     else if (establishedBy) accepted = [false, 'Conflicted', `every target is already targeted by ${establishedBy.kind} ${establishedBy.namespace ?? ''}/${establishedBy.name}`];
     else accepted = [false, 'TargetNotFound', `no target found: ${policy.targets.map((t) => `${groupKind(t.group, t.kind)} ${t.name}${t.sectionName ? ` port ${t.sectionName}` : ''}`).join(', ')}`];
-    const pickers = backends.allPickers().find((p) => p.owner === policy.ref);
+    const pickers = backends.pickersOf(policy.ref);
     return statusObject(`${GROUP}/v1alpha1`, policy.ref, {
       ancestors: ancestors.map((gw) => ({
         ancestorRef: gatewayParentRef(gw),

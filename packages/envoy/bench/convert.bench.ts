@@ -1,0 +1,124 @@
+// Converts a generated estate at three sizes and prints time, memory and the ratio of conversion
+// time to serializing the output. Full size: 10,000 HTTPRoutes (2 rules each), 1,000 BackendPools,
+// 2,000 Services, 50,000 endpoints; the smaller sizes scale every count with the routes.
+// Target (issue 4): the full estate in under 2 s and 1 GiB RSS on a 2-core machine, near-linear growth.
+import { stringify } from 'yaml';
+import { convert, toBootstrap } from '../src/index.js';
+
+const NOW = '2026-01-01T00:00:00Z';
+
+function estate(routes: number): unknown[] {
+  const pools = routes / 10;
+  const services = routes / 5;
+  const podsPerPool = 25; // 25 × pools + 12.5 × services = 5 × routes endpoints
+  const objects: unknown[] = [];
+  objects.push({
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'Gateway',
+    metadata: { name: 'gw', namespace: 'bench', creationTimestamp: NOW },
+    spec: { gatewayClassName: 'extlb', listeners: [{ name: 'http', port: 8080, protocol: 'HTTP', allowedRoutes: { namespaces: { from: 'All' } } }] },
+  });
+  for (let p = 0; p < 10; p++) {
+    objects.push({ apiVersion: 'v1', kind: 'Service', metadata: { name: `picker-${p}`, namespace: 'bench' }, spec: { ports: [{ name: 'grpc', port: 9002 }] } });
+  }
+  for (let i = 0; i < pools; i++) {
+    const external = i % 2 === 0;
+    objects.push({
+      apiVersion: 'extlb.dev/v1alpha1',
+      kind: 'BackendPool',
+      metadata: { name: `pool-${i}`, namespace: 'bench' },
+      spec: {
+        selector: { matchLabels: { pool: `pool-${i}` } },
+        targetPorts: [{ number: 8000 }],
+        loadBalancer: external
+          ? { type: 'External', external: { refs: [{ name: `picker-${i % 10}`, port: { number: 9002 } }, { name: `picker-${(i + 1) % 10}`, port: { number: 9002 } }], maxEndpoints: 3 } }
+          : { type: 'LeastRequest' },
+      },
+    });
+    for (let k = 0; k < podsPerPool; k++) {
+      const n = i * podsPerPool + k;
+      objects.push({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: `pool-${i}-${k}`, namespace: 'bench', labels: { pool: `pool-${i}`, tier: 'model' } },
+        status: { phase: 'Running', podIP: `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}` },
+      });
+    }
+  }
+  for (let s = 0; s < services; s++) {
+    objects.push({ apiVersion: 'v1', kind: 'Service', metadata: { name: `svc-${s}`, namespace: 'bench' }, spec: { ports: [{ name: 'http', port: 80, targetPort: 8080 }] } });
+    const addresses = Array.from({ length: s % 2 === 0 ? 12 : 13 }, (_, k) => `172.${(s >> 8) & 255}.${s & 255}.${k + 1}`);
+    objects.push({
+      apiVersion: 'discovery.k8s.io/v1',
+      kind: 'EndpointSlice',
+      metadata: { name: `svc-${s}-a`, namespace: 'bench', labels: { 'kubernetes.io/service-name': `svc-${s}` } },
+      addressType: 'IPv4',
+      ports: [{ name: 'http', port: 8080 }],
+      endpoints: addresses.map((a) => ({ addresses: [a], conditions: { ready: true } })),
+    });
+    if (s % 10 === 0) {
+      objects.push({
+        apiVersion: 'extlb.dev/v1alpha1',
+        kind: 'LoadBalancerPolicy',
+        metadata: { name: `svc-${s}-lb`, namespace: 'bench', creationTimestamp: NOW },
+        spec: { targetRefs: [{ group: '', kind: 'Service', name: `svc-${s}` }], loadBalancer: { type: 'External', external: { refs: [{ name: `picker-${s % 10}`, port: { number: 9002 } }] } } },
+      });
+    }
+  }
+  for (let r = 0; r < routes; r++) {
+    objects.push({
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'HTTPRoute',
+      metadata: { name: `route-${r}`, namespace: 'bench', creationTimestamp: NOW },
+      spec: {
+        parentRefs: [{ name: 'gw' }],
+        hostnames: [`r${r % 2000}.example.com`],
+        rules: [
+          { matches: [{ path: { type: 'PathPrefix', value: `/v1/${r}` } }], backendRefs: [{ group: 'extlb.dev', kind: 'BackendPool', name: `pool-${r % pools}` }] },
+          { matches: [{ path: { type: 'Exact', value: `/health/${r}` }, headers: [{ name: 'x-tenant', value: `t${r % 7}` }] }], backendRefs: [{ name: `svc-${r % services}`, port: 80, weight: 3 }, { name: `svc-${(r + 1) % services}`, port: 80, weight: 1 }], timeouts: { request: '10s' } },
+        ],
+      },
+    });
+  }
+  return objects;
+}
+
+function time<T>(fn: () => T): [T, number] {
+  const start = process.hrtime.bigint();
+  const out = fn();
+  return [out, Number(process.hrtime.bigint() - start) / 1e6];
+}
+
+function median(xs: number[]): number {
+  return [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
+}
+
+const gc = (globalThis as { gc?: () => void }).gc;
+const rows: string[] = [];
+let peakRss = 0;
+for (const routes of [1000, 5000, 10000]) {
+  const objects = estate(routes);
+  convert(objects, { now: NOW }); // warm-up
+  const runs: number[] = [];
+  let result = convert(objects, { now: NOW });
+  for (let i = 0; i < 3; i++) {
+    gc?.();
+    const [r, ms] = time(() => convert(objects, { now: NOW }));
+    result = r;
+    runs.push(ms);
+    peakRss = Math.max(peakRss, process.memoryUsage().rss);
+  }
+  gc?.();
+  const [bootstrap, renderMs] = time(() => toBootstrap(result.envoy));
+  const [json, jsonMs] = time(() => JSON.stringify(bootstrap));
+  const [, yamlMs] = time(() => stringify(bootstrap, { lineWidth: 0, aliasDuplicateObjects: false }));
+  const endpoints = result.envoy.clusters.reduce((n, c) => n + (((c.load_assignment as { endpoints?: { lb_endpoints: unknown[] }[] } | undefined)?.endpoints ?? []).reduce((m, e) => m + e.lb_endpoints.length, 0)), 0);
+  const convertMs = median(runs);
+  rows.push(
+    `${String(routes).padStart(6)} routes  ${String(objects.length).padStart(6)} objects  ${String(result.envoy.clusters.length).padStart(5)} clusters  ${String(endpoints).padStart(6)} endpoints  ` +
+      `convert ${convertMs.toFixed(0).padStart(5)} ms  toBootstrap ${renderMs.toFixed(0)} ms  JSON ${jsonMs.toFixed(0)} ms (${(json.length / 1e6).toFixed(1)} MB, convert/JSON ${(convertMs / jsonMs).toFixed(1)}x)  YAML ${yamlMs.toFixed(0)} ms (convert/YAML ${(convertMs / yamlMs).toFixed(2)}x)`,
+  );
+  peakRss = Math.max(peakRss, process.memoryUsage().rss);
+}
+console.log(rows.join('\n'));
+console.log(`peak RSS ${(peakRss / 2 ** 20).toFixed(0)} MiB (target < 1024 MiB); target: 10k routes convert < 2000 ms`);
