@@ -216,6 +216,13 @@ export function backendCluster(b: Backend, ctx: ClusterContext): Json {
     cluster.type = 'STATIC';
     cluster.load_assignment = assignment(b.cluster, hosts);
   }
+  if (ext?.failureMode === 'FailOpen' && ext.requestBodyMode === 'FullDuplexStreamed' && ctx.envoy !== '1.38') {
+    ctx.diags.info(
+      'FailOpenStreaming',
+      'FailOpen with a FullDuplexStreamed request body needs Envoy 1.35.1 or newer (1.35.0 refuses it), and fails open only until the first body chunk reached the picker',
+      b.ref,
+    );
+  }
   if (ext?.reportServedEndpoint && ctx.envoy !== '1.38') {
     ctx.diags.warning('ServedEndpointNeeds138', `reportServedEndpoint needs Envoy 1.38 (selected_host_key); it is left out for target ${ctx.envoy}`, b.ref);
   }
