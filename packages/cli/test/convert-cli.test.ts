@@ -159,7 +159,7 @@ describe('extlb convert --from-cluster', () => {
   after(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
   it('lists every kind through the selected context and converts them', async () => {
-    const r = await cli(['--from-cluster', '--kubeconfig', kubeconfig, '--context', 'test', '--status-out', 'cluster-status.yaml']);
+    const r = await cli(['--from-cluster', '--kubeconfig', kubeconfig, '--context', 'test', '--gateway-class', 'extlb', '--status-out', 'cluster-status.yaml']);
     assert.equal(r.code, 0, r.stderr);
     assert.ok(requests.some((q) => q === 'Bearer secret-token /apis/extlb.dev/v1alpha1/backendpools'), requests.join('\n'));
     assert.match(r.stderr, /cluster: info: InferencePool \(inference\.networking\.k8s\.io\/v1\) not listed/);

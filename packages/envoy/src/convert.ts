@@ -26,6 +26,8 @@ export interface ConvertOptions {
   perTryTimeout?: string;
   /** Folder with `<namespace>/<secret>/tls.crt` and `tls.key` for HTTPS listeners. */
   certDir?: string;
+  /** Convert only Gateways of these classes (all when unset): a cluster may run several controllers. */
+  gatewayClassNames?: string[];
 }
 
 /** Envoy resources, each list sorted by name. */
@@ -111,9 +113,12 @@ export function convert(objects: readonly unknown[], options: ConvertOptions = {
   const statusCtx = { controllerName: options.controllerName ?? DEFAULT_CONTROLLER, now: options.now ?? new Date().toISOString().replace(/\.\d+Z$/, 'Z') };
 
   const inputs = readInputs(objects, diags, parseDuration);
+  const classes = options.gatewayClassNames;
+  const others = classes ? inputs.gateways.filter((g) => !classes.includes(g.gatewayClassName)) : [];
+  if (classes) inputs.gateways = inputs.gateways.filter((g) => classes.includes(g.gatewayClassName));
   const backends = new Backends(inputs, diags, clusterDomain);
   const listeners = buildListeners(inputs, diags);
-  const outcomes = attachRoutes(inputs, listeners, diags);
+  const outcomes = attachRoutes(inputs, listeners, diags, others);
   const routeOptions = {
     perTryTimeoutMs,
     perRouteFailureMode: envoy !== 'legacy',

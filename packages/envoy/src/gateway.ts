@@ -86,10 +86,11 @@ function namespaceAllowed(l: Listener, gw: Gateway, route: HttpRoute, inputs: In
  * Attaches every route to the chains of its parents and returns, per route, the outcome for each
  * parentRef (the route's status).
  */
-export function attachRoutes(inputs: Inputs, listeners: EnvoyListener[], diags: Diagnostics): Map<HttpRoute, ParentOutcome[]> {
+export function attachRoutes(inputs: Inputs, listeners: EnvoyListener[], diags: Diagnostics, others: Gateway[] = []): Map<HttpRoute, ParentOutcome[]> {
   const chainOf = new Map<Listener, Chain>();
   for (const el of listeners) for (const c of el.chains) for (const l of c.listeners) chainOf.set(l, c);
   const gateways = new Map(inputs.gateways.map((g) => [`${g.meta.namespace}/${g.meta.name}`, g]));
+  const otherClass = new Map(others.map((g) => [`${g.meta.namespace}/${g.meta.name}`, g]));
   const out = new Map<HttpRoute, ParentOutcome[]>();
   const attachments = new Map<Chain, Map<HttpRoute, { route: HttpRoute; hostnames: string[] }>>();
   for (const route of inputs.routes) {
@@ -102,6 +103,12 @@ export function attachRoutes(inputs: Inputs, listeners: EnvoyListener[], diags: 
         continue;
       }
       const gw = gateways.get(`${parent.namespace}/${parent.name}`);
+      const other = otherClass.get(`${parent.namespace}/${parent.name}`);
+      if (other) {
+        // Another controller's Gateway: its status entry is that controller's to write.
+        diags.info('OtherGatewayClass', `Gateway ${parent.namespace}/${parent.name} is of class ${other.gatewayClassName}, which is not converted`, route.ref, path);
+        continue;
+      }
       if (!gw) {
         diags.error('ParentNotFound', `Gateway ${parent.namespace}/${parent.name} not found`, route.ref, path);
         outcomes.push({ parent, accepted: false, reason: 'NoMatchingParent', message: `Gateway ${parent.namespace}/${parent.name} not found` });

@@ -35,6 +35,7 @@ export interface Listener {
 }
 
 export interface Gateway extends Base {
+  gatewayClassName: string;
   listeners: Listener[];
 }
 
@@ -246,7 +247,7 @@ function readGateway(r: Reader, spec: Json, meta: Meta): Gateway {
     }
     listeners.push(listener);
   });
-  return { ref: r.ref, meta, listeners };
+  return { ref: r.ref, meta, gatewayClassName: r.string(spec.gatewayClassName, 'spec.gatewayClassName', true) ?? '', listeners };
 }
 
 /**

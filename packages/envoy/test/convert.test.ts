@@ -173,6 +173,16 @@ test('match precedence: exact, then regex, then the longest prefix; ties by rout
   assert.equal(names[names.length - 1], 'default/shop/rule/3/match/0', 'the / prefix comes last');
 });
 
+test('gatewayClassNames converts only those Gateways; routes to other classes get no status entry from us', () => {
+  const objects = scenario('backendpool-picker');
+  const mine = convert(objects, { now: NOW, gatewayClassNames: ['extlb'] });
+  assert.equal(mine.envoy.listeners.length, 1);
+  const theirs = convert(objects, { now: NOW, gatewayClassNames: ['someone-else'] });
+  assert.equal(theirs.envoy.listeners.length, 0);
+  assert.deepEqual(status(theirs, 'HTTPRoute', 'chat').status.parents, []);
+  assert.ok(theirs.diagnostics.some((d) => d.code === 'OtherGatewayClass' && d.path === 'spec.parentRefs[0]'));
+});
+
 test('invalid input gives diagnostics with object and field path, never an exception', () => {
   const r = convert(
     [

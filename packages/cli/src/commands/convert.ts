@@ -14,7 +14,7 @@ import { bracketMapKeys } from './validate.js';
 const USAGE =
   'extlb convert [PATH...|--from-cluster [--context NAME] [--kubeconfig FILE]] [--format bootstrap|xds] [-o yaml|json] ' +
   '[--envoy 1.35|1.38|legacy] [--endpoints static|dns|eds] [--status-out FILE] [--manifests-out FILE] [--out FILE] ' +
-  '[--controller-name NAME] [--cluster-domain DOMAIN] [--per-try-timeout DURATION] [--xds-server HOST:PORT]';
+  '[--gateway-class NAME]... [--controller-name NAME] [--cluster-domain DOMAIN] [--per-try-timeout DURATION] [--xds-server HOST:PORT]';
 
 /** The kinds the converter reads from a cluster: apiVersion and kind. */
 export const CLUSTER_KINDS: [string, string][] = [
@@ -159,6 +159,7 @@ function parseFlags(args: string[]) {
         'cluster-domain': { type: 'string' },
         'per-try-timeout': { type: 'string' },
         'xds-server': { type: 'string' },
+        'gateway-class': { type: 'string', multiple: true },
       },
       strict: true,
       allowPositionals: true,
@@ -202,6 +203,7 @@ export const command: Command = {
     if (values['controller-name'] !== undefined) options.controllerName = values['controller-name'];
     if (values['cluster-domain'] !== undefined) options.clusterDomain = values['cluster-domain'];
     if (values['per-try-timeout'] !== undefined) options.perTryTimeout = values['per-try-timeout'];
+    if (values['gateway-class'] !== undefined) options.gatewayClassNames = values['gateway-class'];
 
     const lines: string[] = [];
     let objects: unknown[];
