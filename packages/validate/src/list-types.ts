@@ -1,8 +1,8 @@
 // x-kubernetes-list-type map and set invariants (apiextensions-apiserver structural listtype
 // validation): no two entries with the same keys, no two equal set items.
 import { fieldError } from './field-errors.js';
-import { fieldPath, isPlainObject, own, type Segment } from './paths.js';
-import type { StructuralSchema } from './structural.js';
+import { fieldPath, isPlainObject, type Segment } from './paths.js';
+import { prepareSchema, propertyOf, type StructuralSchema } from './structural.js';
 import type { FieldError } from './types.js';
 
 const hasListTypes = new WeakMap<StructuralSchema, boolean>();
@@ -40,16 +40,21 @@ function checkList(schema: StructuralSchema, list: unknown[], path: Segment[], e
   });
 }
 
-export function listTypeErrors(schema: StructuralSchema, value: unknown, path: Segment[] = [], errors: FieldError[] = []): FieldError[] {
+/** Duplicate keys in list-type=map lists and duplicate items in sets, anywhere in `value`. */
+export function listTypeErrors(schema: StructuralSchema, value: unknown): FieldError[] {
+  return collect(prepareSchema(schema), value, [], []);
+}
+
+function collect(schema: StructuralSchema, value: unknown, path: Segment[], errors: FieldError[]): FieldError[] {
   if (!needsCheck(schema)) return errors;
   if (Array.isArray(value)) {
     if (schema.listType === 'map' || schema.listType === 'set') checkList(schema, value, path, errors);
-    if (schema.items) value.forEach((v, i) => listTypeErrors(schema.items!, v, [...path, i], errors));
+    if (schema.items) value.forEach((v, i) => collect(schema.items!, v, [...path, i], errors));
   } else if (isPlainObject(value)) {
     for (const key of Object.keys(value)) {
-      const prop = own(schema.properties, key);
+      const prop = propertyOf(schema, key);
       const child = prop ?? schema.additionalProperties;
-      if (child) listTypeErrors(child, value[key], [...path, prop ? key : { key }], errors);
+      if (child) collect(child, value[key], [...path, prop ? key : { key }], errors);
     }
   }
   return errors;

@@ -1,8 +1,8 @@
 // What the API server does to an object before it validates it: drop fields the schema does not
 // know (returned as warnings, the text kubectl prints), drop nulls where the schema does not allow
 // them, then fill in defaults. One walk, guided by the structural schema, producing a fresh copy.
-import { isPlainObject, openApiPath, own, setOwn, type Segment } from './paths.js';
-import type { StructuralSchema } from './structural.js';
+import { isPlainObject, openApiPath, setOwn, type Segment } from './paths.js';
+import { prepareSchema, propertyOf, type StructuralSchema } from './structural.js';
 import type { Warning } from './types.js';
 
 /** ObjectMeta's fields: the API server owns metadata's schema, so a CRD only says "object". */
@@ -56,7 +56,7 @@ function objectValue(value: Record<string, unknown>, schema: StructuralSchema, w
       if (v !== null) setOwn(out, key, metadataValue(v, walk));
       continue;
     }
-    const childSchema = own(schema.properties, key) ?? schema.additionalProperties;
+    const childSchema = propertyOf(schema, key) ?? schema.additionalProperties;
     if (!childSchema) {
       if (schema.preserveUnknownFields) setOwn(out, key, v);
       else unknownField(walk, key);
@@ -84,6 +84,8 @@ function pruneAndDefault(value: unknown, schema: StructuralSchema, walk: Walk): 
 /** A deep copy, so the result shares nothing with the input; an uncopyable value is kept as is. */
 function copyOf(value: unknown): unknown {
   if (typeof value !== 'object' || value === null) return value;
+  // Labels and annotations: flat maps of strings, copied by spread (which defines own properties).
+  if (isPlainObject(value) && Object.values(value).every((v) => typeof v !== 'object' || v === null)) return { ...value };
   try {
     return structuredClone(value);
   } catch {
@@ -105,7 +107,7 @@ function metadataValue(value: unknown, walk: Walk): unknown {
 /** Prunes and defaults a whole object of a kind whose structural schema is `schema`. */
 export function pruneAndDefaultObject(object: Record<string, unknown>, schema: StructuralSchema): { object: Record<string, unknown>; warnings: Warning[] } {
   const walk: Walk = { warnings: [], path: [] };
-  const pruned = objectValue(object, schema, walk);
+  const pruned = objectValue(object, prepareSchema(schema), walk);
   // Sorted, so the warnings do not depend on the order the user wrote the fields in.
   walk.warnings.sort((a, b) => (a.field < b.field ? -1 : a.field > b.field ? 1 : 0));
   return { object: pruned, warnings: walk.warnings };

@@ -2,8 +2,8 @@
 // the API server ignores schema errors and non-transition CEL failures in any value that is
 // unchanged from the old object, so a tightened schema does not block edits elsewhere. Values
 // correlate as for transition rules: by property, by map key, and by key in list-type=map lists.
-import { isPlainObject, own } from './paths.js';
-import type { StructuralSchema } from './structural.js';
+import { isPlainObject } from './paths.js';
+import { prepareSchema, propertyOf, type StructuralSchema } from './structural.js';
 
 export function deepEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
@@ -23,7 +23,7 @@ export function correlatedOld(pointer: string, current: unknown, old: unknown, s
   if (pointer === '') return { value: old };
   let cur = current;
   let prev = old;
-  let s: StructuralSchema | undefined = schema;
+  let s: StructuralSchema | undefined = prepareSchema(schema);
   for (const raw of pointer.slice(1).split('/')) {
     const token = raw.replace(/~1/g, '/').replace(/~0/g, '~');
     if (!s) return undefined;
@@ -38,7 +38,7 @@ export function correlatedOld(pointer: string, current: unknown, old: unknown, s
       if (!isPlainObject(cur) || !isPlainObject(prev) || !Object.hasOwn(prev, token)) return undefined;
       cur = cur[token];
       prev = prev[token];
-      s = own(s.properties, token) ?? s.additionalProperties;
+      s = propertyOf(s, token) ?? s.additionalProperties;
     }
     if (prev === undefined) return undefined;
   }

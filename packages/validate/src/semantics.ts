@@ -22,7 +22,7 @@ function externalWarnings(external: Obj, raw: Obj | undefined, at: string, out: 
   }
   const max = external.maxEndpoints;
   if (typeof max === 'number' && max > 1) {
-    warn(out, `${at}.maxEndpoints`, `${max} endpoints means up to ${max - 1} retries per request on the route; a retry replays the request body only when it fits in the proxy's buffer, and once the list is used up the fallback policy (${String(external.fallback)}) chooses`);
+    warn(out, `${at}.maxEndpoints`, `${max} endpoints means up to ${max - 1} ${max === 2 ? 'retry' : 'retries'} per request on the route; a retry replays the request body only when it fits in the proxy's buffer, and once the list is used up the fallback policy (${String(external.fallback)}) chooses`);
   }
   if (external.reportServedEndpoint === true) {
     warn(out, `${at}.reportServedEndpoint`, 'needs Envoy 1.38 or newer (override_host selected_host_key); older proxies never tell the picker which endpoint served the request');

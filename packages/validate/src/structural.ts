@@ -26,3 +26,27 @@ export interface StructuralSchema {
   /** An integer or a string; integers reach CEL as ints. */
   intOrString?: boolean;
 }
+
+const prepared = new WeakSet<StructuralSchema>();
+
+/**
+ * Gives every `properties` record under `schema` a null prototype, once, so that looking up a key
+ * from user input ("__proto__", "constructor") finds nothing inherited. The walks index
+ * `properties` directly afterwards, which is what keeps them fast.
+ */
+export function prepareSchema(schema: StructuralSchema): StructuralSchema {
+  if (prepared.has(schema)) return schema;
+  prepared.add(schema);
+  if (schema.properties) {
+    Object.setPrototypeOf(schema.properties, null);
+    for (const child of Object.values(schema.properties)) prepareSchema(child);
+  }
+  if (schema.additionalProperties) prepareSchema(schema.additionalProperties);
+  if (schema.items) prepareSchema(schema.items);
+  return schema;
+}
+
+/** The schema of property `key`; only for prepared schemas. */
+export function propertyOf(schema: StructuralSchema, key: string): StructuralSchema | undefined {
+  return schema.properties?.[key];
+}

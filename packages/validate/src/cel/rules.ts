@@ -2,9 +2,9 @@
 // evaluated top-down over an object, with oldSelf bound wherever the old object has a value to
 // correlate with (object properties, map keys, list-type=map entries), as the API server does.
 import { fieldError } from '../field-errors.js';
-import { fieldPath, isPlainObject, own, type Segment } from '../paths.js';
+import { fieldPath, isPlainObject, type Segment } from '../paths.js';
 import { deepEqual } from '../ratcheting.js';
-import type { CelRuleSpec, StructuralSchema } from '../structural.js';
+import { prepareSchema, propertyOf, type CelRuleSpec, type StructuralSchema } from '../structural.js';
 import type { FieldError } from '../types.js';
 import { compileCel, type CelProgram } from './environment.js';
 
@@ -14,6 +14,22 @@ interface CompiledRule {
   messageProgram?: CelProgram;
   /** A transition rule: only checked when there is an old value to compare with. */
   usesOldSelf: boolean;
+  /** Results by value, for rules on a string or number (CEL is pure, so a result never goes stale). */
+  scalarResults?: Map<unknown, unknown>;
+}
+
+const SCALAR_CACHE_LIMIT = 1024;
+
+/** Evaluates a rule, reusing the result for a scalar `self` it has already seen (e.g. "200ms"). */
+function evaluate(rule: CompiledRule, context: { self: unknown; oldSelf: unknown }): unknown {
+  const { self } = context;
+  if (rule.usesOldSelf || (typeof self !== 'string' && typeof self !== 'bigint')) return rule.program(context);
+  const cache = (rule.scalarResults ??= new Map());
+  if (cache.has(self)) return cache.get(self);
+  const result = rule.program(context);
+  if (cache.size >= SCALAR_CACHE_LIMIT) cache.clear();
+  cache.set(self, result);
+  return result;
 }
 
 const compiled = new WeakMap<StructuralSchema, CompiledRule[]>();
@@ -37,6 +53,7 @@ function compileRules(schema: StructuralSchema): CompiledRule[] {
 
 /** Compiles every rule under `schema` now, so a bad rule fails at load, not on the first request. */
 export function compileAllRules(schema: StructuralSchema): number {
+  prepareSchema(schema);
   let n = compileRules(schema).length;
   for (const child of children(schema)) n += compileAllRules(child);
   hasRulesBelow.set(schema, n > 0);
@@ -101,7 +118,7 @@ function evaluateRules(schema: StructuralSchema, self: unknown, old: { value: un
     const context = { self, oldSelf: old?.value };
     let ok: unknown;
     try {
-      ok = rule.program(context);
+      ok = evaluate(rule, context);
     } catch (err) {
       const where = fieldPath(rulePath(ev.path, rule.spec.fieldPath));
       ev.errors.push(fieldError.invalid(where, schema.type ?? '', `rule evaluation error: ${(err as Error).message.split('\n')[0]}`));
@@ -131,7 +148,7 @@ function walk(schema: StructuralSchema, self: unknown, old: { value: unknown } |
   if (isPlainObject(self)) {
     const oldObj = old && isPlainObject(old.value) ? old.value : undefined;
     for (const key of Object.keys(self)) {
-      const prop = own(schema.properties, key);
+      const prop = propertyOf(schema, key);
       const child = prop ?? schema.additionalProperties;
       if (!child || !hasRulesBelow.get(child)) continue;
       const oldChild = oldObj && Object.hasOwn(oldObj, key) ? { value: oldObj[key] } : undefined;

@@ -1,7 +1,7 @@
 // Kubernetes hands CEL integer fields as CEL ints; JavaScript numbers would be CEL doubles and
 // `p.number == 80` would find no overload. Convert, guided by the schema, before evaluation.
-import { isPlainObject, own, setOwn } from '../paths.js';
-import type { StructuralSchema } from '../structural.js';
+import { isPlainObject, setOwn } from '../paths.js';
+import { prepareSchema, propertyOf, type StructuralSchema } from '../structural.js';
 
 const hasIntegers = new WeakMap<StructuralSchema, boolean>();
 
@@ -21,14 +21,18 @@ function containsIntegers(schema: StructuralSchema): boolean {
 }
 
 export function toCelValue(value: unknown, schema: StructuralSchema): unknown {
+  return convert(value, prepareSchema(schema));
+}
+
+function convert(value: unknown, schema: StructuralSchema): unknown {
   if (!containsIntegers(schema)) return value;
   if (schema.type === 'integer' || schema.intOrString) return typeof value === 'number' && Number.isInteger(value) ? BigInt(value) : value;
-  if (Array.isArray(value)) return schema.items ? value.map((v) => toCelValue(v, schema.items!)) : value;
+  if (Array.isArray(value)) return schema.items ? value.map((v) => convert(v, schema.items!)) : value;
   if (!isPlainObject(value)) return value;
   const out: Record<string, unknown> = {};
   for (const key of Object.keys(value)) {
-    const child = own(schema.properties, key) ?? schema.additionalProperties;
-    setOwn(out, key, child ? toCelValue(value[key], child) : value[key]);
+    const child = propertyOf(schema, key) ?? schema.additionalProperties;
+    setOwn(out, key, child ? convert(value[key], child) : value[key]);
   }
   return out;
 }
