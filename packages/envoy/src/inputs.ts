@@ -609,6 +609,35 @@ const KNOWN: Record<string, string> = {
   [`${INFERENCE_GROUP}/InferencePool`]: 'InferencePool',
 };
 
+function identity(raw: unknown, defaultNamespace: string): string | undefined {
+  if (!isObject(raw) || !isObject(raw.metadata) || typeof raw.metadata.name !== 'string') return undefined;
+  const ns = typeof raw.metadata.namespace === 'string' && raw.metadata.namespace !== '' ? raw.metadata.namespace : defaultNamespace;
+  return [String(raw.apiVersion), String(raw.kind), ns, raw.metadata.name].join('\u0000');
+}
+
+/**
+ * Drops repeated objects (same apiVersion, kind, namespace and name). Which copy is kept must not
+ * depend on input order, so it is the one whose JSON sorts first.
+ */
+function unique(objects: readonly unknown[], diags: Diagnostics, defaultNamespace: string): unknown[] {
+  const byId = new Map<string, unknown[]>();
+  const out: unknown[] = [];
+  for (const raw of objects) {
+    const id = identity(raw, defaultNamespace);
+    if (id === undefined) out.push(raw);
+    else byId.set(id, [...(byId.get(id) ?? []), raw]);
+  }
+  for (const [id, copies] of byId) {
+    if (copies.length > 1) {
+      const [apiVersion, kind, namespace, name] = id.split('\u0000') as [string, string, string, string];
+      copies.sort((a, b) => compare(JSON.stringify(a), JSON.stringify(b)));
+      diags.error('Duplicate', `${kind} ${namespace}/${name} (${apiVersion}) appears ${copies.length} times; one copy is used`, { kind, namespace, name });
+    }
+    out.push(copies[0]);
+  }
+  return out;
+}
+
 /** Reads and indexes every object; unknown kinds are reported and skipped. */
 export function readInputs(objects: readonly unknown[], diags: Diagnostics, parseDuration: (v: unknown) => number | undefined, defaultNamespace = 'default'): Inputs {
   const inputs: Inputs = {
@@ -622,8 +651,7 @@ export function readInputs(objects: readonly unknown[], diags: Diagnostics, pars
     policies: [],
     namespaces: new Map(),
   };
-  const seen = new Set<string>();
-  for (const raw of objects) {
+  for (const raw of unique(objects, diags, defaultNamespace)) {
     if (!isObject(raw)) {
       diags.error('Invalid', 'a manifest is not an object');
       continue;
@@ -645,12 +673,6 @@ export function readInputs(objects: readonly unknown[], diags: Diagnostics, pars
       if (!kind) diags.info('IgnoredKind', `${apiVersion || '<no apiVersion>'} ${kindName} is not an input of the converter and is ignored`, ref);
       continue;
     }
-    const id = `${kind}/${meta.namespace}/${meta.name}`;
-    if (seen.has(id)) {
-      diags.error('Duplicate', `${kind} ${meta.namespace}/${meta.name} appears more than once; the first one is used`, ref);
-      continue;
-    }
-    seen.add(id);
     const r = new Reader(diags, ref);
     const spec = isObject(raw.spec) ? raw.spec : {};
     const k = key(meta.namespace, meta.name);

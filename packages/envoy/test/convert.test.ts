@@ -199,6 +199,18 @@ test('invalid input gives diagnostics with object and field path, never an excep
   assert.ok(paths.includes('HTTPRoute spec.rules'), paths.join('\n'));
 });
 
+test('output is byte-identical whatever the input order', () => {
+  const objects = [...scenario('route-features'), ...scenario('conflicting-policies'), ...scenario('cross-namespace-refs'), ...scenario('weighted-70-30')];
+  const render = (r: ConvertResult) => JSON.stringify([toBootstrap(r.envoy), toXds(r.envoy), r.statuses, r.diagnostics]);
+  const expected = render(convert(objects, { now: NOW }));
+  fc.assert(
+    fc.property(fc.shuffledSubarray(objects, { minLength: objects.length, maxLength: objects.length }), (shuffled) => {
+      assert.equal(render(convert(shuffled, { now: NOW })), expected);
+    }),
+    { numRuns: 40, seed: 7 },
+  );
+});
+
 test('random values anywhere in the objects never crash the converter, and what it emits always loads', () => {
   const validator = loadEnvoyValidator('1.35');
   const base = [...scenario('mixed-pool-and-service'), ...scenario('route-features'), ...scenario('conflicting-policies')] as Json[];
