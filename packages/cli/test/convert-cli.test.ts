@@ -85,6 +85,13 @@ describe('extlb convert on files', () => {
     assert.match(r.stderr, /warning: BackendPool default\/llm: legacy mode: .*no fallback list/);
   });
 
+  it('prints info diagnostics with -v only, and counts them otherwise', async () => {
+    const quiet = await cli([scenario('route-features')]);
+    assert.match(quiet.stderr, /^1 info message\(s\), such as ignored kinds; -v shows them$/m);
+    const loud = await cli([scenario('route-features'), '-v']);
+    assert.match(loud.stderr, /input\.yaml:\d+:1: info: ConfigMap default\/unrelated: v1 ConfigMap is not an input of the converter and is ignored/);
+  });
+
   it('refuses bad flags with exit 2', async () => {
     assert.equal((await cli([scenario('legacy-mode'), '--envoy', '1.20'])).code, 2);
     assert.equal((await cli([])).code, 2);
@@ -162,7 +169,7 @@ describe('extlb convert --from-cluster', () => {
     const r = await cli(['--from-cluster', '--kubeconfig', kubeconfig, '--context', 'test', '--gateway-class', 'extlb', '--status-out', 'cluster-status.yaml']);
     assert.equal(r.code, 0, r.stderr);
     assert.ok(requests.some((q) => q === 'Bearer secret-token /apis/extlb.dev/v1alpha1/backendpools'), requests.join('\n'));
-    assert.match(r.stderr, /cluster: info: InferencePool \(inference\.networking\.k8s\.io\/v1\) not listed/);
+    assert.match(r.stderr, /cluster: warning: InferencePool \(inference\.networking\.k8s\.io\/v1\) not listed/);
     const bootstrap = parse(r.stdout) as { static_resources: { clusters: { name: string; load_assignment?: { endpoints: { lb_endpoints: unknown[] }[] } }[] } };
     assert.deepEqual(loadEnvoyValidator('1.35').validateBootstrap(bootstrap), []);
     const pool = bootstrap.static_resources.clusters.find((c) => c.name === 'bpool/default/llm');

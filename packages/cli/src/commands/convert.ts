@@ -14,7 +14,7 @@ import { bracketMapKeys } from './validate.js';
 const USAGE =
   'extlb convert [PATH...|--from-cluster [--context NAME] [--kubeconfig FILE]] [--format bootstrap|xds] [-o yaml|json] ' +
   '[--envoy 1.35|1.38|legacy] [--endpoints static|dns|eds] [--status-out FILE] [--manifests-out FILE] [--out FILE] ' +
-  '[--gateway-class NAME]... [--controller-name NAME] [--cluster-domain DOMAIN] [--per-try-timeout DURATION] [--xds-server HOST:PORT]';
+  '[--gateway-class NAME]... [-v] [--controller-name NAME] [--cluster-domain DOMAIN] [--per-try-timeout DURATION] [--xds-server HOST:PORT]';
 
 /** The kinds the converter reads from a cluster: apiVersion and kind. */
 export const CLUSTER_KINDS: [string, string][] = [
@@ -34,8 +34,10 @@ export interface ConvertRun {
   output: string;
   statuses: string;
   manifests: string;
-  /** One line per problem: `file:line:col: severity: Kind ns/name: path: message`. */
+  /** One line per error or warning: `file:line:col: severity: Kind ns/name: path: message`. */
   messages: string[];
+  /** The same for info diagnostics (ignored kinds, choices the converter made). */
+  infos: string[];
   errors: number;
 }
 
@@ -104,15 +106,17 @@ export function runConversion(objects: unknown[], options: ConvertOptions, rende
   const result = convert(objects, options);
   const bootstrapOptions = renderOptions.xdsServer ? { xdsServer: renderOptions.xdsServer } : {};
   const config = renderOptions.format === 'xds' ? toXds(result.envoy) : toBootstrap(result.envoy, bootstrapOptions);
-  const messages = result.diagnostics.map((d) => formatDiagnostic(d, where, source));
+  const messages = result.diagnostics.filter((d) => d.severity !== 'info').map((d) => formatDiagnostic(d, where, source));
+  const infos = result.diagnostics.filter((d) => d.severity === 'info').map((d) => formatDiagnostic(d, where, source));
   if (renderOptions.format === 'bootstrap' && result.envoy.endpoints.length > 0) {
-    messages.push(`${source}: info: eds endpoints: ${result.envoy.endpoints.length} ClusterLoadAssignments are served over xDS; write them with --format xds`);
+    messages.push(`${source}: warning: ${result.envoy.endpoints.length} ClusterLoadAssignments (eds endpoints) are not part of a bootstrap; write them with --format xds`);
   }
   return {
     output: render(config, renderOptions.output),
     statuses: render(result.statuses, renderOptions.output),
     manifests: render(result.envoy.manifests, renderOptions.output),
     messages,
+    infos,
     errors: result.diagnostics.filter((d) => d.severity === 'error').length,
   };
 }
@@ -134,7 +138,7 @@ export async function listFromCluster(kubeconfig: string | undefined, context: s
       // the list's own kind restore the manifest form the converter reads.
       for (const item of list.items) objects.push({ ...(JSON.parse(JSON.stringify(item)) as object), apiVersion, kind });
     } catch (err) {
-      messages.push(`cluster: info: ${kind} (${apiVersion}) not listed: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`);
+      messages.push(`cluster: warning: ${kind} (${apiVersion}) not listed: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`);
     }
   }
   return { objects, messages };
@@ -160,6 +164,7 @@ function parseFlags(args: string[]) {
         'per-try-timeout': { type: 'string' },
         'xds-server': { type: 'string' },
         'gateway-class': { type: 'string', multiple: true },
+        verbose: { type: 'boolean', short: 'v' },
       },
       strict: true,
       allowPositionals: true,
@@ -228,6 +233,8 @@ export const command: Command = {
     }
     const run = runConversion(objects, options, renderOptions, where, fromCluster ? 'cluster' : 'input');
     lines.push(...run.messages);
+    if (values.verbose === true) lines.push(...run.infos);
+    else if (run.infos.length > 0) lines.push(`${run.infos.length} info message(s), such as ignored kinds; -v shows them`);
     failed += run.errors;
     if (values.out !== undefined) await writeOut(io, values.out, run.output);
     else await write(io.stdout, run.output);
