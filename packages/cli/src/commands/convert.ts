@@ -250,7 +250,7 @@ export const command: Command = {
  * What `npm start` runs: converts a folder of examples, writes the bootstrap and statuses next to
  * each other under `outDir`, and prints where they went. Returns the exit code.
  */
-export async function convertExamples(io: Io, examples = 'examples/quickstart', outDir = 'dist-examples/quickstart'): Promise<number> {
+export async function convertExamples(io: Io, examples = 'examples/quickstart', outDir = 'out/quickstart'): Promise<number> {
   const { mkdir } = await import('node:fs/promises');
   const dir = isAbsolute(outDir) ? outDir : resolve(io.cwd, outDir);
   await mkdir(dir, { recursive: true });
