@@ -9,7 +9,7 @@ import { attachRoutes, buildListeners, compareHostnames, type Chain } from './ga
 import { readInputs, type Gateway, type HttpRoute, type Match } from './inputs.js';
 import type { Json } from './read.js';
 import { comparePrecedence, convertRoute, envoyMatch, type RouteResult, type RuleResult } from './routes.js';
-import { policyStatuses, poolStatuses, routeStatus } from './status.js';
+import { gatewayStatus, policyStatuses, poolStatuses, routeStatus } from './status.js';
 
 export interface ConvertOptions {
   /** Target Envoy: `1.35` (override_host), `1.38` (adds served-endpoint reporting) or `legacy` (ORIGINAL_DST). Default 1.35. */
@@ -118,7 +118,7 @@ export function convert(objects: readonly unknown[], options: ConvertOptions = {
   if (classes) inputs.gateways = inputs.gateways.filter((g) => classes.includes(g.gatewayClassName));
   const backends = new Backends(inputs, diags, clusterDomain);
   const listeners = buildListeners(inputs, diags);
-  const outcomes = attachRoutes(inputs, listeners, diags, others);
+  const { outcomes, routesOf } = attachRoutes(inputs, listeners, diags, others);
   const routeOptions = {
     perTryTimeoutMs,
     perRouteFailureMode: envoy !== 'legacy',
@@ -215,7 +215,7 @@ export function convert(objects: readonly unknown[], options: ConvertOptions = {
     envoyListeners.push({ name: el.name, address: { socket_address: { address: '0.0.0.0', port_value: el.port } }, filter_chains: chains });
   }
 
-  const statuses: Json[] = [];
+  const statuses: Json[] = inputs.gateways.map((gw) => gatewayStatus(statusCtx, gw, routesOf));
   for (const route of inputs.routes) statuses.push(routeStatus(statusCtx, route, outcomes.get(route) ?? [], results.get(route)?.problems ?? []));
   statuses.push(...poolStatuses(statusCtx, uses));
   statuses.push(...policyStatuses(statusCtx, backends, inputs.policies, targetUses, inputs.gateways));

@@ -41,11 +41,16 @@ export function buildListeners(inputs: Inputs, diags: Diagnostics): EnvoyListene
   const byPort = new Map<number, EnvoyListener>();
   const owner = new Map<number, Gateway>();
   for (const gw of inputs.gateways) {
+    const converted: Listener[] = [];
+    const reject = (l: Listener, code: string, reason: string, conflict: boolean, message: string, field: string) => {
+      diags.error(code, message, gw.ref, `spec.listeners[${l.index}].${field}`);
+      gw.rejected.push({ name: l.name, index: l.index, reason, message, conflict });
+    };
     for (const l of gw.listeners) {
-      const path = `spec.listeners[${l.index}]`;
       const holder = owner.get(l.port);
       if (holder && holder !== gw) {
-        diags.error('PortConflict', `port ${l.port} is already used by Gateway ${holder.meta.namespace}/${holder.meta.name}; listener "${l.name}" is not converted`, gw.ref, `${path}.port`);
+        // One Envoy serves every converted Gateway, so two Gateways cannot share a port.
+        reject(l, 'PortConflict', 'PortUnavailable', false, `port ${l.port} is already used by Gateway ${holder.meta.namespace}/${holder.meta.name}; listener "${l.name}" is not converted`, 'port');
         continue;
       }
       owner.set(l.port, gw);
@@ -56,7 +61,7 @@ export function buildListeners(inputs: Inputs, diags: Diagnostics): EnvoyListene
       }
       const kinds = new Set(el.chains.map((c) => (c.tls ? 'HTTPS' : 'HTTP')));
       if (kinds.size > 0 && !kinds.has(l.protocol)) {
-        diags.error('ProtocolConflict', `listener "${l.name}" mixes ${l.protocol} with another protocol on port ${l.port}; it is not converted`, gw.ref, `${path}.protocol`);
+        reject(l, 'ProtocolConflict', 'ProtocolConflict', true, `listener "${l.name}" mixes ${l.protocol} with another protocol on port ${l.port}; it is not converted`, 'protocol');
         continue;
       }
       if (l.protocol === 'HTTP') {
@@ -65,12 +70,14 @@ export function buildListeners(inputs: Inputs, diags: Diagnostics): EnvoyListene
         else el.chains.push({ name: el.name, gateway: gw, listeners: [l], attached: [] });
       } else {
         if (el.chains.some((c) => c.tls?.hostname === l.hostname)) {
-          diags.error('HostnameConflict', `listener "${l.name}" has the same hostname as another HTTPS listener on port ${l.port}; it is not converted`, gw.ref, `${path}.hostname`);
+          reject(l, 'HostnameConflict', 'HostnameConflict', true, `listener "${l.name}" has the same hostname as another HTTPS listener on port ${l.port}; it is not converted`, 'hostname');
           continue;
         }
         el.chains.push({ name: `${el.name}/${l.name}`, gateway: gw, listeners: [l], tls: l, attached: [] });
       }
+      converted.push(l);
     }
+    gw.listeners = converted;
   }
   return [...byPort.values()].sort((a, b) => a.port - b.port);
 }
@@ -86,13 +93,21 @@ function namespaceAllowed(l: Listener, gw: Gateway, route: HttpRoute, inputs: In
  * Attaches every route to the chains of its parents and returns, per route, the outcome for each
  * parentRef (the route's status).
  */
-export function attachRoutes(inputs: Inputs, listeners: EnvoyListener[], diags: Diagnostics, others: Gateway[] = []): Map<HttpRoute, ParentOutcome[]> {
+export interface Attachments {
+  /** Per route, the outcome of each parentRef (the route's status). */
+  outcomes: Map<HttpRoute, ParentOutcome[]>;
+  /** Per listener, the routes attached to it (the Gateway's `attachedRoutes`). */
+  routesOf: Map<Listener, Set<HttpRoute>>;
+}
+
+export function attachRoutes(inputs: Inputs, listeners: EnvoyListener[], diags: Diagnostics, others: Gateway[] = []): Attachments {
   const chainOf = new Map<Listener, Chain>();
   for (const el of listeners) for (const c of el.chains) for (const l of c.listeners) chainOf.set(l, c);
   const gateways = new Map(inputs.gateways.map((g) => [`${g.meta.namespace}/${g.meta.name}`, g]));
   const otherClass = new Map(others.map((g) => [`${g.meta.namespace}/${g.meta.name}`, g]));
   const out = new Map<HttpRoute, ParentOutcome[]>();
   const attachments = new Map<Chain, Map<HttpRoute, { route: HttpRoute; hostnames: string[] }>>();
+  const routesOf = new Map<Listener, Set<HttpRoute>>();
   for (const route of inputs.routes) {
     const outcomes: ParentOutcome[] = [];
     for (const parent of route.parentRefs) {
@@ -133,6 +148,7 @@ export function attachRoutes(inputs: Inputs, listeners: EnvoyListener[], diags: 
         const chain = chainOf.get(l);
         if (hostnames.length === 0 || !chain) continue;
         any = true;
+        routesOf.set(l, (routesOf.get(l) ?? new Set()).add(route));
         let byRoute = attachments.get(chain);
         if (!byRoute) attachments.set(chain, (byRoute = new Map()));
         const existing = byRoute.get(route);
@@ -152,7 +168,7 @@ export function attachRoutes(inputs: Inputs, listeners: EnvoyListener[], diags: 
     }
     out.set(route, outcomes);
   }
-  return out;
+  return { outcomes: out, routesOf };
 }
 
 /** Orders hostnames as Envoy picks virtual hosts: exact names first, then longer wildcards, `*` last. */

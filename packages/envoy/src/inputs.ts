@@ -34,9 +34,21 @@ export interface Listener {
   allowsHttpRoute: boolean;
 }
 
+/** A listener the converter does not turn into Envoy config, and why (for the Gateway's status). */
+export interface RejectedListener {
+  name: string;
+  index: number;
+  /** Gateway API listener condition reason: UnsupportedProtocol, PortUnavailable, ProtocolConflict, ... */
+  reason: string;
+  message: string;
+  /** The Conflicted condition is True for conflicts, Accepted is False for the rest. */
+  conflict: boolean;
+}
+
 export interface Gateway extends Base {
   gatewayClassName: string;
   listeners: Listener[];
+  rejected: RejectedListener[];
 }
 
 export interface ParentRef {
@@ -201,6 +213,8 @@ function readMeta(raw: Json, kind: string, diags: Diagnostics, defaultNamespace:
 
 function readGateway(r: Reader, spec: Json, meta: Meta): Gateway {
   const listeners: Listener[] = [];
+  const rejected: RejectedListener[] = [];
+  const reject = (name: string, index: number, reason: string, message: string) => rejected.push({ name, index, reason, message, conflict: false });
   r.array(spec.listeners, 'spec.listeners').forEach((raw, index) => {
     const p = `spec.listeners[${index}]`;
     const l = r.object(raw, p);
@@ -210,7 +224,9 @@ function readGateway(r: Reader, spec: Json, meta: Meta): Gateway {
     const protocol = r.string(l.protocol, `${p}.protocol`, true);
     if (name === undefined || port === undefined || protocol === undefined) return;
     if (protocol !== 'HTTP' && protocol !== 'HTTPS') {
-      r.diags.warning('UnsupportedProtocol', `listener "${name}" uses protocol ${protocol}, which extlb does not convert; only HTTP and HTTPS listeners are`, r.ref, `${p}.protocol`);
+      const message = `listener "${name}" uses protocol ${protocol}, which extlb does not convert; only HTTP and HTTPS listeners are`;
+      r.diags.warning('UnsupportedProtocol', message, r.ref, `${p}.protocol`);
+      reject(name, index, 'UnsupportedProtocol', message);
       return;
     }
     const listener: Listener = { name, index, port, protocol, certificateRefs: [], from: 'Same', allowsHttpRoute: true };
@@ -220,7 +236,9 @@ function readGateway(r: Reader, spec: Json, meta: Meta): Gateway {
       const tls = r.object(l.tls, `${p}.tls`);
       const mode = tls?.mode ?? 'Terminate';
       if (mode !== 'Terminate') {
-        r.diags.warning('UnsupportedValue', `listener "${name}": TLS mode ${String(mode)} is not supported; only Terminate is`, r.ref, `${p}.tls.mode`);
+        const message = `listener "${name}": TLS mode ${String(mode)} is not supported; only Terminate is`;
+        r.diags.warning('UnsupportedValue', message, r.ref, `${p}.tls.mode`);
+        reject(name, index, 'UnsupportedValue', message);
         return;
       }
       r.array(tls?.certificateRefs, `${p}.tls.certificateRefs`).forEach((c, i) => {
@@ -229,7 +247,9 @@ function readGateway(r: Reader, spec: Json, meta: Meta): Gateway {
         if (certName) listener.certificateRefs.push({ namespace: r.string(cr?.namespace, `${p}.tls.certificateRefs[${i}].namespace`) ?? meta.namespace, name: certName });
       });
       if (listener.certificateRefs.length === 0) {
-        r.invalid(`${p}.tls.certificateRefs`, `listener "${name}": an HTTPS listener needs at least one certificateRef`);
+        const message = `listener "${name}": an HTTPS listener needs at least one certificateRef`;
+        r.invalid(`${p}.tls.certificateRefs`, message);
+        reject(name, index, 'InvalidCertificateRef', message);
         return;
       }
     }
@@ -247,7 +267,7 @@ function readGateway(r: Reader, spec: Json, meta: Meta): Gateway {
     }
     listeners.push(listener);
   });
-  return { ref: r.ref, meta, gatewayClassName: r.string(spec.gatewayClassName, 'spec.gatewayClassName', true) ?? '', listeners };
+  return { ref: r.ref, meta, gatewayClassName: r.string(spec.gatewayClassName, 'spec.gatewayClassName', true) ?? '', listeners, rejected };
 }
 
 /**

@@ -3,7 +3,7 @@
 import type { Backend, Backends, Pickers } from './backends.js';
 import { compare, type ObjectRef } from './diagnostics.js';
 import type { ParentOutcome } from './gateway.js';
-import { GATEWAY_GROUP, groupKind, type Gateway, type HttpRoute, type Meta, type Policy } from './inputs.js';
+import { GATEWAY_GROUP, groupKind, type Gateway, type HttpRoute, type Listener, type Meta, type Policy } from './inputs.js';
 import { GROUP, INFERENCE_GROUP } from './loadbalancer.js';
 import type { Json } from './read.js';
 import type { RefProblem } from './routes.js';
@@ -48,6 +48,52 @@ export function routeStatus(ctx: StatusContext, route: HttpRoute, outcomes: Pare
     };
   });
   return statusObject(`${GATEWAY_GROUP}/v1`, route.ref, { parents });
+}
+
+/**
+ * Gateway status: the Gateway is accepted and programmed when at least one listener is; each
+ * listener says whether it was converted, how many routes attach to it, and any conflict.
+ */
+export function gatewayStatus(ctx: StatusContext, gw: Gateway, routesOf: Map<Listener, Set<HttpRoute>>): Json {
+  const c = (type: string, ok: boolean, reason: string, message: string) => condition(ctx, gw.meta, type, ok, reason, message);
+  const entries: [number, Json][] = gw.listeners.map((l) => [
+    l.index,
+    {
+      name: l.name,
+      supportedKinds: l.allowsHttpRoute ? [{ group: GATEWAY_GROUP, kind: 'HTTPRoute' }] : [],
+      attachedRoutes: routesOf.get(l)?.size ?? 0,
+      conditions: [
+        c('Accepted', true, 'Accepted', 'Listener is accepted'),
+        c('Programmed', true, 'Programmed', 'Listener is in the Envoy configuration'),
+        l.allowsHttpRoute ? c('ResolvedRefs', true, 'ResolvedRefs', 'All references are resolved') : c('ResolvedRefs', false, 'InvalidRouteKinds', 'no allowed route kind is supported; extlb supports HTTPRoute'),
+        c('Conflicted', false, 'NoConflicts', 'No conflicts'),
+      ],
+    },
+  ]);
+  for (const r of gw.rejected) {
+    entries.push([
+      r.index,
+      {
+        name: r.name,
+        supportedKinds: [],
+        attachedRoutes: 0,
+        conditions: [
+          r.conflict ? c('Accepted', true, 'Accepted', 'Listener is valid but conflicts') : c('Accepted', false, r.reason === 'InvalidCertificateRef' ? 'Invalid' : r.reason, r.message),
+          c('Programmed', false, 'Invalid', r.message),
+          r.reason === 'InvalidCertificateRef' ? c('ResolvedRefs', false, 'InvalidCertificateRef', r.message) : c('ResolvedRefs', true, 'ResolvedRefs', 'All references are resolved'),
+          r.conflict ? c('Conflicted', true, r.reason, r.message) : c('Conflicted', false, 'NoConflicts', 'No conflicts'),
+        ],
+      },
+    ]);
+  }
+  const ok = gw.listeners.length > 0;
+  return statusObject(`${GATEWAY_GROUP}/v1`, gw.ref, {
+    conditions: [
+      ok ? c('Accepted', true, 'Accepted', 'Gateway is accepted') : c('Accepted', false, 'ListenersNotValid', 'no listener can be converted'),
+      ok ? c('Programmed', true, 'Programmed', 'Gateway is in the Envoy configuration') : c('Programmed', false, 'Invalid', 'no listener can be converted'),
+    ],
+    listeners: entries.sort(([a], [b]) => a - b).map(([, l]) => l),
+  });
 }
 
 function pickerCondition(ctx: StatusContext, meta: Meta, pickers: Pickers | undefined): Json {

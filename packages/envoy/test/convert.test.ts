@@ -173,6 +173,20 @@ test('match precedence: exact, then regex, then the longest prefix; ties by rout
   assert.equal(names[names.length - 1], 'default/shop/rule/3/match/0', 'the / prefix comes last');
 });
 
+test('Gateway status: attached routes per listener, unsupported listeners not accepted', () => {
+  const r = convert(scenario('route-features'), { now: NOW });
+  const listeners = status(r, 'Gateway', 'web').status.listeners as Json[];
+  assert.deepEqual(listeners.map((l) => [l.name, l.attachedRoutes]), [['http', 2], ['https', 1], ['tcp', 0]]);
+  const tcp = Object.fromEntries(listeners[2]?.conditions.map((c: Json) => [c.type, c]));
+  assert.equal(tcp.Accepted.status, 'False');
+  assert.equal(tcp.Accepted.reason, 'UnsupportedProtocol');
+  const both = [...scenario('backendpool-picker'), ...scenario('route-features').map((o: any) => (o.kind === 'Gateway' ? { ...o, spec: { ...o.spec, listeners: [{ name: 'clash', port: 8080, protocol: 'HTTP' }] } } : o))];
+  const clash = convert(both, { now: NOW });
+  const web = Object.fromEntries((status(clash, 'Gateway', 'web').status.listeners[0] as Json).conditions.map((c: Json) => [c.type, c]));
+  assert.equal(web.Accepted.reason, 'PortUnavailable', 'the younger (or later by name) Gateway loses the port');
+  assert.equal(status(clash, 'Gateway', 'web').status.conditions[0].reason, 'ListenersNotValid');
+});
+
 test('gatewayClassNames converts only those Gateways; routes to other classes get no status entry from us', () => {
   const objects = scenario('backendpool-picker');
   const mine = convert(objects, { now: NOW, gatewayClassNames: ['extlb'] });
