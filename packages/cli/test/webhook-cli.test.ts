@@ -61,7 +61,7 @@ function start(args: string[]): Child {
   };
 }
 
-describe('extlb webhook', () => {
+describe('extlb webhook', { timeout: 60_000 }, () => {
   let dir: string;
   let certFile: string;
   let keyFile: string;

@@ -233,7 +233,12 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
       res.destroy();
     });
   });
-  server.on('tlsClientError', (err) => logger.log('debug', 'TLS handshake failed', { error: err.message }));
+  server.on('tlsClientError', (err, socket) => {
+    logger.log('debug', 'TLS handshake failed', { error: err.message });
+    // Node leaves the socket open after a handshake timeout: a client that never finishes its
+    // handshake would otherwise hold the connection for good.
+    socket.destroy();
+  });
   server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
     logger.log('debug', 'malformed HTTP request', { error: err.message, code: err.code });
     if (!socket.writable) {

@@ -17,7 +17,7 @@ async function eventually(check: () => Promise<boolean>, tries = 200): Promise<b
   return false;
 }
 
-describe('certificate reload', () => {
+describe('certificate reload', { timeout: 30_000 }, () => {
   const tmp = tempDir();
   let server: WebhookServer | undefined;
   after(async () => {
@@ -83,7 +83,7 @@ describe('certificate reload', () => {
   });
 });
 
-describe('graceful close', () => {
+describe('graceful close', { timeout: 30_000 }, () => {
   const tmp = tempDir();
   after(() => tmp.remove());
 
@@ -145,7 +145,7 @@ describe('graceful close', () => {
   });
 });
 
-describe('a failing review', () => {
+describe('a failing review', { timeout: 30_000 }, () => {
   const tmp = tempDir();
   after(() => tmp.remove());
 

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { connect as netConnect } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { after, before, describe, it } from 'node:test';
 import { validate } from '@extlb/validate';
@@ -9,7 +10,7 @@ import { admissionReview, backendPool, call, decodePatch, makeCert, postJson, te
 
 const MAX_BODY = 3 * 1024 * 1024;
 
-describe('webhook server over HTTPS', () => {
+describe('webhook server over HTTPS', { timeout: 60_000 }, () => {
   const tmp = tempDir();
   let certs: CertFiles;
   let server: WebhookServer;
@@ -259,6 +260,7 @@ describe('webhook server over HTTPS', () => {
         headersTimeoutMs: 300,
         requestTimeoutMs: 600,
         timeoutCheckIntervalMs: 50,
+        handshakeTimeoutMs: 300,
       });
       await strict.listen();
     });
@@ -281,6 +283,20 @@ describe('webhook server over HTTPS', () => {
     it('times out a client that never finishes its body', async () => {
       const got = await slowClient('POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"api');
       assert.match(got, /^HTTP\/1\.1 408/);
+    });
+
+    it('drops a connection that never starts its TLS handshake', async () => {
+      const closed = await new Promise<boolean>((resolve, reject) => {
+        const socket = netConnect({ host: '127.0.0.1', port: strict.address()!.port });
+        socket.on('close', () => resolve(true));
+        socket.on('error', reject);
+      });
+      assert.ok(closed);
+    });
+
+    it('answers oversized headers with 431', async () => {
+      const got = await slowClient(`GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+      assert.match(got, /^HTTP\/1\.1 431/);
     });
 
     it('answers malformed HTTP with 400 and keeps serving', async () => {
