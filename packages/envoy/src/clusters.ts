@@ -5,7 +5,7 @@ import type { Diagnostics } from './diagnostics.js';
 import { envoyDuration } from './duration.js';
 import { EPP, NAME, TYPE } from './envoy-names.js';
 import { compare } from './diagnostics.js';
-import { key, type Inputs, type Pod } from './inputs.js';
+import { key, type Inputs, type Pod } from './model.js';
 import type { External, LoadBalancer } from './loadbalancer.js';
 import type { Json } from './read.js';
 

@@ -6,7 +6,8 @@ import { envoyDuration, parseDuration } from './duration.js';
 import { NAME, TYPE } from './envoy-names.js';
 import { extProcFilter, stripEndpointHeaderFilter, usesPicker } from './ext-proc.js';
 import { attachRoutes, buildListeners, compareHostnames, type Chain } from './gateway.js';
-import { readInputs, type Gateway, type HttpRoute, type Match } from './inputs.js';
+import { readInputs } from './inputs.js';
+import type { Gateway, HttpRoute, Match } from './model.js';
 import type { Json } from './read.js';
 import { comparePrecedence, convertRoute, envoyMatch, type RouteResult, type RuleResult } from './routes.js';
 import { gatewayStatus, policyStatuses, poolStatuses, routeStatus } from './status.js';
@@ -112,7 +113,7 @@ export function convert(objects: readonly unknown[], options: ConvertOptions = {
   const certDir = options.certDir ?? '/etc/extlb/certs';
   const statusCtx = { controllerName: options.controllerName ?? DEFAULT_CONTROLLER, now: options.now ?? new Date().toISOString().replace(/\.\d+Z$/, 'Z') };
 
-  const inputs = readInputs(objects, diags, parseDuration);
+  const inputs = readInputs(objects, diags);
   const classes = options.gatewayClassNames;
   const others = classes ? inputs.gateways.filter((g) => !classes.includes(g.gatewayClassName)) : [];
   if (classes) inputs.gateways = inputs.gateways.filter((g) => classes.includes(g.gatewayClassName));

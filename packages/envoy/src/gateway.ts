@@ -1,6 +1,6 @@
 // Gateways to Envoy listeners, and which routes attach to which listener under which hostnames.
 import { Diagnostics, compare } from './diagnostics.js';
-import { GATEWAY_GROUP, type Gateway, type HttpRoute, type Inputs, type Listener, type ParentRef } from './inputs.js';
+import { GATEWAY_GROUP, type Gateway, type HttpRoute, type Inputs, type Listener, type ParentRef } from './model.js';
 
 /** One Envoy filter chain: every HTTP listener on a port, or one HTTPS listener. */
 export interface Chain {

@@ -4,7 +4,7 @@ import { Diagnostics, compare } from './diagnostics.js';
 import { envoyDuration } from './duration.js';
 import { INVALID_BACKEND_CLUSTER, NAME, TYPE } from './envoy-names.js';
 import { extProcDisabled, extProcOverrides, usesPicker } from './ext-proc.js';
-import type { BackendRef, Filter, HttpRoute, Match, Rule, ValueMatch } from './inputs.js';
+import type { BackendRef, Filter, HttpRoute, Match, Rule, ValueMatch } from './model.js';
 import type { External } from './loadbalancer.js';
 import { HEADER_NAME, isObject, type Json } from './read.js';
 

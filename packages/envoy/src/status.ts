@@ -3,7 +3,7 @@
 import type { Backend, Backends, Pickers } from './backends.js';
 import { compare, type ObjectRef } from './diagnostics.js';
 import type { ParentOutcome } from './gateway.js';
-import { GATEWAY_GROUP, groupKind, type Gateway, type HttpRoute, type Listener, type Meta, type Policy } from './inputs.js';
+import { GATEWAY_GROUP, groupKind, type Gateway, type HttpRoute, type Listener, type Meta, type Policy } from './model.js';
 import { GROUP, INFERENCE_GROUP } from './loadbalancer.js';
 import type { Json } from './read.js';
 import type { RefProblem } from './routes.js';
