@@ -5,6 +5,7 @@ import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { get as httpsGet } from 'node:https';
 import { PassThrough } from 'node:stream';
 import { connect as tlsConnect } from 'node:tls';
 import { after, before, describe, it } from 'node:test';
@@ -27,6 +28,8 @@ interface Child {
   /** Resolves with the first log line that `match` accepts. */
   waitFor(match: (line: Record<string, unknown>) => boolean): Promise<Record<string, unknown>>;
   exited: Promise<number | null>;
+  /** The signal that ended the process, or null when it exited by itself. */
+  signalled: Promise<NodeJS.Signals | null>;
 }
 
 function start(args: string[]): Child {
@@ -46,10 +49,12 @@ function start(args: string[]): Child {
   });
   proc.stderr!.on('data', (d: Buffer) => process.stderr.write(d));
   const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
+  const signalled = new Promise<NodeJS.Signals | null>((resolve) => proc.on('exit', (_code, signal) => resolve(signal)));
   return {
     proc,
     lines,
     exited,
+    signalled,
     waitFor(match) {
       const seen = lines.find(match);
       if (seen) return Promise.resolve(seen);
@@ -148,6 +153,35 @@ describe('extlb webhook', { timeout: 60_000 }, () => {
       assert.ok(child.lines.every((l) => typeof l.time === 'string' && typeof l.level === 'string'));
     } finally {
       if (child.proc.exitCode === null) child.proc.kill('SIGKILL');
+    }
+  });
+
+  it('ends at once on a second signal during a drain', async () => {
+    const child = start(['--listen', '127.0.0.1:0', '--cert', certFile, '--key', keyFile, '--shutdown-timeout', '600']);
+    try {
+      const { port } = (await child.waitFor((l) => l.msg === 'listening')) as { port: number };
+      const socket = tlsConnect({ host: '127.0.0.1', port, ca });
+      socket.on('error', () => {});
+      await new Promise((resolve) => socket.once('secureConnect', resolve));
+      // A request that never completes keeps the drain waiting for the full shutdown timeout.
+      socket.write('POST /validate HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n{');
+      // Wait until the server is handling it: in flight are that request and the metrics one.
+      const inFlight = () =>
+        new Promise<string>((resolve, reject) =>
+          httpsGet({ host: '127.0.0.1', port, path: '/metrics', ca, agent: false }, (res) => {
+            let text = '';
+            res.on('data', (d: Buffer) => (text += d.toString()));
+            res.on('end', () => resolve(/^extlb_webhook_requests_in_flight (\d+)$/m.exec(text)?.[1] ?? ''));
+          }).on('error', reject),
+        );
+      while ((await inFlight()) !== '2');
+      child.proc.kill('SIGTERM');
+      await child.waitFor((l) => l.msg === 'draining');
+      child.proc.kill('SIGTERM');
+      assert.equal(await child.signalled, 'SIGTERM');
+      socket.destroy();
+    } finally {
+      if (child.proc.exitCode === null && child.proc.signalCode === null) child.proc.kill('SIGKILL');
     }
   });
 });

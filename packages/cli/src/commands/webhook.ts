@@ -78,9 +78,15 @@ async function run(args: string[], io: Io): Promise<number> {
     logger.log('error', 'cannot start the webhook', { error: err instanceof Error ? err.message : String(err) });
     return 1;
   }
+  // Both listeners go after the first signal, so that a second one ends a slow drain at once.
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
-    process.once('SIGTERM', resolve);
-    process.once('SIGINT', resolve);
+    const onSignal = (received: NodeJS.Signals) => {
+      process.off('SIGTERM', onSignal);
+      process.off('SIGINT', onSignal);
+      resolve(received);
+    };
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
   });
   logger.log('info', 'signal received, shutting down', { signal });
   await server.close({ graceMs: flags.graceMs, delayMs: flags.delayMs });
