@@ -48,7 +48,8 @@ describe('extlb convert on files', () => {
     assert.equal(r.code, 1);
     assert.match(r.stderr, new RegExp(`${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:17:7: error: HTTPRoute default/mixed: spec\\.rules\\[0\\]\\.backendRefs\\[1\\]: Service default/missing not found`));
     assert.ok(parse(r.stdout).static_resources.clusters.some((c: { name: string }) => c.name === 'bpool/default/llm'));
-    const statuses = parse(readFileSync(join(dir, 'status.yaml'), 'utf8')) as { kind: string; status: { parents: { conditions: { type: string; reason: string }[] }[] } }[];
+    // Documents kubectl can apply, one per object.
+    const statuses = parseAllDocuments(readFileSync(join(dir, 'status.yaml'), 'utf8')).map((d) => d.toJS()) as { kind: string; status: { parents: { conditions: { type: string; reason: string }[] }[] } }[];
     const route = statuses.find((s) => s.kind === 'HTTPRoute');
     assert.equal(route?.status.parents[0]?.conditions.find((c) => c.type === 'ResolvedRefs')?.reason, 'InvalidKind');
   });
@@ -74,7 +75,7 @@ describe('extlb convert on files', () => {
   it('writes the headless Services of dns mode with --manifests-out', async () => {
     const r = await cli([scenario('backendpool-picker'), '--endpoints', 'dns', '--manifests-out', 'headless.yaml']);
     assert.equal(r.code, 0, r.stderr);
-    const docs = parse(readFileSync(join(dir, 'headless.yaml'), 'utf8')) as { kind: string; spec: { clusterIP: string } }[];
+    const docs = parseAllDocuments(readFileSync(join(dir, 'headless.yaml'), 'utf8')).map((d) => d.toJS()) as { kind: string; spec: { clusterIP: string } }[];
     assert.equal(docs[0]?.kind, 'Service');
     assert.equal(docs[0]?.spec.clusterIP, 'None');
   });

@@ -34,6 +34,7 @@ export interface ConvertRun {
   output: string;
   statuses: string;
   manifests: string;
+  manifestCount: number;
   /** One line per error or warning: `file:line:col: severity: Kind ns/name: path: message`. */
   messages: string[];
   /** The same for info diagnostics (ignored kinds, choices the converter made). */
@@ -101,6 +102,12 @@ function render(value: unknown, output: 'yaml' | 'json'): string {
   return output === 'json' ? `${JSON.stringify(value, null, 2)}\n` : stringify(value, { lineWidth: 0, aliasDuplicateObjects: false });
 }
 
+/** Kubernetes objects in a form `kubectl apply -f` takes: YAML documents, or a JSON v1 List. */
+function renderObjects(objects: unknown[], output: 'yaml' | 'json'): string {
+  if (output === 'json') return render({ apiVersion: 'v1', kind: 'List', items: objects }, 'json');
+  return objects.map((o) => `---\n${render(o, 'yaml')}`).join('');
+}
+
 /** Converts objects and renders everything the command writes. */
 export function runConversion(objects: unknown[], options: ConvertOptions, renderOptions: RenderOptions, where: Map<string, Manifest>, source: string): ConvertRun {
   const result = convert(objects, options);
@@ -113,8 +120,9 @@ export function runConversion(objects: unknown[], options: ConvertOptions, rende
   }
   return {
     output: render(config, renderOptions.output),
-    statuses: render(result.statuses, renderOptions.output),
-    manifests: render(result.envoy.manifests, renderOptions.output),
+    statuses: renderObjects(result.statuses, renderOptions.output),
+    manifests: renderObjects(result.envoy.manifests, renderOptions.output),
+    manifestCount: result.envoy.manifests.length,
     messages,
     infos,
     errors: result.diagnostics.filter((d) => d.severity === 'error').length,
@@ -240,7 +248,7 @@ export const command: Command = {
     else await write(io.stdout, run.output);
     if (values['status-out'] !== undefined) await writeOut(io, values['status-out'], run.statuses);
     if (values['manifests-out'] !== undefined) await writeOut(io, values['manifests-out'], run.manifests);
-    else if (run.manifests.trim() !== '[]') lines.push(`${fromCluster ? 'cluster' : 'input'}: info: the dns endpoints need headless Services; write them with --manifests-out FILE`);
+    else if (run.manifestCount > 0) lines.push(`${fromCluster ? 'cluster' : 'input'}: warning: the dns endpoints need headless Services; write them with --manifests-out FILE`);
     if (lines.length > 0) await write(io.stderr, `${lines.join('\n')}\n`);
     return failed > 0 ? EXIT_INVALID : EXIT_OK;
   },
