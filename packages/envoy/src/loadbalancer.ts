@@ -1,14 +1,15 @@
 // The LoadBalancer stanza with every schema default applied, so later stages never re-derive one.
+import type { BodyMode, ExternalLoadBalancer, LoadBalancer as ApiLoadBalancer } from '@extlb/types';
 import { parseDuration } from './duration.js';
 import type { Reader } from './read.js';
 
-export const GROUP = 'extlb.dev';
-export const INFERENCE_GROUP = 'inference.networking.k8s.io';
-
-export type LbType = 'External' | 'RoundRobin' | 'LeastRequest' | 'Random' | 'RingHash' | 'Maglev';
-export type BodyMode = 'None' | 'Streamed' | 'Buffered' | 'BufferedPartial' | 'FullDuplexStreamed';
-export type EndpointSource = 'Metadata' | 'Header' | 'MetadataThenHeader';
-export type Fallback = 'RoundRobin' | 'LeastRequest' | 'Random';
+// The enums come from the generated API types, so a value added to the schema fails to compile
+// here until the converter maps it.
+export type { BodyMode };
+export type LbType = ApiLoadBalancer['type'];
+export type EndpointSource = NonNullable<ExternalLoadBalancer['endpointSource']>;
+export type Fallback = NonNullable<ExternalLoadBalancer['fallback']>;
+type FailureMode = NonNullable<ExternalLoadBalancer['failureMode']>;
 
 export interface PickerRef {
   group: string;
@@ -21,7 +22,7 @@ export interface PickerRef {
 
 export interface External {
   refs: PickerRef[];
-  failureMode: 'FailClose' | 'FailOpen';
+  failureMode: FailureMode;
   fallback: Fallback;
   endpointSource: EndpointSource;
   messageTimeoutMs: number;
@@ -44,8 +45,8 @@ export interface LoadBalancer {
   slowStart?: { windowMs: number; minWeightPercent: number };
 }
 
-const LB_TYPES = ['External', 'RoundRobin', 'LeastRequest', 'Random', 'RingHash', 'Maglev'] as const;
-const BODY_MODES = ['None', 'Streamed', 'Buffered', 'BufferedPartial', 'FullDuplexStreamed'] as const;
+const LB_TYPES: readonly LbType[] = ['External', 'RoundRobin', 'LeastRequest', 'Random', 'RingHash', 'Maglev'];
+const BODY_MODES: readonly BodyMode[] = ['None', 'Streamed', 'Buffered', 'BufferedPartial', 'FullDuplexStreamed'];
 
 export const ROUND_ROBIN: LoadBalancer = { type: 'RoundRobin' };
 

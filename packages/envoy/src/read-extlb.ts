@@ -1,5 +1,6 @@
 // extlb's BackendPool and LoadBalancerPolicy, and GIE's InferencePool (an External pool).
-import { GROUP, INFERENCE_GROUP, readLoadBalancer, readPickerRef } from './loadbalancer.js';
+import { GROUP, INFERENCE_GROUP } from '@extlb/types';
+import { readLoadBalancer, readPickerRef } from './loadbalancer.js';
 import type { Meta, Policy, PolicyTarget, Pool } from './model.js';
 import { Reader, type Json } from './read.js';
 

@@ -4,7 +4,7 @@ import type { Backend, Backends, Pickers } from './backends.js';
 import { compare, type ObjectRef } from './diagnostics.js';
 import type { ParentOutcome } from './gateway.js';
 import { GATEWAY_GROUP, groupKind, type Gateway, type HttpRoute, type Listener, type Meta, type Policy } from './model.js';
-import { GROUP, INFERENCE_GROUP } from './loadbalancer.js';
+import { API_VERSION, INFERENCE_API_VERSION } from '@extlb/types';
 import type { Json } from './read.js';
 import type { RefProblem } from './routes.js';
 
@@ -113,7 +113,7 @@ export function poolStatuses(ctx: StatusContext, uses: Map<Backend, Set<Gateway>
       controllerName: ctx.controllerName,
       conditions: [condition(ctx, pool.meta, 'Accepted', true, 'Accepted', 'Pool is referenced by an accepted route'), pickerCondition(ctx, pool.meta, own)],
     }));
-    out.push(statusObject(pool.kind === 'BackendPool' ? `${GROUP}/v1alpha1` : `${INFERENCE_GROUP}/v1`, pool.ref, { parents }));
+    out.push(statusObject(pool.kind === 'BackendPool' ? API_VERSION : INFERENCE_API_VERSION, pool.ref, { parents }));
   }
   return out;
 }
@@ -141,7 +141,7 @@ export function policyStatuses(ctx: StatusContext, backends: Backends, policies:
     else if (establishedBy) accepted = [false, 'Conflicted', `every target is already targeted by ${establishedBy.kind} ${establishedBy.namespace ?? ''}/${establishedBy.name}`];
     else accepted = [false, 'TargetNotFound', `no target found: ${policy.targets.map((t) => `${groupKind(t.group, t.kind)} ${t.name}${t.sectionName ? ` port ${t.sectionName}` : ''}`).join(', ')}`];
     const pickers = backends.pickersOf(policy.ref);
-    return statusObject(`${GROUP}/v1alpha1`, policy.ref, {
+    return statusObject(API_VERSION, policy.ref, {
       ancestors: ancestors.map((gw) => ({
         ancestorRef: gatewayParentRef(gw),
         controllerName: ctx.controllerName,
