@@ -22,7 +22,8 @@ export function formatBadValue(value: unknown): string {
 
 function make(field: string, type: string, body: string, detail: string): FieldError {
   const text = detail ? `${body}: ${detail}` : body;
-  return { field, type, detail, message: `${field}: ${text}` };
+  // A nil field.Path (the object itself) prints as "<nil>".
+  return { field, type, detail, message: `${field || '<nil>'}: ${text}` };
 }
 
 /** Types whose body never shows the value. */

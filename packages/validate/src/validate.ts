@@ -20,7 +20,7 @@ for (const entry of allKinds()) compileAllRules(entry.structure);
 function notAnObject(object: unknown): ValidationResult {
   const detail = 'must be a Kubernetes object (a JSON object with apiVersion and kind)';
   const shown = Array.isArray(object) ? 'array' : object === null ? 'null' : typeof object;
-  const error: FieldError = { field: '', type: 'Invalid value', detail, message: `: Invalid value: ${JSON.stringify(shown)}: ${detail}` };
+  const error: FieldError = { field: '', type: 'Invalid value', detail, message: `<nil>: Invalid value: ${JSON.stringify(shown)}: ${detail}` };
   return { kind: undefined, valid: false, object, errors: [error], warnings: [] };
 }
 

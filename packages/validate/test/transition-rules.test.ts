@@ -26,6 +26,7 @@ const schema: StructuralSchema = {
       items: { type: 'object', properties: { size: { type: 'integer', rules: [{ rule: 'self >= oldSelf', message: 'never checked: atomic lists do not correlate' }] } } },
     },
     budget: { type: 'integer', rules: [{ rule: 'self + 1 > 1', message: 'budget must be positive' }] },
+    missing: { type: 'object', properties: { a: { type: 'string' } }, rules: [{ rule: "self.a == 'x'", message: ' a must be x ' }, { rule: 'self.a == 1' }] },
     size: { intOrString: true, rules: [{ rule: "type(self) == int ? self > 0 : self.endsWith('%')", message: 'size is a positive count or a percentage' }] },
   },
 };
@@ -70,6 +71,18 @@ describe('ratcheting correlation', () => {
     assert.equal(unchanged('/items/1/size', now, old, schema), true);
     assert.equal(unchanged('/atomic/0/size', now, old, schema), true); // the atomic list itself is unchanged
     assert.equal(unchanged('/items/0/size', now, old, schema), false);
+  });
+});
+
+describe('rule evaluation errors and messages', () => {
+  it('report a missing field and a type mismatch as the API server words them', () => {
+    const errors = run({ missing: {} });
+    assert.equal(errors.length, 2);
+    assert.match(errors[0]!, /^missing: Invalid value: "object": no such key: a evaluating rule: a must be x$/);
+    assert.match(errors[1]!, /^missing: Invalid value: "object": .* evaluating rule: self\.a == 1$|^missing: Invalid value: "object": '.*': call arguments did not match a supported operator, function or macro signature for rule: self\.a == 1$/);
+  });
+  it('trim messages and fall back to "failed rule: <rule>"', () => {
+    assert.deepEqual(run({ missing: { a: 'y' } }).slice(0, 1), ['missing: Invalid value: "object": a must be x']);
   });
 });
 

@@ -91,7 +91,21 @@ function messageOf(rule: CompiledRule, context: Record<string, unknown>): string
       // A failing messageExpression falls back to message, as the API server does.
     }
   }
-  return rule.spec.message ?? `failed rule: ${rule.spec.rule}`;
+  return rule.spec.message ? rule.spec.message.trim() : `failed rule: ${rule.spec.rule.trim()}`;
+}
+
+/** apiextensions' ruleErrorString: the message, or the rule itself. */
+const ruleErrorString = (spec: CelRuleSpec) => (spec.message ? spec.message.trim() : spec.rule.trim());
+
+/** The API server's wording for a rule that fails to evaluate (no such key, overflow, ...). */
+function evaluationErrorDetail(err: unknown, spec: CelRuleSpec): string {
+  const raw = (err instanceof Error ? err.message : String(err)).split('\n')[0]!;
+  // cel-go words its errors in lower case ("no such key: a"); cel-js capitalises them.
+  const text = raw.charAt(0).toLowerCase() + raw.slice(1);
+  if (/no (matching|such) overload/.test(text)) {
+    return `'${text}': call arguments did not match a supported operator, function or macro signature for rule: ${ruleErrorString(spec)}`;
+  }
+  return `${text} evaluating rule: ${ruleErrorString(spec)}`;
 }
 
 /** `.a.b` or `.a['b']` relative to the rule's node. */
@@ -120,8 +134,8 @@ function evaluateRules(schema: StructuralSchema, self: unknown, old: { value: un
     try {
       ok = evaluate(rule, context);
     } catch (err) {
-      const where = fieldPath(rulePath(ev.path, rule.spec.fieldPath));
-      ev.errors.push(fieldError.invalid(where, schema.type ?? '', `rule evaluation error: ${(err as Error).message.split('\n')[0]}`));
+      // The node's path, not the rule's fieldPath, as the API server reports evaluation errors.
+      ev.errors.push(fieldError.invalid(fieldPath(ev.path), schema.type ?? '', evaluationErrorDetail(err, rule.spec)));
       continue;
     }
     if (ok !== true) ev.errors.push(ruleError(fieldPath(rulePath(ev.path, rule.spec.fieldPath)), schema, rule, messageOf(rule, context)));
