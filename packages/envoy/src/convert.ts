@@ -103,6 +103,68 @@ function virtualHosts(chain: Chain, results: Map<HttpRoute, RouteResult>, routeO
   });
 }
 
+/**
+ * The HTTP filters of a chain: when a backend reads the endpoint header, strip the client's copy
+ * first; then the picker's ext_proc filter (disabled until a route enables it); the router last.
+ */
+function httpFilters(chain: Chain, used: Backend[], envoy: EnvoyTarget, diags: Diagnostics): Json[] {
+  const pickers = used.filter(usesPicker);
+  const filters: Json[] = [];
+  if (pickers.length > 0) {
+    const timeouts = new Set(pickers.map((b) => b.lb.external?.messageTimeoutMs ?? 200));
+    const longest = Math.max(...timeouts);
+    if (timeouts.size > 1) {
+      diags.info('MessageTimeout', `listener ${chain.name}: pickers ask for different messageTimeouts; Envoy sets it per listener, so the longest (${envoyDuration(longest)}) is used`, chain.gateway.ref);
+    }
+    const defaultCluster = pickers.map((b) => b.pickers?.cluster ?? '').sort(compare)[0] ?? '';
+    const failOpen = envoy === 'legacy' && pickers.every((b) => b.lb.external?.failureMode === 'FailOpen');
+    if (envoy === 'legacy' && !failOpen && pickers.some((b) => b.lb.external?.failureMode === 'FailOpen')) {
+      diags.warning('FailureModePerListener', `legacy mode: Envoy before 1.35 sets failure_mode_allow per listener, and ${chain.name} mixes FailOpen and FailClose pickers, so all fail closed`, chain.gateway.ref);
+    }
+    filters.push(stripEndpointHeaderFilter(), extProcFilter(defaultCluster, longest, failOpen));
+  } else if (used.some((b) => b.lb.type === 'External')) {
+    // Fail-open backends without a reachable picker still read the endpoint header.
+    filters.push(stripEndpointHeaderFilter());
+  }
+  filters.push({ name: NAME.router, typed_config: { '@type': TYPE.router } });
+  return filters;
+}
+
+/** One filter chain: TLS for an HTTPS listener, then the HTTP connection manager. */
+function filterChain(chain: Chain, filters: Json[], certDir: string): Json {
+  const fc: Json = {};
+  if (chain.tls) {
+    if (chain.tls.hostname) fc.filter_chain_match = { server_names: [chain.tls.hostname] };
+    fc.transport_socket = {
+      name: NAME.tls,
+      typed_config: {
+        '@type': TYPE.downstreamTls,
+        common_tls_context: {
+          tls_certificates: chain.tls.certificateRefs.map((c) => ({
+            certificate_chain: { filename: `${certDir}/${c.namespace}/${c.name}/tls.crt` },
+            private_key: { filename: `${certDir}/${c.namespace}/${c.name}/tls.key` },
+          })),
+        },
+      },
+    };
+  }
+  fc.filters = [
+    {
+      name: NAME.hcm,
+      typed_config: {
+        '@type': TYPE.hcm,
+        stat_prefix: statPrefix(chain.name),
+        codec_type: 'AUTO',
+        rds: { route_config_name: chain.name, config_source: { ads: {}, resource_api_version: 'V3' } },
+        http_filters: filters,
+        normalize_path: true,
+        strip_any_host_port: true,
+      },
+    },
+  ];
+  return fc;
+}
+
 export function convert(objects: readonly unknown[], options: ConvertOptions = {}): ConvertResult {
   const diags = new Diagnostics();
   const envoy = options.envoy ?? '1.35';
@@ -161,57 +223,8 @@ export function convert(objects: readonly unknown[], options: ConvertOptions = {
         tset.add(chain.gateway);
         targetUses.set(tk, tset);
       }
-      const pickers = used.filter(usesPicker);
-      const httpFilters: Json[] = [];
-      if (pickers.length > 0) {
-        const timeouts = new Set(pickers.map((b) => b.lb.external?.messageTimeoutMs ?? 200));
-        const longest = Math.max(...timeouts);
-        if (timeouts.size > 1) {
-          diags.info('MessageTimeout', `listener ${chain.name}: pickers ask for different messageTimeouts; Envoy sets it per listener, so the longest (${envoyDuration(longest)}) is used`, chain.gateway.ref);
-        }
-        const defaultCluster = pickers.map((b) => b.pickers?.cluster ?? '').sort(compare)[0] ?? '';
-        const failOpen = envoy === 'legacy' && pickers.every((b) => b.lb.external?.failureMode === 'FailOpen');
-        if (envoy === 'legacy' && !failOpen && pickers.some((b) => b.lb.external?.failureMode === 'FailOpen')) {
-          diags.warning('FailureModePerListener', `legacy mode: Envoy before 1.35 sets failure_mode_allow per listener, and ${chain.name} mixes FailOpen and FailClose pickers, so all fail closed`, chain.gateway.ref);
-        }
-        httpFilters.push(stripEndpointHeaderFilter(), extProcFilter(defaultCluster, longest, failOpen));
-      } else if (used.some((b) => b.lb.type === 'External')) {
-        // Fail-open backends without a reachable picker still read the endpoint header.
-        httpFilters.push(stripEndpointHeaderFilter());
-      }
-      httpFilters.push({ name: NAME.router, typed_config: { '@type': TYPE.router } });
       routeConfigs.push({ name: chain.name, virtual_hosts: virtualHosts(chain, results, routeOrder), validate_clusters: false });
-      const fc: Json = {};
-      if (chain.tls) {
-        if (chain.tls.hostname) fc.filter_chain_match = { server_names: [chain.tls.hostname] };
-        fc.transport_socket = {
-          name: NAME.tls,
-          typed_config: {
-            '@type': TYPE.downstreamTls,
-            common_tls_context: {
-              tls_certificates: chain.tls.certificateRefs.map((c) => ({
-                certificate_chain: { filename: `${certDir}/${c.namespace}/${c.name}/tls.crt` },
-                private_key: { filename: `${certDir}/${c.namespace}/${c.name}/tls.key` },
-              })),
-            },
-          },
-        };
-      }
-      fc.filters = [
-        {
-          name: NAME.hcm,
-          typed_config: {
-            '@type': TYPE.hcm,
-            stat_prefix: statPrefix(chain.name),
-            codec_type: 'AUTO',
-            rds: { route_config_name: chain.name, config_source: { ads: {}, resource_api_version: 'V3' } },
-            http_filters: httpFilters,
-            normalize_path: true,
-            strip_any_host_port: true,
-          },
-        },
-      ];
-      chains.push(fc);
+      chains.push(filterChain(chain, httpFilters(chain, used, envoy, diags), certDir));
     }
     envoyListeners.push({ name: el.name, address: { socket_address: { address: '0.0.0.0', port_value: el.port } }, filter_chains: chains });
   }
