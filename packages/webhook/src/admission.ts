@@ -66,6 +66,7 @@ export function parseAdmissionReview(body: string, maxDepth = MAX_JSON_DEPTH): A
     );
   }
   const request = review.request as Record<string, unknown> | undefined;
+  if (request === undefined) throw new BadRequestError('AdmissionReview.request is missing');
   if (request === null || typeof request !== 'object' || Array.isArray(request)) {
     throw new BadRequestError(`AdmissionReview.request must be an object, not ${describe(request)}`);
   }
@@ -119,7 +120,8 @@ const CAUSE_TYPES: Record<string, string> = {
 
 /** The part of a field error after `field: `, as metav1.StatusCause.message carries it. */
 function errorBody(e: FieldError): string {
-  const prefix = `${e.field}: `;
+  // The API server prints an error on the object itself (field "") as `<nil>: ...`.
+  const prefix = e.field === '' ? '<nil>: ' : `${e.field}: `;
   return e.message.startsWith(prefix) ? e.message.slice(prefix.length) : e.message;
 }
 

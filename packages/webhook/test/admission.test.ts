@@ -24,6 +24,16 @@ describe('reviewAdmission', () => {
     assert.match(String(review.response?.status?.message), /^BackendPool\.extlb\.dev "pool-" is invalid: /);
   });
 
+  it('denies a review that names an extlb kind but carries no object', () => {
+    const req = admissionReview(backendPool());
+    delete req.request!.object;
+    const { review, verdict } = reviewAdmission(req);
+    assert.equal(verdict, 'denied');
+    const cause = review.response?.status?.details?.causes?.[0];
+    assert.equal(cause?.field, '');
+    assert.match(String(cause?.message), /^Invalid value: "undefined": /);
+  });
+
   it('reports no kind for objects it lets through unchecked', () => {
     const result = reviewAdmission(admissionReview({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' } }));
     assert.deepEqual([result.kind, result.verdict], [undefined, 'allowed']);

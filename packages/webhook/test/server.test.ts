@@ -161,7 +161,8 @@ describe('webhook server over HTTPS', { timeout: 60_000 }, () => {
         [[], /must be an AdmissionReview object, not an array/],
         [null, /not null/],
         [{ apiVersion: 'admission.k8s.io/v1beta1', kind: 'AdmissionReview', request: {} }, /expected apiVersion admission.k8s.io\/v1/],
-        [{ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview' }, /request must be an object, not a undefined/],
+        [{ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview' }, /^AdmissionReview\.request is missing$/m],
+        [{ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: 'x' }, /request must be an object, not a string/],
         [{ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { operation: 'CREATE' } }, /uid must be a non-empty string/],
         [{ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid: 'u', operation: 'PATCH' } }, /operation must be one of/],
       ];
