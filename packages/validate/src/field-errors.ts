@@ -8,9 +8,23 @@ const TYPE_INVALID = new WeakSet<FieldError>();
 /** Marks a bad value that the message leaves out (TooMany with an unknown count). */
 export const OMIT = Symbol('omit');
 
+const GO_ESCAPES: Record<string, string> = { '\x07': '\\a', '\b': '\\b', '\f': '\\f', '\n': '\\n', '\r': '\\r', '\t': '\\t', '\v': '\\v' };
+
+/** Go's %q (strconv.Quote) for the characters user input can hold: controls as \n or \x01. */
+export function goQuote(s: string): string {
+  const body = s.replace(/[\\"\x00-\x1f\x7f\u2028\u2029]/g, (c) => {
+    if (c === '\\' || c === '"') return `\\${c}`;
+    const escape = GO_ESCAPES[c];
+    if (escape) return escape;
+    const code = c.charCodeAt(0);
+    return code > 0xff ? `\\u${code.toString(16).padStart(4, '0')}` : `\\x${code.toString(16).padStart(2, '0')}`;
+  });
+  return `"${body}"`;
+}
+
 /** Go's %v / %q / json.Marshal of a decoded JSON value, as ErrorBody chooses between them. */
 export function formatBadValue(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'string') return goQuote(value);
   if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
   try {
     return JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? Number(v) : v)) ?? 'null';
@@ -47,7 +61,7 @@ export const fieldError = {
     return e;
   },
   notSupported: (field: string, value: unknown, supported: string[]) =>
-    withValue(field, 'Unsupported value', value, supported.length ? `supported values: ${supported.map((s) => JSON.stringify(s)).join(', ')}` : ''),
+    withValue(field, 'Unsupported value', value, supported.length ? `supported values: ${supported.map(goQuote).join(', ')}` : ''),
   tooLong: (field: string, max: number) => bare(field, 'Too long', max >= 0 ? `may not be more than ${max} ${max === 1 ? 'byte' : 'bytes'}` : 'value is too long'),
   tooMany: (field: string, actual: number, max: number) =>
     withValue(field, 'Too many', actual >= 0 ? actual : OMIT, max >= 0 ? `must have at most ${max} ${max === 1 ? 'item' : 'items'}` : 'has too many items'),
