@@ -1,6 +1,6 @@
 // Turns ajv's errors into the API server's: kube-openapi's message for the keyword, wrapped the way
 // apiextensions-apiserver's kubeOpenAPIResultToFieldErrors wraps it in a field.Error.
-import { fieldError } from './field-errors.js';
+import { fieldError, goQuote } from './field-errors.js';
 import { isPlainObject, openApiPath, type Segment } from './paths.js';
 import type { FieldError } from './types.js';
 
@@ -65,9 +65,9 @@ function typeError(name: string, err: AjvError): FieldError {
   const kind = jsonTypeName(data);
   if (format && typeof data !== 'string' && !Array.isArray(data)) {
     const actual = jsonFormatName(data);
-    return fieldError.typeInvalid(name, actual, `${name} in body must be of type ${format}: ${JSON.stringify(actual)}`);
+    return fieldError.typeInvalid(name, actual, `${name} in body must be of type ${format}: ${goQuote(actual)}`);
   }
-  return fieldError.typeInvalid(name, kind, `${name} in body must be of type ${wanted}: ${JSON.stringify(kind)}`);
+  return fieldError.typeInvalid(name, kind, `${name} in body must be of type ${wanted}: ${goQuote(kind)}`);
 }
 
 function count(v: unknown): number {
@@ -113,7 +113,7 @@ function toFieldError(err: AjvError, root: unknown): FieldError {
     case 'uniqueItems':
       return fieldError.invalid(name, err.data, `${name} in body shouldn't contain duplicates`);
     case 'format':
-      return fieldError.typeInvalid(name, err.data, `${name} in body must be of type ${p.format}: ${JSON.stringify(err.data)}`);
+      return fieldError.typeInvalid(name, err.data, `${name} in body must be of type ${p.format}: ${goQuote(String(err.data))}`);
     default:
       return fieldError.invalid(name, err.data, `${name} in body ${err.message ?? `failed ${err.keyword}`}`);
   }
