@@ -23,6 +23,9 @@ describe('generators on the widget fixture', () => {
       'packages/crds/generated/json-schema/example.extlb.dev/widget_v1.json',
       'packages/crds/src/generated/crds.ts',
       'packages/types/src/generated/types.ts',
+      'packages/validate/src/generated/structures.ts',
+      'packages/validate/src/generated/validators.ts',
+      'packages/validate/src/generated/widget.validator.ts',
     ]);
   });
 
