@@ -20,10 +20,6 @@ function externalWarnings(external: Obj, raw: Obj | undefined, at: string, out: 
   if (external.endpointSource === 'Header' || external.endpointSource === 'MetadataThenHeader') {
     warn(out, `${at}.endpointSource`, `${external.endpointSource} trusts the x-gateway-destination-endpoint request header; the converter strips it from client requests before the picker runs, so any other proxy in front of this one must not re-add it`);
   }
-  const max = external.maxEndpoints;
-  if (typeof max === 'number' && max > 1) {
-    warn(out, `${at}.maxEndpoints`, `${max} endpoints means up to ${max - 1} ${max === 2 ? 'retry' : 'retries'} per request on the route; a retry replays the request body only when it fits in the proxy's buffer, and once the list is used up the fallback policy (${String(external.fallback)}) chooses`);
-  }
   if (external.reportServedEndpoint === true) {
     warn(out, `${at}.reportServedEndpoint`, 'needs Envoy 1.38 or newer (override_host selected_host_key); older proxies never tell the picker which endpoint served the request');
   }
@@ -42,12 +38,37 @@ function loadBalancerWarnings(lb: Obj | undefined, raw: Obj | undefined, at: str
   }
 }
 
+// A Kubernetes label key: an optional DNS-subdomain prefix and '/', then a name of at most 63
+// characters. The schema cannot check map keys (a CEL rule over them exceeds the API server's cost
+// budget), so a key no Pod can carry is caught here.
+const LABEL_PREFIX = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const LABEL_NAME = /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
+
+function isLabelKey(key: string): boolean {
+  const slash = key.indexOf('/');
+  const prefix = slash < 0 ? undefined : key.slice(0, slash);
+  const name = slash < 0 ? key : key.slice(slash + 1);
+  if (prefix !== undefined && (prefix.length > 253 || !LABEL_PREFIX.test(prefix))) return false;
+  return name.length <= 63 && LABEL_NAME.test(name);
+}
+
+function selectorWarnings(selector: Obj | undefined, out: Warning[]): void {
+  const labels = obj(selector?.matchLabels);
+  if (!labels) return;
+  for (const key of Object.keys(labels).sort()) {
+    if (!isLabelKey(key)) {
+      warn(out, `spec.selector.matchLabels[${key}]`, `${JSON.stringify(key)} is not a valid label key, so no Pod can carry it and the selector matches nothing; a key is a name of at most 63 characters (letters, digits, '-', '_' and '.') with an optional DNS-subdomain prefix and '/'`);
+    }
+  }
+}
+
 /** `object` is the pruned and defaulted object; `input` is what the user wrote. */
 export function semanticWarnings(kind: ValidatedKind, object: Obj, input: Obj): Warning[] {
   const out: Warning[] = [];
   const spec = obj(object.spec);
   const rawSpec = obj(input.spec);
   if (!spec) return out;
+  if (kind === 'BackendPool' || kind === 'InferencePool') selectorWarnings(obj(spec.selector), out);
   if (kind === 'BackendPool' || kind === 'LoadBalancerPolicy') {
     loadBalancerWarnings(obj(spec.loadBalancer), obj(rawSpec?.loadBalancer), 'spec.loadBalancer', out);
   }

@@ -24,15 +24,9 @@ const refs = (list: unknown[]) => withField(backendPool(), `${LB}.external.refs`
 const targetRefs = (list: unknown[]) => withField(loadBalancerPolicy(), 'spec.targetRefs', list);
 const svc = (name: string, sectionName?: string) => ({ group: '', kind: 'Service', name, ...(sectionName === undefined ? {} : { sectionName }) });
 
-const LABEL_KEYS = "spec.selector.matchLabels: Invalid value: \"object\": label keys must be a name of at most 63 characters (letters, digits, '-', '_' and '.'), optionally prefixed by a DNS subdomain and '/'";
 const TARGET_KINDS = 'spec.targetRefs: Invalid value: "array": each targetRef must be a Service (group "") , a BackendPool (group extlb.dev) or an InferencePool (group inference.networking.k8s.io)'.replace(' ,', ',');
 
 const cases: Case[] = [
-  // LabelSelector.matchLabels keys
-  { kind: 'BackendPool', name: 'prefixed label key', object: withField(backendPool(), 'spec.selector.matchLabels', { 'app.kubernetes.io/name': 'x' }), errors: [] },
-  { kind: 'BackendPool', name: 'label key with a space', object: withField(backendPool(), 'spec.selector.matchLabels', { 'bad key': 'x' }), errors: [LABEL_KEYS] },
-  { kind: 'BackendPool', name: 'label name of 64 characters', object: withField(backendPool(), 'spec.selector.matchLabels', { ['a'.repeat(64)]: 'x' }), errors: [LABEL_KEYS] },
-  { kind: 'BackendPool', name: 'label key with an empty prefix', object: withField(backendPool(), 'spec.selector.matchLabels', { '/name': 'x' }), errors: [LABEL_KEYS] },
   // targetPorts unique (BackendPool and InferencePool)
   { kind: 'BackendPool', name: 'distinct ports', object: withField(backendPool(), 'spec.targetPorts', [{ number: 80 }, { number: 81 }]), errors: [] },
   { kind: 'BackendPool', name: 'repeated port', object: withField(backendPool(), 'spec.targetPorts', [{ number: 80 }, { number: 81 }, { number: 80 }]), errors: ['spec.targetPorts: Invalid value: "array": port number must be unique'] },

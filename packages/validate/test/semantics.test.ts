@@ -31,9 +31,21 @@ describe('semantic warnings', () => {
     });
   }
 
-  it('maxEndpoints > 1 explains the retries and the fallback', () => {
-    const w = semantic(withField(pool(), `${EXT}.maxEndpoints`, 3));
-    assert.ok(w.some((x) => x.message === `${EXT}.maxEndpoints: 3 endpoints means up to 2 retries per request on the route; a retry replays the request body only when it fits in the proxy's buffer, and once the list is used up the fallback policy (RoundRobin) chooses`));
+  it('maxEndpoints > 1 is the feature working, not a warning', () => {
+    assert.deepEqual(semantic(withField(pool(), `${EXT}.maxEndpoints`, 3)), []);
+  });
+
+  for (const key of ['bad key', 'a'.repeat(64), '/name', 'Example.com/name', 'x/y/z']) {
+    it(`a label key no Pod can carry is reported: ${JSON.stringify(key).slice(0, 24)}`, () => {
+      const w = semantic(withField(pool(), 'spec.selector.matchLabels', { app: 'x', [key]: 'y' }));
+      assert.deepEqual(w.map((x) => x.field), [`spec.selector.matchLabels[${key}]`]);
+      assert.match(w[0]!.message, /is not a valid label key, so no Pod can carry it and the selector matches nothing/);
+      assert.equal(validate(withField(pool(), 'spec.selector.matchLabels', { [key]: 'y' })).valid, true);
+    });
+  }
+
+  it('prefixed and plain label keys pass', () => {
+    assert.deepEqual(semantic(withField(pool(), 'spec.selector.matchLabels', { 'app.kubernetes.io/name': 'x', app: 'y', 'a_b.c-d': 'z' })), []);
   });
 
   it('reportServedEndpoint needs Envoy 1.38', () => {

@@ -1,7 +1,7 @@
 // `extlb convert PATH...` (or `--from-cluster`): Gateway API and extlb objects in, Envoy
 // configuration on stdout, statuses to a file, diagnostics on stderr at file:line:col.
-import { writeFile } from 'node:fs/promises';
-import { isAbsolute, resolve } from 'node:path';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname, isAbsolute, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { convert, describeRef, toBootstrap, toXds, type ConvertOptions, type Diagnostic, type EndpointMode, type EnvoyTarget } from '@extlb/envoy';
 import { isValidatedKind, validate } from '@extlb/validate';
@@ -188,9 +188,15 @@ function oneOf<T extends string>(value: string | undefined, allowed: readonly T[
   throw new UsageError(`${flag} must be one of ${allowed.join(', ')}, not "${value}"`);
 }
 
+/** Writes an output file, creating its folder; a path that cannot be written is the user's to fix. */
 async function writeOut(io: Io, file: string, text: string): Promise<string> {
   const path = isAbsolute(file) ? file : resolve(io.cwd, file);
-  await writeFile(path, text);
+  try {
+    await mkdir(dirname(path), { recursive: true });
+    await writeFile(path, text);
+  } catch (err) {
+    throw new UsageError(`cannot write ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+  }
   return path;
 }
 
@@ -259,13 +265,10 @@ export const command: Command = {
  * each other under `outDir`, and prints where they went. Returns the exit code.
  */
 export async function convertExamples(io: Io, examples = 'examples/quickstart', outDir = 'out/quickstart'): Promise<number> {
-  const { mkdir } = await import('node:fs/promises');
   const dir = isAbsolute(outDir) ? outDir : resolve(io.cwd, outDir);
-  await mkdir(dir, { recursive: true });
   const envoyFile = resolve(dir, 'envoy.yaml');
   const statusFile = resolve(dir, 'status.yaml');
-  const stdout = io.stdout;
   const code = await command.run([examples, '--out', envoyFile, '--status-out', statusFile], io);
-  await write(stdout, `convert: ${examples} -> ${envoyFile} (Envoy bootstrap), ${statusFile} (statuses)${code === EXIT_OK ? '' : ' with errors, see above'}\n`);
+  await write(io.stdout, `convert: ${examples} -> ${envoyFile} (Envoy bootstrap), ${statusFile} (statuses)${code === EXIT_OK ? '' : ' with errors, see above'}\n`);
   return code;
 }

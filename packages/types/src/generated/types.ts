@@ -336,7 +336,7 @@ export type Kind = string;
  */
 export interface LabelSelector {
   /**
-   * matchLabels maps label keys to the values a Pod must carry to be selected. Keys are qualified names with an optional DNS-subdomain prefix, as in Kubernetes labels.
+   * matchLabels maps label keys to the values a Pod must carry to be selected. Keys are label keys (a name with an optional DNS-subdomain prefix); as in GIE's InferencePool they are not checked here, because a CEL rule over free-length map keys exceeds the API server's cost budget, and a key no Pod can carry simply selects nothing.
    */
   matchLabels: {
     [k: string]: LabelValue;

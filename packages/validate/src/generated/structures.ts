@@ -22,12 +22,6 @@ export const backendPool: StructuralSchema = {
           "properties": {
             "matchLabels": {
               "type": "object",
-              "rules": [
-                {
-                  "rule": "self.all(k, size(k) <= 253 && k.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9]$'))",
-                  "message": "label keys must be a name of at most 63 characters (letters, digits, '-', '_' and '.'), optionally prefixed by a DNS subdomain and '/'"
-                }
-              ],
               "mapType": "atomic",
               "additionalProperties": {
                 "type": "string"
