@@ -163,7 +163,9 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
         const { result, body, uid } = await handleReview(req, review.mutate);
         kind = result ? (result.kind ?? 'other') : 'unknown';
         verdict = result ? result.verdict : 'error';
-        Object.assign(fields, { uid, kind, verdict });
+        fields.uid = uid;
+        fields.kind = kind;
+        fields.verdict = verdict;
         if (result && !result.review.response?.allowed) fields.message = result.review.response?.status?.message;
         if (!result) level = 'warn';
         send(res, 200, body, 'application/json');
@@ -194,7 +196,9 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       if (review) metrics.recordReview(path.slice(1), kind, verdict, seconds);
       metrics.httpResponses.inc({ code: String(res.statusCode) });
-      logger.log(level, 'request', { ...fields, status: res.statusCode, durationMs: Math.round(seconds * 1e6) / 1e3 });
+      fields.status = res.statusCode;
+      fields.durationMs = Math.round(seconds * 1e6) / 1e3;
+      logger.log(level, 'request', fields);
     }
   }
 
