@@ -36,7 +36,7 @@ export interface Reply {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   body: string;
-  /** The certificate the server presented, as PEM-independent DER fingerprint and subject CN. */
+  /** The common name of the certificate the server presented. */
   peerCN: string | undefined;
 }
 
