@@ -4,7 +4,7 @@ import { resolve } from 'node:path';
 import { formatReportText, formatReportYaml, runConformance, splitHostPort, type ConformanceOptions } from '@extlb/picker';
 import type { Command } from '../command.js';
 import { UsageError, write, type Io } from '../io.js';
-import { integerFlag, usageErrors } from './picker.js';
+import { integerFlag, usageErrors } from '../flags.js';
 
 const USAGE = 'extlb conformance --picker HOST:PORT [--report FILE] [--endpoints IP:PORT,...] [--timeout MS]';
 

@@ -7,6 +7,7 @@ import { convert, describeRef, toBootstrap, toXds, type ConvertOptions, type Dia
 import { isValidatedKind, validate } from '@extlb/validate';
 import { stringify } from 'yaml';
 import type { Command } from '../command.js';
+import { oneOf, usageErrors } from '../flags.js';
 import { EXIT_INVALID, EXIT_OK, UsageError, write, type Io } from '../io.js';
 import { loadManifests, positionOf, type LoadProblem, type Manifest } from '../manifests.js';
 import { bracketMapKeys } from './validate.js';
@@ -153,8 +154,8 @@ export async function listFromCluster(kubeconfig: string | undefined, context: s
 }
 
 function parseFlags(args: string[]) {
-  try {
-    return parseArgs({
+  return usageErrors(() =>
+    parseArgs({
       args,
       options: {
         'from-cluster': { type: 'boolean' },
@@ -176,16 +177,8 @@ function parseFlags(args: string[]) {
       },
       strict: true,
       allowPositionals: true,
-    });
-  } catch (err) {
-    throw new UsageError(err instanceof Error ? err.message : String(err));
-  }
-}
-
-function oneOf<T extends string>(value: string | undefined, allowed: readonly T[], fallback: T, flag: string): T {
-  if (value === undefined) return fallback;
-  if ((allowed as readonly string[]).includes(value)) return value as T;
-  throw new UsageError(`${flag} must be one of ${allowed.join(', ')}, not "${value}"`);
+    }),
+  );
 }
 
 /** Writes an output file, creating its folder; a path that cannot be written is the user's to fix. */
@@ -211,13 +204,13 @@ export const command: Command = {
     if (!fromCluster && positionals.length === 0) throw new UsageError('name at least one file, folder, or - for stdin, or use --from-cluster');
     if (!fromCluster && (values.context !== undefined || values.kubeconfig !== undefined)) throw new UsageError('--context and --kubeconfig need --from-cluster');
     const renderOptions: RenderOptions = {
-      format: oneOf(values.format, ['bootstrap', 'xds'] as const, 'bootstrap', '--format'),
-      output: oneOf(values.output, ['yaml', 'json'] as const, 'yaml', '-o'),
+      format: oneOf('--format', values.format, ['bootstrap', 'xds'] as const) ?? 'bootstrap',
+      output: oneOf('-o', values.output, ['yaml', 'json'] as const) ?? 'yaml',
     };
     if (values['xds-server'] !== undefined) renderOptions.xdsServer = values['xds-server'];
     const options: ConvertOptions = {
-      envoy: oneOf<EnvoyTarget>(values.envoy, ['1.35', '1.38', 'legacy'], '1.35', '--envoy'),
-      endpoints: oneOf<EndpointMode>(values.endpoints, ['static', 'dns', 'eds'], 'static', '--endpoints'),
+      envoy: oneOf<EnvoyTarget>('--envoy', values.envoy, ['1.35', '1.38', 'legacy']) ?? '1.35',
+      endpoints: oneOf<EndpointMode>('--endpoints', values.endpoints, ['static', 'dns', 'eds']) ?? 'static',
     };
     if (values['controller-name'] !== undefined) options.controllerName = values['controller-name'];
     if (values['cluster-domain'] !== undefined) options.clusterDomain = values['cluster-domain'];

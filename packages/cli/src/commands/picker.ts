@@ -12,6 +12,7 @@ import {
   type PickerServerOptions,
 } from '@extlb/picker';
 import type { Command } from '../command.js';
+import { integerFlag, oneOf, usageErrors } from '../flags.js';
 import { UsageError, write, type Io } from '../io.js';
 
 const USAGE =
@@ -37,31 +38,8 @@ const OPTIONS = {
   seed: { type: 'string' },
 } as const;
 
-/** Runs a node:util parseArgs call, turning its errors into usage errors (exit 2). */
-export function usageErrors<T>(parse: () => T): T {
-  try {
-    return parse();
-  } catch (err) {
-    throw new UsageError(err instanceof Error ? err.message : String(err));
-  }
-}
-
 function parseFlags(args: string[]) {
   return usageErrors(() => parseArgs({ args, options: OPTIONS, strict: true, allowPositionals: false })).values;
-}
-
-/** A whole number in [min, max] from a flag, or a usage error naming the flag. */
-export function integerFlag(name: string, value: string | undefined, min: number, max: number): number | undefined {
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!/^\d+$/.test(value) || n < min || n > max) throw new UsageError(`--${name} must be a whole number in ${min}..${max}, not "${value}"`);
-  return n;
-}
-
-function oneOf<T extends string>(name: string, value: string | undefined, allowed: readonly T[]): T | undefined {
-  if (value === undefined) return undefined;
-  if (!(allowed as readonly string[]).includes(value)) throw new UsageError(`--${name} must be one of ${allowed.join(', ')}, not "${value}"`);
-  return value as T;
 }
 
 async function openSource(flags: ReturnType<typeof parseFlags>): Promise<EndpointSource> {
@@ -88,8 +66,8 @@ async function run(args: string[], io: Io): Promise<number> {
   const maxEndpoints = integerFlag('max-endpoints', flags['max-endpoints'], 1, 64);
   const maxInFlight = integerFlag('max-in-flight', flags['max-in-flight'], 1, 1_000_000);
   const seed = integerFlag('seed', flags.seed, 0, 2 ** 32 - 1);
-  const answerWith = oneOf<AnswerWith>('answer-with', flags['answer-with'], ['both', 'metadata', 'header']);
-  const bodyMode = oneOf<BodyMode>('body-mode', flags['body-mode'], ['full-duplex', 'buffered']);
+  const answerWith = oneOf<AnswerWith>('--answer-with', flags['answer-with'], ['both', 'metadata', 'header']);
+  const bodyMode = oneOf<BodyMode>('--body-mode', flags['body-mode'], ['full-duplex', 'buffered']);
   if (maxEndpoints !== undefined) options.maxEndpoints = maxEndpoints;
   if (maxInFlight !== undefined) options.maxInFlight = maxInFlight;
   if (seed !== undefined) options.seed = seed;

@@ -9,7 +9,7 @@ import {
 } from '@extlb/picker';
 import type { Command } from '../command.js';
 import { UsageError, write, type Io } from '../io.js';
-import { integerFlag, usageErrors } from './picker.js';
+import { integerFlag, usageErrors } from '../flags.js';
 
 const USAGE =
   'extlb simulate --hosts IP:PORT,... [--header VALUE] [--metadata VALUE] [--sources metadata,header] [--fallback RoundRobin|LeastRequest|Random] [--attempts N]';

@@ -3,6 +3,7 @@
 import { parseArgs } from 'node:util';
 import { isValidatedKind, validate, type FieldError, type Warning } from '@extlb/validate';
 import type { Command } from '../command.js';
+import { usageErrors } from '../flags.js';
 import { EXIT_INVALID, EXIT_OK, EXIT_USAGE, UsageError, write, type Io } from '../io.js';
 import { describeObject, loadManifests, positionOf, splitFieldPath, type LoadProblem, type Manifest } from '../manifests.js';
 
@@ -145,11 +146,9 @@ export async function printValidationSummary(paths: string[], io: Io, label = 'v
 }
 
 function parseFlags(args: string[]) {
-  try {
-    return parseArgs({ args, options: { strict: { type: 'boolean' }, output: { type: 'string', short: 'o' } }, strict: true, allowPositionals: true });
-  } catch (err) {
-    throw new UsageError(err instanceof Error ? err.message : String(err));
-  }
+  return usageErrors(() =>
+    parseArgs({ args, options: { strict: { type: 'boolean' }, output: { type: 'string', short: 'o' } }, strict: true, allowPositionals: true }),
+  );
 }
 
 export const command: Command = {

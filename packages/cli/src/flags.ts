@@ -1,0 +1,27 @@
+// Flag helpers shared by the commands: every way a flag can be wrong becomes a UsageError that
+// names the flag, so `extlb` exits 2 with the command's usage instead of a stack trace.
+import { UsageError } from './io.js';
+
+/** Runs a node:util parseArgs call, turning its errors (unknown flag, missing value) into usage errors. */
+export function usageErrors<T>(parse: () => T): T {
+  try {
+    return parse();
+  } catch (err) {
+    throw new UsageError(err instanceof Error ? err.message : String(err));
+  }
+}
+
+/** A whole number in [min, max] from a flag, or a usage error naming the flag. */
+export function integerFlag(name: string, value: string | undefined, min: number, max: number): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < min || n > max) throw new UsageError(`--${name} must be a whole number in ${min}..${max}, not "${value}"`);
+  return n;
+}
+
+/** One of a fixed set of words from a flag, or a usage error listing them. `name` is shown as written, e.g. "--envoy" or "-o". */
+export function oneOf<T extends string>(name: string, value: string | undefined, allowed: readonly T[]): T | undefined {
+  if (value === undefined) return undefined;
+  if (!(allowed as readonly string[]).includes(value)) throw new UsageError(`${name} must be one of ${allowed.join(', ')}, not "${value}"`);
+  return value as T;
+}
