@@ -6,7 +6,7 @@
 // side has a core. When the bare server outruns the load generator (client CPU near 100%), the
 // throughput ratio understates the webhook; the server's CPU time per request compares the two
 // servers' own work whatever else the machine is doing.
-// Run with `npm run bench -- webhook` from the repository root (builds first).
+// Run with `npm run bench -- --filter=@extlb/webhook` from the repository root (builds first).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import { Agent, request } from 'node:https';
