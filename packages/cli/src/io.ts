@@ -26,3 +26,19 @@ export function write(stream: Writable, text: string): Promise<void> {
     stream.write(text, (err) => (err ? reject(err) : resolve()));
   });
 }
+
+/**
+ * Resolves with the first SIGTERM or SIGINT. Both listeners go with it, so a second signal gets
+ * Node's default handling and ends a slow shutdown at once.
+ */
+export function shutdownSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    const onSignal = (received: NodeJS.Signals) => {
+      process.off('SIGTERM', onSignal);
+      process.off('SIGINT', onSignal);
+      resolve(received);
+    };
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+  });
+}

@@ -100,8 +100,9 @@ describe('extlb webhook', { timeout: 60_000 }, () => {
       [['webhook', '--cert', 'a', '--key', 'b', '--shutdown-timeout', '0'], /--shutdown-timeout must be a positive number of seconds/],
       [['webhook', '--cert', 'a', '--key', 'b', '--shutdown-delay=-1'], /--shutdown-delay must be a non-negative number of seconds/],
       [['webhook', '--cert', 'a', '--key', 'b', '--log-level', 'loud'], /--log-level must be/],
-      [['webhook', '--cert'], /--cert needs a value/],
-      [['webhook', 'extra'], /unknown flag or argument "extra"/],
+      [['webhook', '--cert'], /Option '--cert <value>' argument missing/],
+      [['webhook', 'extra'], /Unexpected argument 'extra'/],
+      [['webhook', '--port', '1'], /Unknown option '--port'/],
     ] as const) {
       const { code, stderr } = await runInProcess([...args]);
       assert.equal(code, 2, args.join(' '));

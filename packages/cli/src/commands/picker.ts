@@ -13,7 +13,7 @@ import {
 } from '@extlb/picker';
 import type { Command } from '../command.js';
 import { integerFlag, oneOf, usageErrors } from '../flags.js';
-import { UsageError, write, type Io } from '../io.js';
+import { UsageError, shutdownSignal, write, type Io } from '../io.js';
 
 const USAGE =
   'extlb picker --listen HOST:PORT (--endpoints IP:PORT,... | --endpoints-file FILE | --from-cluster --selector LABELS [--namespace NS] [--port PORT|NAME] [--kubeconfig FILE])\n' +
@@ -96,10 +96,7 @@ async function run(args: string[], io: Io): Promise<number> {
   }
   const count = source.endpoints().length;
   await write(io.stdout, `extlb picker: listening on ${picker.address} (${count} endpoint(s), ${strategy}, up to ${picker.picker.maxEndpoints} per answer)\n`);
-  const signal = await new Promise<NodeJS.Signals>((resolve) => {
-    process.once('SIGTERM', resolve);
-    process.once('SIGINT', resolve);
-  });
+  const signal = await shutdownSignal();
   await write(io.stdout, `extlb picker: ${signal}, shutting down\n`);
   await picker.close();
   await source.close();

@@ -1,6 +1,8 @@
 import { createWebhookServer, jsonLogger, type LogLevel } from '@extlb/webhook';
+import { parseArgs } from 'node:util';
 import type { Command } from '../command.js';
-import { UsageError, type Io } from '../io.js';
+import { oneOf, usageErrors } from '../flags.js';
+import { UsageError, shutdownSignal, type Io } from '../io.js';
 
 const USAGE =
   'extlb webhook --cert FILE --key FILE [--listen HOST:PORT] [--shutdown-delay SECONDS] [--shutdown-timeout SECONDS] [--cert-poll-interval SECONDS] [--log-level debug|info|warn|error]';
@@ -33,30 +35,31 @@ export function parseListen(value: string): { host: string; port: number } {
 }
 
 function parseFlags(args: string[]): Flags {
-  const values = new Map<string, string>();
-  const known = new Set(['--listen', '--cert', '--key', '--shutdown-delay', '--shutdown-timeout', '--cert-poll-interval', '--log-level']);
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i] as string;
-    const eq = arg.indexOf('=');
-    const name = eq > 0 ? arg.slice(0, eq) : arg;
-    if (!known.has(name)) throw new UsageError(`unknown flag or argument "${arg}"`);
-    const value = eq > 0 ? arg.slice(eq + 1) : args[++i];
-    if (value === undefined) throw new UsageError(`${name} needs a value`);
-    values.set(name, value);
-  }
-  const cert = values.get('--cert');
-  const key = values.get('--key');
-  if (!cert || !key) throw new UsageError('--cert and --key are required');
-  const logLevel = values.get('--log-level') ?? 'info';
-  if (!['debug', 'info', 'warn', 'error'].includes(logLevel)) throw new UsageError(`--log-level must be debug, info, warn or error, not "${logLevel}"`);
+  const { values } = usageErrors(() =>
+    parseArgs({
+      args,
+      options: {
+        listen: { type: 'string', default: '0.0.0.0:8443' },
+        cert: { type: 'string' },
+        key: { type: 'string' },
+        'shutdown-delay': { type: 'string', default: '0' },
+        'shutdown-timeout': { type: 'string', default: '25' },
+        'cert-poll-interval': { type: 'string', default: '2' },
+        'log-level': { type: 'string' },
+      },
+      strict: true,
+      allowPositionals: false,
+    }),
+  );
+  if (!values.cert || !values.key) throw new UsageError('--cert and --key are required');
   return {
-    ...parseListen(values.get('--listen') ?? '0.0.0.0:8443'),
-    cert,
-    key,
-    delayMs: seconds('--shutdown-delay', values.get('--shutdown-delay') ?? '0', true),
-    graceMs: seconds('--shutdown-timeout', values.get('--shutdown-timeout') ?? '25'),
-    pollMs: seconds('--cert-poll-interval', values.get('--cert-poll-interval') ?? '2'),
-    logLevel: logLevel as LogLevel,
+    ...parseListen(values.listen),
+    cert: values.cert,
+    key: values.key,
+    delayMs: seconds('--shutdown-delay', values['shutdown-delay'], true),
+    graceMs: seconds('--shutdown-timeout', values['shutdown-timeout']),
+    pollMs: seconds('--cert-poll-interval', values['cert-poll-interval']),
+    logLevel: oneOf<LogLevel>('--log-level', values['log-level'], ['debug', 'info', 'warn', 'error']) ?? 'info',
   };
 }
 
@@ -78,16 +81,7 @@ async function run(args: string[], io: Io): Promise<number> {
     logger.log('error', 'cannot start the webhook', { error: err instanceof Error ? err.message : String(err) });
     return 1;
   }
-  // Both listeners go after the first signal, so that a second one ends a slow drain at once.
-  const signal = await new Promise<NodeJS.Signals>((resolve) => {
-    const onSignal = (received: NodeJS.Signals) => {
-      process.off('SIGTERM', onSignal);
-      process.off('SIGINT', onSignal);
-      resolve(received);
-    };
-    process.on('SIGTERM', onSignal);
-    process.on('SIGINT', onSignal);
-  });
+  const signal = await shutdownSignal();
   logger.log('info', 'signal received, shutting down', { signal });
   await server.close({ graceMs: flags.graceMs, delayMs: flags.delayMs });
   return 0;
