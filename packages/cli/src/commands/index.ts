@@ -6,6 +6,7 @@ import type { Command } from '../command.js';
  */
 export const commands: Record<string, () => Promise<Command>> = {
   convert: async () => (await import('./convert.js')).command,
+  crds: async () => (await import('./crds.js')).command,
   validate: async () => (await import('./validate.js')).command,
   webhook: async () => (await import('./webhook.js')).command,
   picker: async () => (await import('./picker.js')).command,
