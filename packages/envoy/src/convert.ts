@@ -230,7 +230,11 @@ export function convert(objects: readonly unknown[], options: ConvertOptions = {
   }
 
   const statuses: Json[] = inputs.gateways.map((gw) => gatewayStatus(statusCtx, gw, routesOf));
-  for (const route of inputs.routes) statuses.push(routeStatus(statusCtx, route, outcomes.get(route) ?? [], results.get(route)?.problems ?? []));
+  const invalidOf = (route: HttpRoute) =>
+    diags.list.filter((d) => d.code === 'Invalid' && d.object === route.ref).sort((a, b) => compare(a.path ?? '', b.path ?? ''));
+  for (const route of inputs.routes) {
+    statuses.push(routeStatus(statusCtx, route, outcomes.get(route) ?? [], results.get(route)?.problems ?? [], invalidOf(route)));
+  }
   statuses.push(...poolStatuses(statusCtx, uses));
   statuses.push(...policyStatuses(statusCtx, backends, inputs.policies, targetUses, inputs.gateways));
   const statusKey = (s: Json) => {

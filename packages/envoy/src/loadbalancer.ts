@@ -57,7 +57,7 @@ export const ROUND_ROBIN: LoadBalancer = { type: 'RoundRobin' };
 export function readPickerRef(r: Reader, raw: unknown, path: string): PickerRef | undefined {
   const o = r.object(raw, path);
   if (!o) {
-    r.invalid(path, `${path} is required`);
+    r.invalid(path, 'Required value');
     return undefined;
   }
   const name = r.string(o.name, `${path}.name`, true);
@@ -67,7 +67,7 @@ export function readPickerRef(r: Reader, raw: unknown, path: string): PickerRef 
   const port = portObj ? r.integer(portObj.number, `${path}.port.number`, 1, 65535, true) : undefined;
   if (name === undefined) return undefined;
   if (group === '' && kind === 'Service' && port === undefined) {
-    r.invalid(`${path}.port`, `${path}.port: port is required when the picker is a Service`);
+    r.invalid(`${path}.port`, `port is required when the picker is a Service`);
     return undefined;
   }
   const ref: PickerRef = { group, kind, name, path };
@@ -81,21 +81,21 @@ export function readLoadBalancer(r: Reader, raw: unknown, path: string): LoadBal
   if (!o) return undefined;
   const type = r.oneOf(o.type, `${path}.type`, LB_TYPES);
   if (!type) {
-    if (o.type === undefined) r.invalid(`${path}.type`, `${path}.type is required`);
+    if (o.type === undefined) r.invalid(`${path}.type`, 'Required value');
     return undefined;
   }
   const lb: LoadBalancer = { type };
   let ok = true;
   if (type === 'External') {
     if (o.external === undefined) {
-      r.invalid(`${path}.external`, `${path}: external must be set when type is External`);
+      r.invalid(`${path}.external`, `external must be set when type is External`);
       return undefined;
     }
     const ext = readExternal(r, o.external, `${path}.external`);
     if (!ext) return undefined;
     lb.external = ext;
   } else if (o.external !== undefined) {
-    r.invalid(`${path}.external`, `${path}: external must not be set unless type is External`);
+    r.invalid(`${path}.external`, `external must not be set unless type is External`);
     ok = false;
   }
   const hashed = type === 'RingHash' || type === 'Maglev';
@@ -104,18 +104,18 @@ export function readLoadBalancer(r: Reader, raw: unknown, path: string): LoadBal
     if (!ch) return undefined;
     lb.consistentHash = ch;
   } else if (o.consistentHash !== undefined) {
-    r.invalid(`${path}.consistentHash`, `${path}: consistentHash must not be set unless type is RingHash or Maglev`);
+    r.invalid(`${path}.consistentHash`, `consistentHash must not be set unless type is RingHash or Maglev`);
     ok = false;
   }
   if (o.slowStart !== undefined) {
     if (type !== 'RoundRobin' && type !== 'LeastRequest') {
-      r.invalid(`${path}.slowStart`, `${path}: slowStart is only supported when type is RoundRobin or LeastRequest`);
+      r.invalid(`${path}.slowStart`, `slowStart is only supported when type is RoundRobin or LeastRequest`);
       ok = false;
     } else {
       const ss = r.object(o.slowStart, `${path}.slowStart`);
       const windowMs = parseDuration(ss?.window);
       if (windowMs === undefined || windowMs < 1000 || windowMs > 3_600_000) {
-        r.invalid(`${path}.slowStart.window`, `${path}.slowStart.window: slowStart window must be a duration between 1s and 1h`);
+        r.invalid(`${path}.slowStart.window`, `slowStart window must be a duration between 1s and 1h`);
         ok = false;
       } else {
         lb.slowStart = { windowMs, minWeightPercent: r.integer(ss?.minWeightPercent, `${path}.slowStart.minWeightPercent`, 0, 100) ?? 10 };
@@ -130,7 +130,7 @@ function readExternal(r: Reader, raw: unknown, path: string): External | undefin
   if (!o) return undefined;
   const rawRefs = r.array(o.refs, `${path}.refs`);
   if (rawRefs.length < 1 || rawRefs.length > 4) {
-    r.invalid(`${path}.refs`, `${path}.refs must have between 1 and 4 items`);
+    r.invalid(`${path}.refs`, `must have between 1 and 4 items`);
     return undefined;
   }
   const refs: PickerRef[] = [];
@@ -141,12 +141,12 @@ function readExternal(r: Reader, raw: unknown, path: string): External | undefin
   if (refs.length !== rawRefs.length) return undefined;
   const keys = refs.map((p) => `${p.group}/${p.kind}/${p.name}/${p.port ?? 0}`);
   if (new Set(keys).size !== keys.length) {
-    r.invalid(`${path}.refs`, `${path}.refs: each picker reference must be unique`);
+    r.invalid(`${path}.refs`, `each picker reference must be unique`);
     return undefined;
   }
   const timeout = o.messageTimeout === undefined ? 200 : parseDuration(o.messageTimeout);
   if (timeout === undefined || timeout < 1 || timeout > 3_600_000) {
-    r.invalid(`${path}.messageTimeout`, `${path}.messageTimeout must be a duration between 1ms and 1h`);
+    r.invalid(`${path}.messageTimeout`, `must be a duration between 1ms and 1h`);
     return undefined;
   }
   const failureMode = r.oneOf(o.failureMode, `${path}.failureMode`, ['FailClose', 'FailOpen'] as const, 'FailClose');
@@ -173,18 +173,18 @@ function readExternal(r: Reader, raw: unknown, path: string): External | undefin
 function readConsistentHash(r: Reader, raw: unknown, path: string): ConsistentHash | undefined {
   const o = r.object(raw, path);
   if (!o) {
-    r.invalid(path, `${path}: consistentHash must be set when type is RingHash or Maglev`);
+    r.invalid(path, `consistentHash must be set when type is RingHash or Maglev`);
     return undefined;
   }
   const type = r.oneOf(o.type, `${path}.type`, ['Header', 'Cookie', 'SourceIP'] as const);
   if (!type) return undefined;
   const ch: ConsistentHash = { type };
   if ((type === 'Header') !== (o.header !== undefined)) {
-    r.invalid(`${path}.header`, `${path}: header must be set when type is Header, and only then`);
+    r.invalid(`${path}.header`, `header must be set when type is Header, and only then`);
     return undefined;
   }
   if ((type === 'Cookie') !== (o.cookie !== undefined)) {
-    r.invalid(`${path}.cookie`, `${path}: cookie must be set when type is Cookie, and only then`);
+    r.invalid(`${path}.cookie`, `cookie must be set when type is Cookie, and only then`);
     return undefined;
   }
   if (type === 'Header') {
@@ -200,7 +200,7 @@ function readConsistentHash(r: Reader, raw: unknown, path: string): ConsistentHa
     if (c?.ttl !== undefined) {
       const ttl = parseDuration(c.ttl);
       if (ttl === undefined) {
-        r.invalid(`${path}.cookie.ttl`, `${path}.cookie.ttl must be a duration`);
+        r.invalid(`${path}.cookie.ttl`, `must be a duration`);
         return undefined;
       }
       ch.cookie.ttlMs = ttl;

@@ -8,7 +8,7 @@ function readPoolSelector(r: Reader, spec: Json): { selector: Record<string, str
   const sel = r.object(spec.selector, 'spec.selector');
   const selector = r.labels(sel?.matchLabels, 'spec.selector.matchLabels');
   if (Object.keys(selector).length === 0) {
-    r.invalid('spec.selector.matchLabels', 'spec.selector.matchLabels must have at least 1 item');
+    r.invalid('spec.selector.matchLabels', 'must have at least 1 item');
     return undefined;
   }
   const targetPorts: number[] = [];
@@ -17,11 +17,11 @@ function readPoolSelector(r: Reader, spec: Json): { selector: Record<string, str
     if (n !== undefined) targetPorts.push(n);
   });
   if (targetPorts.length === 0) {
-    r.invalid('spec.targetPorts', 'spec.targetPorts must have at least 1 item');
+    r.invalid('spec.targetPorts', 'must have at least 1 item');
     return undefined;
   }
   if (new Set(targetPorts).size !== targetPorts.length) {
-    r.invalid('spec.targetPorts', 'spec.targetPorts: port number must be unique');
+    r.invalid('spec.targetPorts', 'port number must be unique');
     return undefined;
   }
   const app = r.oneOf(spec.appProtocol, 'spec.appProtocol', ['http', 'kubernetes.io/h2c'] as const, 'http');
@@ -76,13 +76,13 @@ export function readPolicy(r: Reader, spec: Json, meta: Meta): Policy | undefine
     const p = `spec.targetRefs[${index}]`;
     const o = r.object(t, p);
     // group is required but may be empty: "" is the core group of a Service.
-    const group = o?.group === undefined ? (r.invalid(`${p}.group`, `${p}.group is required`), undefined) : r.string(o.group, `${p}.group`);
+    const group = o?.group === undefined ? (r.invalid(`${p}.group`, 'Required value'), undefined) : r.string(o.group, `${p}.group`);
     const kind = r.string(o?.kind, `${p}.kind`, true);
     const name = r.string(o?.name, `${p}.name`, true);
     if (group === undefined || !kind || !name) return;
     const allowed = (group === '' && kind === 'Service') || (group === GROUP && kind === 'BackendPool') || (group === INFERENCE_GROUP && kind === 'InferencePool');
     if (!allowed) {
-      r.invalid(p, `${p}: each targetRef must be a Service (group ""), a BackendPool (group extlb.dev) or an InferencePool (group inference.networking.k8s.io)`);
+      r.invalid(p, `each targetRef must be a Service (group ""), a BackendPool (group extlb.dev) or an InferencePool (group inference.networking.k8s.io)`);
       return;
     }
     const target: PolicyTarget = { index, group, kind, name };
@@ -96,11 +96,11 @@ export function readPolicy(r: Reader, spec: Json, meta: Meta): Policy | undefine
     }
     targets.push(target);
   });
-  if (targets.length === 0) r.invalid('spec.targetRefs', 'spec.targetRefs must have at least 1 valid item');
+  if (targets.length === 0) r.invalid('spec.targetRefs', 'must have at least 1 valid item');
   const policy: Policy = { ref: r.ref, meta, targets };
   const lb = readLoadBalancer(r, spec.loadBalancer, 'spec.loadBalancer');
   if (lb) policy.lb = lb;
-  else if (spec.loadBalancer === undefined) r.invalid('spec.loadBalancer', 'spec.loadBalancer is required');
+  else if (spec.loadBalancer === undefined) r.invalid('spec.loadBalancer', 'Required value');
   return policy;
 }
 

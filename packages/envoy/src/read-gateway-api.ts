@@ -77,7 +77,7 @@ function validRegex(r: Reader, value: string, path: string): boolean {
       ok = false;
     }
   }
-  if (!ok) r.invalid(path, `${path}: ${JSON.stringify(value)} is not a valid RE2 regular expression`);
+  if (!ok) r.invalid(path, `${JSON.stringify(value)} is not a valid RE2 regular expression`);
   return ok;
 }
 
@@ -92,7 +92,7 @@ function readValueMatches(r: Reader, raw: unknown, path: string, lowerCase: bool
     if (name === undefined || value === undefined || !type) return;
     if (type === 'RegularExpression' && !validRegex(r, value, `${path}[${i}].value`)) return;
     if (lowerCase && !HEADER_NAME.test(name)) {
-      r.invalid(`${path}[${i}].name`, `${path}[${i}].name must be a header name (RFC 7230 token)`);
+      r.invalid(`${path}[${i}].name`, `must be a header name (RFC 7230 token)`);
       return;
     }
     const k = lowerCase ? name.toLowerCase() : name;
@@ -112,7 +112,7 @@ function readMatch(r: Reader, raw: unknown, path: string, index: number): Match 
   if (!type) return undefined;
   if (type === 'RegularExpression' && !validRegex(r, value, `${path}.path.value`)) return undefined;
   if (type !== 'RegularExpression' && !value.startsWith('/')) {
-    r.invalid(`${path}.path.value`, `${path}.path.value: value must be an absolute path and start with '/' when type one of ['Exact', 'PathPrefix']`);
+    r.invalid(`${path}.path.value`, `value must be an absolute path and start with '/' when type one of ['Exact', 'PathPrefix']`);
     return undefined;
   }
   const m: Match = {
@@ -130,7 +130,7 @@ function readMatch(r: Reader, raw: unknown, path: string, index: number): Match 
 function readDurationField(r: Reader, raw: unknown, path: string): number | undefined {
   if (raw === undefined) return undefined;
   const ms = parseDuration(raw);
-  if (ms === undefined) r.invalid(path, `${path} must be a Gateway API duration such as 10s or 1m30s`);
+  if (ms === undefined) r.invalid(path, `${JSON.stringify(raw)} is not a Gateway API duration such as 10s or 1m30s`);
   return ms;
 }
 
@@ -177,7 +177,7 @@ function readRule(r: Reader, raw: unknown, path: string, index: number, namespac
     if (request !== undefined) rule.timeouts.requestMs = request;
     if (backend !== undefined) rule.timeouts.backendRequestMs = backend;
     if (request !== undefined && backend !== undefined && request !== 0 && backend > request) {
-      r.invalid(`${path}.timeouts`, `${path}.timeouts: backendRequest timeout cannot be longer than request timeout`);
+      r.invalid(`${path}.timeouts`, `backendRequest timeout cannot be longer than request timeout`);
     }
   }
   const retry = r.object(o.retry, `${path}.retry`);

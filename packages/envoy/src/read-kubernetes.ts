@@ -30,7 +30,7 @@ export function readSlice(r: Reader, raw: Json, meta: Meta): EndpointSlice {
     if (cond?.ready === false) return;
     r.array(o?.addresses, `endpoints[${i}].addresses`).forEach((a, j) => {
       const addr = r.string(a, `endpoints[${i}].addresses[${j}]`);
-      if (addr && isIP(addr) === 0) r.invalid(`endpoints[${i}].addresses[${j}]`, `endpoints[${i}].addresses[${j}]: ${JSON.stringify(addr)} is not an IP address`);
+      if (addr && isIP(addr) === 0) r.invalid(`endpoints[${i}].addresses[${j}]`, `${JSON.stringify(addr)} is not an IP address`);
       else if (addr) addresses.push(addr);
     });
   });
@@ -50,7 +50,7 @@ export function readSlice(r: Reader, raw: Json, meta: Meta): EndpointSlice {
 export function readPod(raw: Json, meta: Meta, r: Reader): Pod {
   const status = r.object(raw.status, 'status') ?? {};
   const ip = typeof status.podIP === 'string' && isIP(status.podIP) !== 0 ? status.podIP : undefined;
-  if (status.podIP !== undefined && ip === undefined) r.invalid('status.podIP', `status.podIP: ${JSON.stringify(status.podIP)} is not an IP address`);
+  if (status.podIP !== undefined && ip === undefined) r.invalid('status.podIP', `${JSON.stringify(status.podIP)} is not an IP address`);
   const conditions = Array.isArray(status.conditions) ? status.conditions : [];
   const readyCond = conditions.find((c) => isObject(c) && c.type === 'Ready');
   // Without reported conditions (a hand-written manifest) a Running Pod counts as ready.

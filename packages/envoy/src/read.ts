@@ -24,41 +24,41 @@ export class Reader {
   object(v: unknown, path: string): Json | undefined {
     if (v === undefined || v === null) return undefined;
     if (isObject(v)) return v;
-    this.invalid(path, `${path} must be an object`);
+    this.invalid(path, `must be an object`);
     return undefined;
   }
 
   array(v: unknown, path: string): unknown[] {
     if (v === undefined || v === null) return [];
     if (Array.isArray(v)) return v;
-    this.invalid(path, `${path} must be a list`);
+    this.invalid(path, `must be a list`);
     return [];
   }
 
   string(v: unknown, path: string, required = false): string | undefined {
     if (v === undefined || v === null) {
-      if (required) this.invalid(path, `${path} is required`);
+      if (required) this.invalid(path, 'Required value');
       return undefined;
     }
     if (typeof v === 'string' && (v !== '' || !required)) return v;
-    this.invalid(path, typeof v === 'string' ? `${path} must not be empty` : `${path} must be a string`);
+    this.invalid(path, typeof v === 'string' ? 'must not be empty' : 'must be a string');
     return undefined;
   }
 
   integer(v: unknown, path: string, min: number, max: number, required = false): number | undefined {
     if (v === undefined || v === null) {
-      if (required) this.invalid(path, `${path} is required`);
+      if (required) this.invalid(path, 'Required value');
       return undefined;
     }
     if (typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max) return v;
-    this.invalid(path, `${path} must be an integer between ${min} and ${max}`);
+    this.invalid(path, `must be an integer between ${min} and ${max}`);
     return undefined;
   }
 
   boolean(v: unknown, path: string): boolean | undefined {
     if (v === undefined || v === null) return undefined;
     if (typeof v === 'boolean') return v;
-    this.invalid(path, `${path} must be a boolean`);
+    this.invalid(path, `must be a boolean`);
     return undefined;
   }
 
@@ -67,7 +67,7 @@ export class Reader {
   oneOf<T extends string>(v: unknown, path: string, allowed: readonly T[], fallback?: T): T | undefined {
     if (v === undefined || v === null) return fallback;
     if (typeof v === 'string' && (allowed as readonly string[]).includes(v)) return v as T;
-    this.invalid(path, `${path}: Unsupported value: ${JSON.stringify(v)}: supported values: ${allowed.map((a) => `"${a}"`).join(', ')}`);
+    this.invalid(path, `Unsupported value: ${JSON.stringify(v)}: supported values: ${allowed.map((a) => `"${a}"`).join(', ')}`);
     return undefined;
   }
 
@@ -77,7 +77,7 @@ export class Reader {
     if (!o) return out;
     for (const [k, val] of Object.entries(o)) {
       if (typeof val === 'string') out[k] = val;
-      else this.invalid(`${path}[${k}]`, `${path}[${k}] must be a string`);
+      else this.invalid(`${path}[${k}]`, `must be a string`);
     }
     return out;
   }

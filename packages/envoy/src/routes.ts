@@ -92,13 +92,13 @@ function headerOptions(spec: unknown, path: string, r: RouteConverter): { add: J
     const list = Array.isArray(o[field]) ? (o[field] as unknown[]) : [];
     list.forEach((h, i) => {
       if (isObject(h) && typeof h.name === 'string' && HEADER_NAME.test(h.name) && typeof h.value === 'string') add.push({ header: { key: h.name, value: h.value }, append_action: action });
-      else r.invalid(`${path}.${field}[${i}]`, `${path}.${field}[${i}] needs a header name and a value`);
+      else r.invalid(`${path}.${field}[${i}]`, `needs a header name and a value`);
     });
   }
   const remove: string[] = [];
   (Array.isArray(o.remove) ? (o.remove as unknown[]) : []).forEach((h, i) => {
     if (typeof h === 'string' && HEADER_NAME.test(h)) remove.push(h);
-    else r.invalid(`${path}.remove[${i}]`, `${path}.remove[${i}] must be a header name`);
+    else r.invalid(`${path}.remove[${i}]`, `must be a header name`);
   });
   return { add, remove };
 }

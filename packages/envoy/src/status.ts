@@ -1,7 +1,7 @@
 // The status each input object should get, as Gateway API and GIE define it. Only the status
 // stanza and enough metadata to apply it (`kubectl apply --subresource=status` or a patch).
 import type { Backend, Backends, Pickers } from './backends.js';
-import { compare, type ObjectRef } from './diagnostics.js';
+import { compare, type Diagnostic, type ObjectRef } from './diagnostics.js';
 import type { ParentOutcome } from './gateway.js';
 import { GATEWAY_GROUP, groupKind, type Gateway, type HttpRoute, type Listener, type Meta, type Policy } from './model.js';
 import { API_VERSION, INFERENCE_API_VERSION } from '@extlb/types';
@@ -30,22 +30,31 @@ function statusObject(apiVersion: string, ref: ObjectRef, status: Json): Json {
   return { apiVersion, kind: ref.kind, metadata: { namespace: ref.namespace, name: ref.name }, status };
 }
 
-export function routeStatus(ctx: StatusContext, route: HttpRoute, outcomes: ParentOutcome[], problems: RefProblem[]): Json {
+/**
+ * HTTPRoute status per parent. `invalid` are the route's own invalid values (a regex RE2 cannot
+ * compile, a malformed duration): the rules they break are dropped, which Gateway API reports as
+ * PartiallyInvalid, or as Accepted=False when no rule is left.
+ */
+export function routeStatus(ctx: StatusContext, route: HttpRoute, outcomes: ParentOutcome[], problems: RefProblem[], invalid: Diagnostic[]): Json {
   const first = problems[0];
+  const invalidMessage = invalid.map((d) => `${d.path}: ${d.message}`).join('; ');
+  const noRuleLeft = invalid.length > 0 && route.rules.every((r) => r.matches.length === 0);
   const parents = outcomes.map((o) => {
     const parentRef: Json = { group: o.parent.group, kind: o.parent.kind, namespace: o.parent.namespace, name: o.parent.name };
     if (o.parent.sectionName !== undefined) parentRef.sectionName = o.parent.sectionName;
     if (o.parent.port !== undefined) parentRef.port = o.parent.port;
-    return {
-      parentRef,
-      controllerName: ctx.controllerName,
-      conditions: [
-        condition(ctx, route.meta, 'Accepted', o.accepted, o.reason, o.message),
-        first
-          ? condition(ctx, route.meta, 'ResolvedRefs', false, first.reason, problems.map((p) => `${p.path}: ${p.message}`).join('; '))
-          : condition(ctx, route.meta, 'ResolvedRefs', true, 'ResolvedRefs', 'All references are resolved'),
-      ],
-    };
+    const conditions = [
+      o.accepted && noRuleLeft
+        ? condition(ctx, route.meta, 'Accepted', false, 'UnsupportedValue', invalidMessage)
+        : condition(ctx, route.meta, 'Accepted', o.accepted, o.reason, o.message),
+      first
+        ? condition(ctx, route.meta, 'ResolvedRefs', false, first.reason, problems.map((p) => `${p.path}: ${p.message}`).join('; '))
+        : condition(ctx, route.meta, 'ResolvedRefs', true, 'ResolvedRefs', 'All references are resolved'),
+    ];
+    if (o.accepted && invalid.length > 0 && !noRuleLeft) {
+      conditions.push(condition(ctx, route.meta, 'PartiallyInvalid', true, 'UnsupportedValue', invalidMessage));
+    }
+    return { parentRef, controllerName: ctx.controllerName, conditions };
   });
   return statusObject(`${GATEWAY_GROUP}/v1`, route.ref, { parents });
 }

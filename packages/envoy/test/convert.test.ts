@@ -256,3 +256,22 @@ test('random values anywhere in the objects never crash the converter, and what 
     { numRuns: 300, seed: 4 },
   );
 });
+
+test('a route whose rules break on invalid values says so: PartiallyInvalid, or Accepted=False with no rule left', () => {
+  const gateway = { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'Gateway', metadata: { name: 'gw', namespace: 'a' }, spec: { gatewayClassName: 'x', listeners: [{ name: 'http', protocol: 'HTTP', port: 80 }] } };
+  const service = { apiVersion: 'v1', kind: 'Service', metadata: { name: 's', namespace: 'a' }, spec: { ports: [{ port: 80 }] } };
+  const route = (rules: Json[]) => ({ apiVersion: 'gateway.networking.k8s.io/v1', kind: 'HTTPRoute', metadata: { name: 'r', namespace: 'a' }, spec: { parentRefs: [{ name: 'gw' }], rules } });
+  const badRegex = { matches: [{ path: { type: 'RegularExpression', value: '/(a' } }], backendRefs: [{ name: 's', port: 80 }] };
+  const good = { matches: [{ path: { type: 'PathPrefix', value: '/ok' } }], backendRefs: [{ name: 's', port: 80 }] };
+  const message = 'spec.rules[0].matches[0].path.value: "/(a" is not a valid RE2 regular expression';
+
+  const none = conditions(status(convert([gateway, service, route([badRegex])], { now: NOW }), 'HTTPRoute', 'r'));
+  assert.deepEqual([none.Accepted?.status, none.Accepted?.reason, none.Accepted?.message], ['False', 'UnsupportedValue', message]);
+  assert.equal(none.PartiallyInvalid, undefined);
+
+  const result = convert([gateway, service, route([badRegex, good])], { now: NOW });
+  const partly = conditions(status(result, 'HTTPRoute', 'r'));
+  assert.equal(partly.Accepted?.status, 'True');
+  assert.deepEqual([partly.PartiallyInvalid?.status, partly.PartiallyInvalid?.reason, partly.PartiallyInvalid?.message], ['True', 'UnsupportedValue', message]);
+  assert.deepEqual(routes(result).map((r) => r.match.path_separated_prefix), ['/ok']);
+});
