@@ -20,6 +20,3 @@ export async function generateInto(outRoot: string, schemaDir = join(REPO_ROOT, 
   }
   return [...files.keys()].sort();
 }
-
-// Kept runnable as `tsx src/main.ts` for those used to it; the command line lives in cli.ts.
-if (process.argv[1] && resolve(process.argv[1]) === resolve(import.meta.filename)) void import('./cli.js');
