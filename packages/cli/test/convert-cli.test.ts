@@ -46,10 +46,18 @@ describe('extlb convert on files', () => {
     const file = scenario('unknown-backend-kind');
     const r = await cli([file, '--status-out', 'status.yaml']);
     assert.equal(r.code, 1);
-    assert.match(r.stderr, new RegExp(`${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:17:7: error: HTTPRoute default/mixed: spec\\.rules\\[0\\]\\.backendRefs\\[1\\]: Service default/missing not found`));
+    assert.match(
+      r.stderr,
+      new RegExp(
+        `${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:17:7: error: HTTPRoute default/mixed: spec\\.rules\\[0\\]\\.backendRefs\\[1\\]: Service default/missing not found`,
+      ),
+    );
     assert.ok(parse(r.stdout).static_resources.clusters.some((c: { name: string }) => c.name === 'bpool/default/llm'));
     // Documents kubectl can apply, one per object.
-    const statuses = parseAllDocuments(readFileSync(join(dir, 'status.yaml'), 'utf8')).map((d) => d.toJS()) as { kind: string; status: { parents: { conditions: { type: string; reason: string }[] }[] } }[];
+    const statuses = parseAllDocuments(readFileSync(join(dir, 'status.yaml'), 'utf8')).map((d) => d.toJS()) as {
+      kind: string;
+      status: { parents: { conditions: { type: string; reason: string }[] }[] };
+    }[];
     const route = statuses.find((s) => s.kind === 'HTTPRoute');
     assert.equal(route?.status.parents[0]?.conditions.find((c) => c.type === 'ResolvedRefs')?.reason, 'InvalidKind');
   });
@@ -115,11 +123,21 @@ describe('extlb convert --from-cluster', () => {
   // What a cluster holds: the scenario's objects, grouped by their list URL.
   const objects = parseAllDocuments(readFileSync(scenario('backendpool-picker'), 'utf8')).map((d) => d.toJS() as { apiVersion: string; kind: string });
   const RESOURCES: Record<string, [string, string, boolean][]> = {
-    '/api/v1': [['services', 'Service', true], ['pods', 'Pod', true], ['namespaces', 'Namespace', false]],
-    '/apis/gateway.networking.k8s.io/v1': [['gateways', 'Gateway', true], ['httproutes', 'HTTPRoute', true]],
+    '/api/v1': [
+      ['services', 'Service', true],
+      ['pods', 'Pod', true],
+      ['namespaces', 'Namespace', false],
+    ],
+    '/apis/gateway.networking.k8s.io/v1': [
+      ['gateways', 'Gateway', true],
+      ['httproutes', 'HTTPRoute', true],
+    ],
     '/apis/gateway.networking.k8s.io/v1beta1': [['referencegrants', 'ReferenceGrant', true]],
     '/apis/discovery.k8s.io/v1': [['endpointslices', 'EndpointSlice', true]],
-    '/apis/extlb.dev/v1alpha1': [['backendpools', 'BackendPool', true], ['loadbalancerpolicies', 'LoadBalancerPolicy', true]],
+    '/apis/extlb.dev/v1alpha1': [
+      ['backendpools', 'BackendPool', true],
+      ['loadbalancerpolicies', 'LoadBalancerPolicy', true],
+    ],
   };
 
   before(async () => {
@@ -132,7 +150,12 @@ describe('extlb convert --from-cluster', () => {
       };
       const discovery = RESOURCES[url];
       if (discovery) {
-        return json(200, { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: url.replace(/^\/apis?\//, ''), resources: discovery.map(([name, kind, namespaced]) => ({ name, singularName: kind.toLowerCase(), namespaced, kind, verbs: ['list'] })) });
+        return json(200, {
+          kind: 'APIResourceList',
+          apiVersion: 'v1',
+          groupVersion: url.replace(/^\/apis?\//, ''),
+          resources: discovery.map(([name, kind, namespaced]) => ({ name, singularName: kind.toLowerCase(), namespaced, kind, verbs: ['list'] })),
+        });
       }
       for (const [base, list] of Object.entries(RESOURCES)) {
         for (const [plural, kind] of list) {
@@ -143,7 +166,14 @@ describe('extlb convert --from-cluster', () => {
           return json(200, { apiVersion, kind: `${kind}List`, metadata: { resourceVersion: '1' }, items });
         }
       }
-      json(404, { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404, message: 'the server could not find the requested resource' });
+      json(404, {
+        kind: 'Status',
+        apiVersion: 'v1',
+        status: 'Failure',
+        reason: 'NotFound',
+        code: 404,
+        message: 'the server could not find the requested resource',
+      });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
@@ -169,7 +199,10 @@ describe('extlb convert --from-cluster', () => {
   it('lists every kind through the selected context and converts them', async () => {
     const r = await cli(['--from-cluster', '--kubeconfig', kubeconfig, '--context', 'test', '--gateway-class', 'extlb', '--status-out', 'cluster-status.yaml']);
     assert.equal(r.code, 0, r.stderr);
-    assert.ok(requests.some((q) => q === 'Bearer secret-token /apis/extlb.dev/v1alpha1/backendpools'), requests.join('\n'));
+    assert.ok(
+      requests.some((q) => q === 'Bearer secret-token /apis/extlb.dev/v1alpha1/backendpools'),
+      requests.join('\n'),
+    );
     assert.match(r.stderr, /cluster: warning: InferencePool \(inference\.networking\.k8s\.io\/v1\) not listed/);
     const bootstrap = parse(r.stdout) as { static_resources: { clusters: { name: string; load_assignment?: { endpoints: { lb_endpoints: unknown[] }[] } }[] } };
     assert.deepEqual(loadEnvoyValidator('1.35').validateBootstrap(bootstrap), []);

@@ -24,7 +24,9 @@ describe('extlb crds', () => {
     const { code, stdout } = await run(['crds']);
     assert.equal(code, 0);
     assert.equal(stdout, readFileSync(installYamlPath, 'utf8'));
-    const names = parseAllDocuments(stdout).map((d) => (d.toJS() as { metadata: { name: string } } | null)?.metadata.name).filter(Boolean);
+    const names = parseAllDocuments(stdout)
+      .map((d) => (d.toJS() as { metadata: { name: string } } | null)?.metadata.name)
+      .filter(Boolean);
     assert.deepEqual(names, ['backendpools.extlb.dev', 'loadbalancerpolicies.extlb.dev']);
   });
 

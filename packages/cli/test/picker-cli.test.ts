@@ -105,12 +105,22 @@ test('extlb picker reads an endpoints file and picks up edits without a restart'
   await stop(picker.child);
 });
 
-test('extlb picker --from-cluster follows EndpointSlices from the kubeconfig context\'s namespace', async () => {
+test("extlb picker --from-cluster follows EndpointSlices from the kubeconfig context's namespace", async () => {
   const api = await startFakeKubeApi([endpointSlice('llm-a', ['10.2.0.1', '10.2.0.2'], '9')]);
   try {
     const kubeconfig = join(dir, 'kubeconfig.yaml');
     writeFileSync(kubeconfig, api.kubeconfig());
-    const picker = await startPicker('--from-cluster', '--selector', 'kubernetes.io/service-name=llm', '--port', 'http', '--kubeconfig', kubeconfig, '--max-endpoints', '2');
+    const picker = await startPicker(
+      '--from-cluster',
+      '--selector',
+      'kubernetes.io/service-name=llm',
+      '--port',
+      'http',
+      '--kubeconfig',
+      kubeconfig,
+      '--max-endpoints',
+      '2',
+    );
     assert.match(picker.output(), /\(2 endpoint\(s\)/);
     const run = await cli('conformance', '--picker', picker.address, '--timeout', '2000');
     assert.equal(run.code, 0, run.stdout);
@@ -146,12 +156,18 @@ test('extlb picker refuses bad flags with exit 2 and bad endpoints with exit 1',
 test('extlb simulate prints one line per attempt with the reason', async () => {
   const run = await cli(
     'simulate',
-    '--hosts', '10.0.0.1:80,10.0.0.2:80,[2001:db8::1]:80',
-    '--metadata', '10.0.0.2:80,10.0.0.9:80,[2001:db8:0::1]:80',
-    '--header', '10.0.0.1:80',
-    '--sources', 'metadata,header',
-    '--fallback', 'RoundRobin',
-    '--attempts', '4',
+    '--hosts',
+    '10.0.0.1:80,10.0.0.2:80,[2001:db8::1]:80',
+    '--metadata',
+    '10.0.0.2:80,10.0.0.9:80,[2001:db8:0::1]:80',
+    '--header',
+    '10.0.0.1:80',
+    '--sources',
+    'metadata,header',
+    '--fallback',
+    'RoundRobin',
+    '--attempts',
+    '4',
   );
   assert.equal(run.code, 0, run.stderr);
   assert.equal(
@@ -166,7 +182,17 @@ test('extlb simulate prints one line per attempt with the reason', async () => {
       '',
     ].join('\n'),
   );
-  const headerFirst = await cli('simulate', '--hosts', '10.0.0.1:80,10.0.0.2:80', '--metadata', '10.0.0.2:80', '--header', '10.0.0.1:80', '--sources', 'header');
+  const headerFirst = await cli(
+    'simulate',
+    '--hosts',
+    '10.0.0.1:80,10.0.0.2:80',
+    '--metadata',
+    '10.0.0.2:80',
+    '--header',
+    '10.0.0.1:80',
+    '--sources',
+    'header',
+  );
   assert.equal(headerFirst.stdout, 'attempt 1: 10.0.0.1:80  override entry 0 from header\n');
   const empty = await cli('simulate', '--hosts', '');
   assert.equal(empty.stdout, 'attempt 1: no host (503)  fallback RoundRobin found no host (the cluster is empty): no override source present\n');

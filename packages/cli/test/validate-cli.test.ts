@@ -101,7 +101,7 @@ describe('extlb validate', () => {
     const r = await cli([file('invalid.yaml', INVALID)]);
     assert.equal(r.code, 1);
     assert.deepEqual(r.stdout.trimEnd().split('\n'), [
-      "invalid.yaml:9:31: BackendPool apps/bad: spec.selector.matchLabels.app.kubernetes.io/name: Invalid value: \"-model-\": spec.selector.matchLabels.app.kubernetes.io/name in body should match '^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$'",
+      'invalid.yaml:9:31: BackendPool apps/bad: spec.selector.matchLabels.app.kubernetes.io/name: Invalid value: "-model-": spec.selector.matchLabels.app.kubernetes.io/name in body should match \'^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$\'',
       'invalid.yaml:11:13: BackendPool apps/bad: spec.targetPorts[0].number: Invalid value: 70000: spec.targetPorts[0].number in body should be less than or equal to 65535',
       'invalid.yaml:13:5: BackendPool apps/bad: spec.loadBalancer: Invalid value: "object": external must not be set unless type is External',
       'invalid.yaml:16:9: BackendPool apps/bad: spec.loadBalancer.external.refs[0]: Invalid value: "object": port is required when the picker is a Service (kind Service in the core group, the default)',
@@ -125,7 +125,15 @@ describe('extlb validate', () => {
   it('walks folders for *.yaml, *.yml and *.json and skips other files and other kinds', async () => {
     file('tree/a.yaml', VALID);
     file('tree/sub/b.yml', `${VALID}---\napiVersion: v1\nkind: Service\nmetadata:\n  name: s\n`);
-    file('tree/sub/c.json', JSON.stringify({ apiVersion: 'inference.networking.k8s.io/v1', kind: 'InferencePool', metadata: { name: 'ip' }, spec: { selector: { matchLabels: { app: 'x' } }, targetPorts: [{ number: 8000 }], endpointPickerRef: { name: 'epp', port: { number: 9002 } } } }));
+    file(
+      'tree/sub/c.json',
+      JSON.stringify({
+        apiVersion: 'inference.networking.k8s.io/v1',
+        kind: 'InferencePool',
+        metadata: { name: 'ip' },
+        spec: { selector: { matchLabels: { app: 'x' } }, targetPorts: [{ number: 8000 }], endpointPickerRef: { name: 'epp', port: { number: 9002 } } },
+      }),
+    );
     file('tree/notes.txt', 'not: [yaml');
     const r = await cli(['tree']);
     assert.equal(r.code, 0);

@@ -78,8 +78,25 @@ describe('extlb webhook', { timeout: 60_000 }, () => {
     keyFile = join(dir, 'tls.key');
     execFileSync(
       'openssl',
-      ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1', '-subj', '/CN=cli-test',
-        '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', keyFile, '-out', certFile],
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=cli-test',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
+        '-keyout',
+        keyFile,
+        '-out',
+        certFile,
+      ],
       { stdio: 'ignore' },
     );
     ca = readFileSync(certFile, 'utf8');
@@ -123,7 +140,12 @@ describe('extlb webhook', { timeout: 60_000 }, () => {
       const review = JSON.stringify({
         apiVersion: 'admission.k8s.io/v1',
         kind: 'AdmissionReview',
-        request: { uid: 'cli-uid', operation: 'CREATE', kind: { group: '', version: 'v1', kind: 'ConfigMap' }, object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' } } },
+        request: {
+          uid: 'cli-uid',
+          operation: 'CREATE',
+          kind: { group: '', version: 'v1', kind: 'ConfigMap' },
+          object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' } },
+        },
       });
       const half = Math.floor(review.length / 2);
       const socket = tlsConnect({ host: '127.0.0.1', port, ca });

@@ -31,7 +31,16 @@ function estate(routes: number): unknown[] {
         selector: { matchLabels: { pool: `pool-${i}` } },
         targetPorts: [{ number: 8000 }],
         loadBalancer: external
-          ? { type: 'External', external: { refs: [{ name: `picker-${i % 10}`, port: { number: 9002 } }, { name: `picker-${(i + 1) % 10}`, port: { number: 9002 } }], maxEndpoints: 3 } }
+          ? {
+              type: 'External',
+              external: {
+                refs: [
+                  { name: `picker-${i % 10}`, port: { number: 9002 } },
+                  { name: `picker-${(i + 1) % 10}`, port: { number: 9002 } },
+                ],
+                maxEndpoints: 3,
+              },
+            }
           : { type: 'LeastRequest' },
       },
     });
@@ -46,7 +55,12 @@ function estate(routes: number): unknown[] {
     }
   }
   for (let s = 0; s < services; s++) {
-    objects.push({ apiVersion: 'v1', kind: 'Service', metadata: { name: `svc-${s}`, namespace: 'bench' }, spec: { ports: [{ name: 'http', port: 80, targetPort: 8080 }] } });
+    objects.push({
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: `svc-${s}`, namespace: 'bench' },
+      spec: { ports: [{ name: 'http', port: 80, targetPort: 8080 }] },
+    });
     const addresses = Array.from({ length: s % 2 === 0 ? 12 : 13 }, (_, k) => `172.${(s >> 8) & 255}.${s & 255}.${k + 1}`);
     objects.push({
       apiVersion: 'discovery.k8s.io/v1',
@@ -61,7 +75,10 @@ function estate(routes: number): unknown[] {
         apiVersion: 'extlb.dev/v1alpha1',
         kind: 'LoadBalancerPolicy',
         metadata: { name: `svc-${s}-lb`, namespace: 'bench', creationTimestamp: NOW },
-        spec: { targetRefs: [{ group: '', kind: 'Service', name: `svc-${s}` }], loadBalancer: { type: 'External', external: { refs: [{ name: `picker-${s % 10}`, port: { number: 9002 } }] } } },
+        spec: {
+          targetRefs: [{ group: '', kind: 'Service', name: `svc-${s}` }],
+          loadBalancer: { type: 'External', external: { refs: [{ name: `picker-${s % 10}`, port: { number: 9002 } }] } },
+        },
       });
     }
   }
@@ -74,8 +91,18 @@ function estate(routes: number): unknown[] {
         parentRefs: [{ name: 'gw' }],
         hostnames: [`r${r % 2000}.example.com`],
         rules: [
-          { matches: [{ path: { type: 'PathPrefix', value: `/v1/${r}` } }], backendRefs: [{ group: 'extlb.dev', kind: 'BackendPool', name: `pool-${r % pools}` }] },
-          { matches: [{ path: { type: 'Exact', value: `/health/${r}` }, headers: [{ name: 'x-tenant', value: `t${r % 7}` }] }], backendRefs: [{ name: `svc-${r % services}`, port: 80, weight: 3 }, { name: `svc-${(r + 1) % services}`, port: 80, weight: 1 }], timeouts: { request: '10s' } },
+          {
+            matches: [{ path: { type: 'PathPrefix', value: `/v1/${r}` } }],
+            backendRefs: [{ group: 'extlb.dev', kind: 'BackendPool', name: `pool-${r % pools}` }],
+          },
+          {
+            matches: [{ path: { type: 'Exact', value: `/health/${r}` }, headers: [{ name: 'x-tenant', value: `t${r % 7}` }] }],
+            backendRefs: [
+              { name: `svc-${r % services}`, port: 80, weight: 3 },
+              { name: `svc-${(r + 1) % services}`, port: 80, weight: 1 },
+            ],
+            timeouts: { request: '10s' },
+          },
         ],
       },
     });
@@ -112,7 +139,11 @@ for (const routes of [1000, 5000, 10000]) {
   const [bootstrap, renderMs] = time(() => toBootstrap(result.envoy));
   const [json, jsonMs] = time(() => JSON.stringify(bootstrap));
   const [, yamlMs] = time(() => stringify(bootstrap, { lineWidth: 0, aliasDuplicateObjects: false }));
-  const endpoints = result.envoy.clusters.reduce((n, c) => n + (((c.load_assignment as { endpoints?: { lb_endpoints: unknown[] }[] } | undefined)?.endpoints ?? []).reduce((m, e) => m + e.lb_endpoints.length, 0)), 0);
+  const endpoints = result.envoy.clusters.reduce(
+    (n, c) =>
+      n + ((c.load_assignment as { endpoints?: { lb_endpoints: unknown[] }[] } | undefined)?.endpoints ?? []).reduce((m, e) => m + e.lb_endpoints.length, 0),
+    0,
+  );
   const convertMs = median(runs);
   rows.push(
     `${String(routes).padStart(6)} routes  ${String(objects.length).padStart(6)} objects  ${String(result.envoy.clusters.length).padStart(5)} clusters  ${String(endpoints).padStart(6)} endpoints  ` +

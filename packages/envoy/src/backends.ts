@@ -35,9 +35,7 @@ export interface Backend {
   pickers?: Pickers;
 }
 
-export type Resolution =
-  | { ok: true; backend: Backend }
-  | { ok: false; reason: 'InvalidKind' | 'BackendNotFound' | 'RefNotPermitted'; message: string };
+export type Resolution = { ok: true; backend: Backend } | { ok: false; reason: 'InvalidKind' | 'BackendNotFound' | 'RefNotPermitted'; message: string };
 
 /** How one policy fared on one of its targets. */
 export interface TargetOutcome {
@@ -78,7 +76,13 @@ export class Backends {
         if (t.kind === SERVICE) {
           const svc = this.inputs.services.get(key(ns, t.name));
           found = svc !== undefined && (t.sectionName === undefined || svc.ports.some((p) => p.name === t.sectionName));
-          if (svc && !found) this.diags.error('TargetNotFound', `Service ${ns}/${t.name} has no port named "${t.sectionName}"`, policy.ref, `spec.targetRefs[${t.index}].sectionName`);
+          if (svc && !found)
+            this.diags.error(
+              'TargetNotFound',
+              `Service ${ns}/${t.name} has no port named "${t.sectionName}"`,
+              policy.ref,
+              `spec.targetRefs[${t.index}].sectionName`,
+            );
         } else {
           found = this.inputs.pools.has(`${t.kind}/${key(ns, t.name)}`);
         }
@@ -144,9 +148,18 @@ export class Backends {
     const gk = groupKind(ref.group, ref.kind);
     const isService = ref.group === '' && ref.kind === SERVICE;
     const isPool = (ref.group === GROUP && ref.kind === 'BackendPool') || (ref.group === INFERENCE_GROUP && ref.kind === 'InferencePool');
-    if (!isService && !isPool) return { ok: false, reason: 'InvalidKind', message: `backendRef kind ${gk} is not supported; extlb converts Service, BackendPool.${GROUP} and InferencePool.${INFERENCE_GROUP}` };
+    if (!isService && !isPool)
+      return {
+        ok: false,
+        reason: 'InvalidKind',
+        message: `backendRef kind ${gk} is not supported; extlb converts Service, BackendPool.${GROUP} and InferencePool.${INFERENCE_GROUP}`,
+      };
     if (!this.permitted(route, ref)) {
-      return { ok: false, reason: 'RefNotPermitted', message: `backendRef to ${gk} ${ref.namespace}/${ref.name} is not permitted: no ReferenceGrant in namespace ${ref.namespace} allows HTTPRoutes from namespace ${route.namespace ?? ''}` };
+      return {
+        ok: false,
+        reason: 'RefNotPermitted',
+        message: `backendRef to ${gk} ${ref.namespace}/${ref.name} is not permitted: no ReferenceGrant in namespace ${ref.namespace} allows HTTPRoutes from namespace ${route.namespace ?? ''}`,
+      };
     }
     if (isService) return this.resolveService(ref);
     const cacheKey = `${ref.kind}/${ref.namespace}/${ref.name}`;
@@ -177,7 +190,12 @@ export class Backends {
     if (cached) return { ok: true, backend: cached };
     const service = this.inputs.services.get(key(ref.namespace, ref.name));
     if (!service) return { ok: false, reason: 'BackendNotFound', message: `Service ${ref.namespace}/${ref.name} not found` };
-    if (service.type === 'ExternalName') return { ok: false, reason: 'InvalidKind', message: `Service ${ref.namespace}/${ref.name} is of type ExternalName, which Gateway API backends do not support` };
+    if (service.type === 'ExternalName')
+      return {
+        ok: false,
+        reason: 'InvalidKind',
+        message: `Service ${ref.namespace}/${ref.name} is of type ExternalName, which Gateway API backends do not support`,
+      };
     const servicePort = service.ports.find((p) => p.port === ref.port);
     if (!servicePort) return { ok: false, reason: 'BackendNotFound', message: `Service ${ref.namespace}/${ref.name} has no port ${ref.port}` };
     const policy = this.policyFor(SERVICE, ref.namespace, ref.name, servicePort.name);

@@ -208,7 +208,10 @@ export function backendCluster(b: Backend, ctx: ClusterContext): Json {
     ctx.assignments.set(b.cluster, assignment(b.cluster, staticHosts(b, ctx)));
   } else if (shadow) {
     cluster.type = 'STRICT_DNS';
-    cluster.load_assignment = { cluster_name: b.cluster, endpoints: [{ lb_endpoints: shadow.ports.map((port) => ({ endpoint: socket({ address: shadow.host, port }) })) }] };
+    cluster.load_assignment = {
+      cluster_name: b.cluster,
+      endpoints: [{ lb_endpoints: shadow.ports.map((port) => ({ endpoint: socket({ address: shadow.host, port }) })) }],
+    };
   } else {
     if (ctx.endpoints === 'dns') ctx.diags.info('StaticEndpoints', `dns mode: ${b.cluster} is not headless, so its endpoints are listed statically`, b.ref);
     const hosts = staticHosts(b, ctx);

@@ -114,12 +114,20 @@ function httpFilters(chain: Chain, used: Backend[], envoy: EnvoyTarget, diags: D
     const timeouts = new Set(pickers.map((b) => b.lb.external?.messageTimeoutMs ?? 200));
     const longest = Math.max(...timeouts);
     if (timeouts.size > 1) {
-      diags.info('MessageTimeout', `listener ${chain.name}: pickers ask for different messageTimeouts; Envoy sets it per listener, so the longest (${envoyDuration(longest)}) is used`, chain.gateway.ref);
+      diags.info(
+        'MessageTimeout',
+        `listener ${chain.name}: pickers ask for different messageTimeouts; Envoy sets it per listener, so the longest (${envoyDuration(longest)}) is used`,
+        chain.gateway.ref,
+      );
     }
     const defaultCluster = pickers.map((b) => b.pickers?.cluster ?? '').sort(compare)[0] ?? '';
     const failOpen = envoy === 'legacy' && pickers.every((b) => b.lb.external?.failureMode === 'FailOpen');
     if (envoy === 'legacy' && !failOpen && pickers.some((b) => b.lb.external?.failureMode === 'FailOpen')) {
-      diags.warning('FailureModePerListener', `legacy mode: Envoy before 1.35 sets failure_mode_allow per listener, and ${chain.name} mixes FailOpen and FailClose pickers, so all fail closed`, chain.gateway.ref);
+      diags.warning(
+        'FailureModePerListener',
+        `legacy mode: Envoy before 1.35 sets failure_mode_allow per listener, and ${chain.name} mixes FailOpen and FailClose pickers, so all fail closed`,
+        chain.gateway.ref,
+      );
     }
     filters.push(stripEndpointHeaderFilter(), extProcFilter(defaultCluster, longest, failOpen));
   } else if (used.some((b) => b.lb.type === 'External')) {
@@ -213,7 +221,10 @@ export function convert(objects: readonly unknown[], options: ConvertOptions = {
       for (const b of used) {
         if (!clusters.has(b.cluster)) clusters.set(b.cluster, backendCluster(b, clusterCtx));
         if (usesPicker(b) && b.pickers?.cluster && !pickerSets.has(b.pickers.cluster)) {
-          pickerSets.set(b.pickers.cluster, pickerCluster(b.pickers, (s) => backends.serviceHost(s), connectTimeoutMs));
+          pickerSets.set(
+            b.pickers.cluster,
+            pickerCluster(b.pickers, (s) => backends.serviceHost(s), connectTimeoutMs),
+          );
         }
         const set = uses.get(b) ?? new Set();
         set.add(chain.gateway);

@@ -43,8 +43,7 @@ export class Diagnostics {
 
   /** Sorted by object, then path, then message, so the output is independent of input order. */
   sorted(): Diagnostic[] {
-    const key = (d: Diagnostic) =>
-      [d.object?.kind ?? '', d.object?.namespace ?? '', d.object?.name ?? '', d.path ?? '', d.code, d.message].join('\u0000');
+    const key = (d: Diagnostic) => [d.object?.kind ?? '', d.object?.namespace ?? '', d.object?.name ?? '', d.path ?? '', d.code, d.message].join('\u0000');
     const seen = new Set<string>();
     const out: Diagnostic[] = [];
     for (const d of [...this.list].sort((a, b) => compare(key(a), key(b)))) {

@@ -5,7 +5,6 @@ import { INVALID_BACKEND_CLUSTER, NAME } from './envoy-names.js';
 import type { ValidationIssue } from './envoy-proto.js';
 import { isObject, type Json } from './read.js';
 
-
 const LB_FACTORIES = new Set([
   'envoy.extensions.load_balancing_policies.round_robin.v3.RoundRobin',
   'envoy.extensions.load_balancing_policies.least_request.v3.LeastRequest',
@@ -87,20 +86,23 @@ export class LoadRules {
       }
       ps.forEach((x, i) => {
         const tc = (x.typed_extension_config as Json | undefined)?.typed_config;
-        if (typeName(tc) === OVERRIDE_HOST && isObject(tc)) this.overrideHost(c, tc, `${p}.load_balancing_policy.policies[${i}].typed_extension_config.typed_config`);
+        if (typeName(tc) === OVERRIDE_HOST && isObject(tc))
+          this.overrideHost(c, tc, `${p}.load_balancing_policy.policies[${i}].typed_extension_config.typed_config`);
       });
     }
     if (c.type === 'ORIGINAL_DST') {
       if (c.lb_policy !== 'CLUSTER_PROVIDED') this.issue(p, "Only 'CLUSTER_PROVIDED' is allowed with cluster type 'ORIGINAL_DST'");
       if (c.load_assignment !== undefined) this.issue(p, 'ORIGINAL_DST clusters must have no load assignment configured');
       const odc = isObject(c.original_dst_lb_config) ? c.original_dst_lb_config : {};
-      if (odc.http_header_name !== undefined && odc.use_http_header !== true) this.issue(`${p}.original_dst_lb_config`, 'Set use_http_header to true if http_header_name is desired.');
+      if (odc.http_header_name !== undefined && odc.use_http_header !== true)
+        this.issue(`${p}.original_dst_lb_config`, 'Set use_http_header to true if http_header_name is desired.');
     }
     if (c.type === 'STATIC') {
       for (const ep of list((c.load_assignment as Json | undefined)?.endpoints)) {
         for (const lbe of list(ep.lb_endpoints)) {
           const addr = (((lbe.endpoint as Json | undefined)?.address as Json | undefined)?.socket_address as Json | undefined)?.address;
-          if (typeof addr !== 'string' || isIP(addr) === 0) this.issue(`${p}.load_assignment`, `STATIC cluster endpoint ${JSON.stringify(addr)} is not an IP address`);
+          if (typeof addr !== 'string' || isIP(addr) === 0)
+            this.issue(`${p}.load_assignment`, `STATIC cluster endpoint ${JSON.stringify(addr)} is not an IP address`);
         }
       }
     }
@@ -121,7 +123,13 @@ export class LoadRules {
       if (has === 2) this.issue(`${p}.override_host_sources[${i}]`, 'Only one override source must be set');
     });
     const fb = policies(oh.fallback_policy);
-    if (!fb.some((x) => LB_FACTORIES.has(typeName((x.typed_extension_config as Json | undefined)?.typed_config)) && typeName((x.typed_extension_config as Json | undefined)?.typed_config) !== OVERRIDE_HOST)) {
+    if (
+      !fb.some(
+        (x) =>
+          LB_FACTORIES.has(typeName((x.typed_extension_config as Json | undefined)?.typed_config)) &&
+          typeName((x.typed_extension_config as Json | undefined)?.typed_config) !== OVERRIDE_HOST,
+      )
+    ) {
       this.issue(`${p}.fallback_policy`, "dynamic forwarding LB: didn't find a registered fallback load balancer factory");
     }
   }
@@ -157,7 +165,8 @@ export class LoadRules {
       const tc = f.typed_config;
       if (f.name !== NAME.extProc || !isObject(tc)) return;
       const fp = `${p}.http_filters[${i}].typed_config`;
-      if ((tc.grpc_service === undefined) === (tc.http_service === undefined)) this.issue(fp, 'One and only one of grpc_service or http_service must be configured');
+      if ((tc.grpc_service === undefined) === (tc.http_service === undefined))
+        this.issue(fp, 'One and only one of grpc_service or http_service must be configured');
       if (tc.disable_clear_route_cache === true && tc.route_cache_action !== undefined && tc.route_cache_action !== 'DEFAULT') {
         this.issue(fp, 'disable_clear_route_cache and route_cache_action can not be set to none-default at the same time.');
       }
@@ -201,7 +210,8 @@ export class LoadRules {
         };
         needCluster(ra.cluster, `${rp}.route.cluster`);
         const wc = isObject(ra.weighted_clusters) ? list(ra.weighted_clusters.clusters) : [];
-        if (isObject(ra.weighted_clusters) && wc.reduce((s, c) => s + (typeof c.weight === 'number' ? c.weight : 0), 0) <= 0) this.issue(`${rp}.route.weighted_clusters`, 'the sum of weights must be greater than 0');
+        if (isObject(ra.weighted_clusters) && wc.reduce((s, c) => s + (typeof c.weight === 'number' ? c.weight : 0), 0) <= 0)
+          this.issue(`${rp}.route.weighted_clusters`, 'the sum of weights must be greater than 0');
         wc.forEach((c, k) => {
           needCluster(c.name, `${rp}.route.weighted_clusters.clusters[${k}].name`);
           this.perFilter(c.typed_per_filter_config, `${rp}.route.weighted_clusters.clusters[${k}].typed_per_filter_config`);

@@ -19,7 +19,6 @@ export interface ValidationIssue {
   message: string;
 }
 
-
 const ENTRY_FILES = [
   'envoy/config/bootstrap/v3/bootstrap.proto',
   'envoy/config/endpoint/v3/endpoint.proto',
@@ -215,7 +214,10 @@ export class EnvoyValidator {
       m = new Map();
       for (const f of type.fieldsArray) {
         m.set(f.name, f);
-        m.set(f.name.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase()), f);
+        m.set(
+          f.name.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase()),
+          f,
+        );
       }
       this.jsonNames.set(type, m);
     }
@@ -224,7 +226,8 @@ export class EnvoyValidator {
 
   private since(fullName: string, path: string, issues: ValidationIssue[]): void {
     const v = SINCE[fullName.replace(/^\./, '')];
-    if (v !== undefined && this.release < v) issues.push({ path, message: `${fullName.replace(/^\./, '')} needs Envoy ${Math.floor(v / 100)}.${v % 100} or newer (target ${this.target})` });
+    if (v !== undefined && this.release < v)
+      issues.push({ path, message: `${fullName.replace(/^\./, '')} needs Envoy ${Math.floor(v / 100)}.${v % 100} or newer (target ${this.target})` });
   }
 
   private any(value: unknown, path: string, issues: ValidationIssue[]): void {
@@ -252,7 +255,8 @@ export class EnvoyValidator {
       case 'google.protobuf.Any':
         return this.any(value, path, issues);
       case 'google.protobuf.Duration':
-        if (typeof value !== 'string' || durationNanos(value) === undefined) issues.push({ path, message: `expected a duration such as "1.5s", got ${JSON.stringify(value)}` });
+        if (typeof value !== 'string' || durationNanos(value) === undefined)
+          issues.push({ path, message: `expected a duration such as "1.5s", got ${JSON.stringify(value)}` });
         return;
       case 'google.protobuf.Timestamp':
       case 'google.protobuf.FieldMask':
@@ -299,9 +303,13 @@ export class EnvoyValidator {
     for (const f of type.fieldsArray) {
       // PGV applies `required` to a oneof member only when that member is the one set.
       const inOneof = f.partOf !== null && f.partOf.fieldsArray.length > 1;
-      if (!present.has(f) && !inOneof && f.options?.['(validate.rules).message.required']) issues.push({ path: path ? `${path}.${f.name}` : f.name, message: 'value is required' });
+      if (!present.has(f) && !inOneof && f.options?.['(validate.rules).message.required'])
+        issues.push({ path: path ? `${path}.${f.name}` : f.name, message: 'value is required' });
       if (!present.has(f) && f.repeated && (f.options?.['(validate.rules).repeated.min_items'] ?? 0) > 0) {
-        issues.push({ path: path ? `${path}.${f.name}` : f.name, message: `value must contain at least ${f.options?.['(validate.rules).repeated.min_items']} item(s)` });
+        issues.push({
+          path: path ? `${path}.${f.name}` : f.name,
+          message: `value must contain at least ${f.options?.['(validate.rules).repeated.min_items']} item(s)`,
+        });
       }
     }
   }
@@ -381,7 +389,7 @@ export class EnvoyValidator {
       default: {
         // 64-bit integers: proto3 JSON writes them as strings, numbers are accepted too.
         const ok = (typeof value === 'number' && Number.isInteger(value)) || (typeof value === 'string' && /^-?\d+$/.test(value));
-        if (!ok || (type.startsWith('u') || type.startsWith('fixed')) && String(value).startsWith('-')) bad(`an ${type}`);
+        if (!ok || ((type.startsWith('u') || type.startsWith('fixed')) && String(value).startsWith('-'))) bad(`an ${type}`);
       }
     }
   }
@@ -394,7 +402,8 @@ export class EnvoyValidator {
     const max = o['(validate.rules).string.max_bytes'] ?? o['(validate.rules).string.max_len'];
     if (typeof max === 'number' && Buffer.byteLength(value) > max) issues.push({ path, message: `value length must be at most ${max}` });
     const pattern = o['(validate.rules).string.pattern'];
-    if (typeof pattern === 'string' && !new RegExp(pattern, 'u').test(value)) issues.push({ path, message: `value does not match regex pattern ${JSON.stringify(pattern)}` });
+    if (typeof pattern === 'string' && !new RegExp(pattern, 'u').test(value))
+      issues.push({ path, message: `value does not match regex pattern ${JSON.stringify(pattern)}` });
     const wk = o['(validate.rules).string.well_known_regex'];
     const strict = o['(validate.rules).string.strict'] !== false;
     if (wk === 'HTTP_HEADER_NAME' && strict && !HEADER_NAME.test(value)) issues.push({ path, message: 'value is not a valid HTTP header name' });

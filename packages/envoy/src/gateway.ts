@@ -50,7 +50,14 @@ export function buildListeners(inputs: Inputs, diags: Diagnostics): EnvoyListene
       const holder = owner.get(l.port);
       if (holder && holder !== gw) {
         // One Envoy serves every converted Gateway, so two Gateways cannot share a port.
-        reject(l, 'PortConflict', 'PortUnavailable', false, `port ${l.port} is already used by Gateway ${holder.meta.namespace}/${holder.meta.name}; listener "${l.name}" is not converted`, 'port');
+        reject(
+          l,
+          'PortConflict',
+          'PortUnavailable',
+          false,
+          `port ${l.port} is already used by Gateway ${holder.meta.namespace}/${holder.meta.name}; listener "${l.name}" is not converted`,
+          'port',
+        );
         continue;
       }
       owner.set(l.port, gw);
@@ -61,7 +68,14 @@ export function buildListeners(inputs: Inputs, diags: Diagnostics): EnvoyListene
       }
       const kinds = new Set(el.chains.map((c) => (c.tls ? 'HTTPS' : 'HTTP')));
       if (kinds.size > 0 && !kinds.has(l.protocol)) {
-        reject(l, 'ProtocolConflict', 'ProtocolConflict', true, `listener "${l.name}" mixes ${l.protocol} with another protocol on port ${l.port}; it is not converted`, 'protocol');
+        reject(
+          l,
+          'ProtocolConflict',
+          'ProtocolConflict',
+          true,
+          `listener "${l.name}" mixes ${l.protocol} with another protocol on port ${l.port}; it is not converted`,
+          'protocol',
+        );
         continue;
       }
       if (l.protocol === 'HTTP') {
@@ -70,7 +84,14 @@ export function buildListeners(inputs: Inputs, diags: Diagnostics): EnvoyListene
         else el.chains.push({ name: el.name, gateway: gw, listeners: [l], attached: [] });
       } else {
         if (el.chains.some((c) => c.tls?.hostname === l.hostname)) {
-          reject(l, 'HostnameConflict', 'HostnameConflict', true, `listener "${l.name}" has the same hostname as another HTTPS listener on port ${l.port}; it is not converted`, 'hostname');
+          reject(
+            l,
+            'HostnameConflict',
+            'HostnameConflict',
+            true,
+            `listener "${l.name}" has the same hostname as another HTTPS listener on port ${l.port}; it is not converted`,
+            'hostname',
+          );
           continue;
         }
         el.chains.push({ name: `${el.name}/${l.name}`, gateway: gw, listeners: [l], tls: l, attached: [] });
@@ -121,7 +142,12 @@ export function attachRoutes(inputs: Inputs, listeners: EnvoyListener[], diags: 
       const other = otherClass.get(`${parent.namespace}/${parent.name}`);
       if (other) {
         // Another controller's Gateway: its status entry is that controller's to write.
-        diags.info('OtherGatewayClass', `Gateway ${parent.namespace}/${parent.name} is of class ${other.gatewayClassName}, which is not converted`, route.ref, path);
+        diags.info(
+          'OtherGatewayClass',
+          `Gateway ${parent.namespace}/${parent.name} is of class ${other.gatewayClassName}, which is not converted`,
+          route.ref,
+          path,
+        );
         continue;
       }
       if (!gw) {
@@ -129,7 +155,9 @@ export function attachRoutes(inputs: Inputs, listeners: EnvoyListener[], diags: 
         outcomes.push({ parent, accepted: false, reason: 'NoMatchingParent', message: `Gateway ${parent.namespace}/${parent.name} not found` });
         continue;
       }
-      const candidates = gw.listeners.filter((l) => (parent.sectionName === undefined || l.name === parent.sectionName) && (parent.port === undefined || l.port === parent.port));
+      const candidates = gw.listeners.filter(
+        (l) => (parent.sectionName === undefined || l.name === parent.sectionName) && (parent.port === undefined || l.port === parent.port),
+      );
       if (candidates.length === 0) {
         const what = parent.sectionName !== undefined ? `listener "${parent.sectionName}"` : `a listener on port ${parent.port}`;
         diags.error('NoMatchingParent', `Gateway ${parent.namespace}/${parent.name} has no convertible ${what}`, route.ref, path);
@@ -138,7 +166,12 @@ export function attachRoutes(inputs: Inputs, listeners: EnvoyListener[], diags: 
       }
       const allowed = candidates.filter((l) => l.allowsHttpRoute && namespaceAllowed(l, gw, route, inputs));
       if (allowed.length === 0) {
-        diags.warning('NotAllowedByListeners', `no listener of Gateway ${parent.namespace}/${parent.name} allows HTTPRoutes from namespace ${route.meta.namespace}`, route.ref, path);
+        diags.warning(
+          'NotAllowedByListeners',
+          `no listener of Gateway ${parent.namespace}/${parent.name} allows HTTPRoutes from namespace ${route.meta.namespace}`,
+          route.ref,
+          path,
+        );
         outcomes.push({ parent, gateway: gw, accepted: false, reason: 'NotAllowedByListeners', message: 'no listener allows this route' });
         continue;
       }
@@ -160,7 +193,12 @@ export function attachRoutes(inputs: Inputs, listeners: EnvoyListener[], diags: 
         }
       }
       if (!any) {
-        diags.warning('NoMatchingListenerHostname', `no hostname of the route matches a listener of Gateway ${parent.namespace}/${parent.name}`, route.ref, 'spec.hostnames');
+        diags.warning(
+          'NoMatchingListenerHostname',
+          `no hostname of the route matches a listener of Gateway ${parent.namespace}/${parent.name}`,
+          route.ref,
+          'spec.hostnames',
+        );
         outcomes.push({ parent, gateway: gw, accepted: false, reason: 'NoMatchingListenerHostname', message: 'no route hostname matches a listener hostname' });
         continue;
       }

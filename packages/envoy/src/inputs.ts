@@ -179,4 +179,3 @@ function sortInputs(inputs: Inputs): void {
   for (const list of inputs.pods.values()) list.sort((a, b) => compare(a.meta.name, b.meta.name));
   for (const list of inputs.grants.values()) list.sort((a, b) => compare(a.meta.name, b.meta.name));
 }
-

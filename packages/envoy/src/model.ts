@@ -184,5 +184,7 @@ export function groupKind(group: string, kind: string): string {
 
 /** Oldest first, then `namespace/name` alphabetically: Gateway API's tie-break everywhere. */
 export function byAge(a: Base, b: Base): number {
-  return compare(a.meta.creationTimestamp, b.meta.creationTimestamp) || compare(a.ref.namespace ?? '', b.ref.namespace ?? '') || compare(a.meta.name, b.meta.name);
+  return (
+    compare(a.meta.creationTimestamp, b.meta.creationTimestamp) || compare(a.ref.namespace ?? '', b.ref.namespace ?? '') || compare(a.meta.name, b.meta.name)
+  );
 }

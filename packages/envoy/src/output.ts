@@ -41,10 +41,17 @@ export function toBootstrap(envoy: EnvoyConfig, options: BootstrapOptions = {}):
       name: 'extlb-xds',
       type: 'STRICT_DNS',
       connect_timeout: '5s',
-      load_assignment: { cluster_name: 'extlb-xds', endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: host, port_value: Number(port) } } } }] }] },
-      typed_extension_protocol_options: { [NAME.httpProtocolOptions]: { '@type': TYPE.httpProtocolOptions, explicit_http_config: { http2_protocol_options: {} } } },
+      load_assignment: {
+        cluster_name: 'extlb-xds',
+        endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: host, port_value: Number(port) } } } }] }],
+      },
+      typed_extension_protocol_options: {
+        [NAME.httpProtocolOptions]: { '@type': TYPE.httpProtocolOptions, explicit_http_config: { http2_protocol_options: {} } },
+      },
     });
-    bootstrap.dynamic_resources = { ads_config: { api_type: 'GRPC', transport_api_version: 'V3', grpc_services: [{ envoy_grpc: { cluster_name: 'extlb-xds' } }] } };
+    bootstrap.dynamic_resources = {
+      ads_config: { api_type: 'GRPC', transport_api_version: 'V3', grpc_services: [{ envoy_grpc: { cluster_name: 'extlb-xds' } }] },
+    };
   }
   return bootstrap;
 }

@@ -45,7 +45,12 @@ export function readInferencePool(r: Reader, spec: Json, meta: Meta): Pool | und
   if (!base) return undefined;
   const pool: Pool = { ref: r.ref, meta, kind: 'InferencePool', ...base };
   if (spec.endpointPickerRef === undefined) {
-    r.diags.warning('NoEndpointPicker', 'InferencePool has no endpointPickerRef; unless a LoadBalancerPolicy gives it one, its endpoints are load-balanced round robin', r.ref, 'spec.endpointPickerRef');
+    r.diags.warning(
+      'NoEndpointPicker',
+      'InferencePool has no endpointPickerRef; unless a LoadBalancerPolicy gives it one, its endpoints are load-balanced round robin',
+      r.ref,
+      'spec.endpointPickerRef',
+    );
     return pool;
   }
   const ref = readPickerRef(r, spec.endpointPickerRef, 'spec.endpointPickerRef');
@@ -80,7 +85,8 @@ export function readPolicy(r: Reader, spec: Json, meta: Meta): Policy | undefine
     const kind = r.string(o?.kind, `${p}.kind`, true);
     const name = r.string(o?.name, `${p}.name`, true);
     if (group === undefined || !kind || !name) return;
-    const allowed = (group === '' && kind === 'Service') || (group === GROUP && kind === 'BackendPool') || (group === INFERENCE_GROUP && kind === 'InferencePool');
+    const allowed =
+      (group === '' && kind === 'Service') || (group === GROUP && kind === 'BackendPool') || (group === INFERENCE_GROUP && kind === 'InferencePool');
     if (!allowed) {
       r.invalid(p, `each targetRef must be a Service (group ""), a BackendPool (group extlb.dev) or an InferencePool (group inference.networking.k8s.io)`);
       return;
@@ -103,4 +109,3 @@ export function readPolicy(r: Reader, spec: Json, meta: Meta): Policy | undefine
   else if (spec.loadBalancer === undefined) r.invalid('spec.loadBalancer', 'Required value');
   return policy;
 }
-

@@ -1,6 +1,20 @@
 // Gateway API kinds: Gateway, HTTPRoute and ReferenceGrant.
 import { parseDuration } from './duration.js';
-import { GATEWAY_GROUP, type BackendRef, type Filter, type Gateway, type HttpRoute, type Listener, type Match, type Meta, type ParentRef, type ReferenceGrant, type RejectedListener, type Rule, type ValueMatch } from './model.js';
+import {
+  GATEWAY_GROUP,
+  type BackendRef,
+  type Filter,
+  type Gateway,
+  type HttpRoute,
+  type Listener,
+  type Match,
+  type Meta,
+  type ParentRef,
+  type ReferenceGrant,
+  type RejectedListener,
+  type Rule,
+  type ValueMatch,
+} from './model.js';
 import { HEADER_NAME, Reader, isObject, type Json } from './read.js';
 
 const HTTP_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'CONNECT', 'OPTIONS', 'TRACE', 'PATCH'] as const;
@@ -38,7 +52,8 @@ export function readGateway(r: Reader, spec: Json, meta: Meta): Gateway {
       r.array(tls?.certificateRefs, `${p}.tls.certificateRefs`).forEach((c, i) => {
         const cr = r.object(c, `${p}.tls.certificateRefs[${i}]`);
         const certName = r.string(cr?.name, `${p}.tls.certificateRefs[${i}].name`, true);
-        if (certName) listener.certificateRefs.push({ namespace: r.string(cr?.namespace, `${p}.tls.certificateRefs[${i}].namespace`) ?? meta.namespace, name: certName });
+        if (certName)
+          listener.certificateRefs.push({ namespace: r.string(cr?.namespace, `${p}.tls.certificateRefs[${i}].namespace`) ?? meta.namespace, name: certName });
       });
       if (listener.certificateRefs.length === 0) {
         const message = `listener "${name}": an HTTPS listener needs at least one certificateRef`;
@@ -52,7 +67,13 @@ export function readGateway(r: Reader, spec: Json, meta: Meta): Gateway {
     listener.from = r.oneOf(ns?.from, `${p}.allowedRoutes.namespaces.from`, ['Same', 'All', 'Selector'] as const, 'Same') ?? 'Same';
     if (listener.from === 'Selector') {
       const sel = r.object(ns?.selector, `${p}.allowedRoutes.namespaces.selector`);
-      if (sel?.matchExpressions !== undefined) r.diags.warning('UnsupportedValue', 'namespace selectors with matchExpressions are not supported; only matchLabels is read', r.ref, `${p}.allowedRoutes.namespaces.selector.matchExpressions`);
+      if (sel?.matchExpressions !== undefined)
+        r.diags.warning(
+          'UnsupportedValue',
+          'namespace selectors with matchExpressions are not supported; only matchLabels is read',
+          r.ref,
+          `${p}.allowedRoutes.namespaces.selector.matchExpressions`,
+        );
       listener.selector = r.labels(sel?.matchLabels, `${p}.allowedRoutes.namespaces.selector.matchLabels`);
     }
     const kinds = r.array(allowed?.kinds, `${p}.allowedRoutes.kinds`);
@@ -244,4 +265,3 @@ export function readGrant(r: Reader, spec: Json, meta: Meta): ReferenceGrant {
   });
   return { ref: r.ref, meta, from, to };
 }
-

@@ -59,4 +59,3 @@ export function readPod(raw: Json, meta: Meta, r: Reader): Pod {
   if (ip) pod.ip = ip;
   return pod;
 }
-

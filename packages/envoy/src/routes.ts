@@ -91,7 +91,8 @@ function headerOptions(spec: unknown, path: string, r: RouteConverter): { add: J
   ] as const) {
     const list = Array.isArray(o[field]) ? (o[field] as unknown[]) : [];
     list.forEach((h, i) => {
-      if (isObject(h) && typeof h.name === 'string' && HEADER_NAME.test(h.name) && typeof h.value === 'string') add.push({ header: { key: h.name, value: h.value }, append_action: action });
+      if (isObject(h) && typeof h.name === 'string' && HEADER_NAME.test(h.name) && typeof h.value === 'string')
+        add.push({ header: { key: h.name, value: h.value }, append_action: action });
       else r.invalid(`${path}.${field}[${i}]`, `needs a header name and a value`);
     });
   }
@@ -134,7 +135,8 @@ class RouteConverter {
     const base = `spec.rules[${rule.index}]`;
     const action: Json = {};
     const result: RuleResult = { rule, action, backends: [] };
-    if (rule.sessionPersistence) this.diags.warning('UnsupportedValue', 'sessionPersistence is not supported yet and is ignored', this.route.ref, `${base}.sessionPersistence`);
+    if (rule.sessionPersistence)
+      this.diags.warning('UnsupportedValue', 'sessionPersistence is not supported yet and is ignored', this.route.ref, `${base}.sessionPersistence`);
     let redirect: Json | undefined;
     let rewrite: Json | undefined;
     let unsupported = false;
@@ -169,7 +171,12 @@ class RouteConverter {
         default:
           // Gateway API: a filter that cannot be applied must not be skipped; its requests get an error.
           unsupported = true;
-          this.diags.warning('UnsupportedFilter', `filter type ${f.type} is not supported by extlb; requests matching this rule get 500`, this.route.ref, `${p}.type`);
+          this.diags.warning(
+            'UnsupportedFilter',
+            `filter type ${f.type} is not supported by extlb; requests matching this rule get 500`,
+            this.route.ref,
+            `${p}.type`,
+          );
       }
     }
     if (unsupported) {
@@ -178,7 +185,13 @@ class RouteConverter {
       return result;
     }
     if (redirect) {
-      if (rule.backendRefs.length > 0) this.diags.warning('IncompatibleFilters', 'a rule with a RequestRedirect filter must not have backendRefs; the redirect is used', this.route.ref, `${base}.backendRefs`);
+      if (rule.backendRefs.length > 0)
+        this.diags.warning(
+          'IncompatibleFilters',
+          'a rule with a RequestRedirect filter must not have backendRefs; the redirect is used',
+          this.route.ref,
+          `${base}.backendRefs`,
+        );
       action.redirect = redirect;
       return result;
     }
@@ -189,7 +202,8 @@ class RouteConverter {
   private resolveAll(rule: Rule, base: string): (Backend | undefined)[] {
     return rule.backendRefs.map((ref) => {
       const path = `${base}.backendRefs[${ref.index}]`;
-      if (ref.filterCount > 0) this.diags.warning('UnsupportedFilter', 'filters on a backendRef are not supported and are ignored', this.route.ref, `${path}.filters`);
+      if (ref.filterCount > 0)
+        this.diags.warning('UnsupportedFilter', 'filters on a backendRef are not supported and are ignored', this.route.ref, `${path}.filters`);
       return this.resolve(ref, path);
     });
   }
@@ -220,7 +234,9 @@ class RouteConverter {
         const c: Json = { name: e.backend.cluster, weight: e.weight };
         if (externals.length > 0) {
           c.typed_per_filter_config = {
-            [NAME.extProc]: usesPicker(e.backend) ? extProcOverrides(e.backend, this.options.authority(e.backend), this.options.perRouteFailureMode) : extProcDisabled(),
+            [NAME.extProc]: usesPicker(e.backend)
+              ? extProcOverrides(e.backend, this.options.authority(e.backend), this.options.perRouteFailureMode)
+              : extProcDisabled(),
           };
         }
         return c;
@@ -233,13 +249,20 @@ class RouteConverter {
     if (first) {
       // Route level enables the disabled-by-default filter; a weighted entry's own config, more
       // specific, then says which picker (or none) its backend uses.
-      action.typed_per_filter_config = { [NAME.extProc]: extProcOverrides(first.backend, this.options.authority(first.backend), this.options.perRouteFailureMode) };
+      action.typed_per_filter_config = {
+        [NAME.extProc]: extProcOverrides(first.backend, this.options.authority(first.backend), this.options.perRouteFailureMode),
+      };
     }
     if (rewrite) Object.assign(ra, rewrite);
     if (mirrors.length > 0) ra.request_mirror_policies = mirrors;
     const hash = this.hashPolicies(entries.map((e) => e.backend));
     if (hash.length > 0) ra.hash_policy = hash;
-    this.timeoutsAndRetries(rule, base, ra, externals.map((e) => e.backend.lb.external as External));
+    this.timeoutsAndRetries(
+      rule,
+      base,
+      ra,
+      externals.map((e) => e.backend.lb.external as External),
+    );
     action.route = ra;
   }
 
@@ -250,7 +273,8 @@ class RouteConverter {
       if (!ch) continue;
       let policy: Json;
       if (ch.type === 'Header') policy = { header: { header_name: ch.header } };
-      else if (ch.type === 'Cookie') policy = { cookie: { name: ch.cookie?.name, ...(ch.cookie?.ttlMs !== undefined ? { ttl: envoyDuration(ch.cookie.ttlMs) } : {}) } };
+      else if (ch.type === 'Cookie')
+        policy = { cookie: { name: ch.cookie?.name, ...(ch.cookie?.ttlMs !== undefined ? { ttl: envoyDuration(ch.cookie.ttlMs) } : {}) } };
       else policy = { connection_properties: { source_ip: true } };
       out.set(JSON.stringify(policy), policy);
     }
@@ -291,7 +315,13 @@ class RouteConverter {
     if (perTry !== undefined) policy.per_try_timeout = envoyDuration(perTry);
     if (retry?.backoffMs !== undefined) {
       if (retry.backoffMs > 0) policy.retry_back_off = { base_interval: envoyDuration(retry.backoffMs) };
-      else this.diags.info('RetryBackoff', 'a zero retry backoff cannot be expressed in Envoy; its default (25ms) applies', this.route.ref, `${base}.retry.backoff`);
+      else
+        this.diags.info(
+          'RetryBackoff',
+          'a zero retry backoff cannot be expressed in Envoy; its default (25ms) applies',
+          this.route.ref,
+          `${base}.retry.backoff`,
+        );
     }
     if (walk > 0) {
       // Once the picker's list is used up the fallback policy picks; it should not re-pick a host
@@ -299,7 +329,15 @@ class RouteConverter {
       policy.retry_host_predicate = [{ name: NAME.previousHosts, typed_config: { '@type': TYPE.previousHosts } }];
       policy.host_selection_retry_max_attempts = '5';
     }
-    const order = ['retry_on', 'num_retries', 'per_try_timeout', 'retry_host_predicate', 'host_selection_retry_max_attempts', 'retriable_status_codes', 'retry_back_off'];
+    const order = [
+      'retry_on',
+      'num_retries',
+      'per_try_timeout',
+      'retry_host_predicate',
+      'host_selection_retry_max_attempts',
+      'retriable_status_codes',
+      'retry_back_off',
+    ];
     ra.retry_policy = Object.fromEntries(order.filter((k) => k in policy).map((k) => [k, policy[k]]));
     if (requestMs !== undefined) ra.timeout = envoyDuration(requestMs);
     else if (perTry !== undefined && walk > 0) ra.timeout = envoyDuration(perTry * (attempts + 1)); // room for every attempt
@@ -316,7 +354,8 @@ class RouteConverter {
     else if (path?.type === 'ReplacePrefixMatch' && typeof path.replacePrefixMatch === 'string') {
       if (prefixMatch === undefined) this.invalid(`${p}.requestRedirect.path`, 'ReplacePrefixMatch needs exactly one PathPrefix match in the rule');
       else out.prefix_rewrite = path.replacePrefixMatch;
-    } else if (path) this.invalid(`${p}.requestRedirect.path`, 'path needs type ReplaceFullPath with replaceFullPath, or ReplacePrefixMatch with replacePrefixMatch');
+    } else if (path)
+      this.invalid(`${p}.requestRedirect.path`, 'path needs type ReplaceFullPath with replaceFullPath, or ReplacePrefixMatch with replacePrefixMatch');
     const code = typeof o.statusCode === 'number' ? o.statusCode : 302;
     const rc = REDIRECT_CODES[code];
     if (!rc) this.invalid(`${p}.requestRedirect.statusCode`, `statusCode ${code} is not one of 301, 302, 303, 307, 308`);
@@ -337,7 +376,8 @@ class RouteConverter {
         // prefix_rewrite would leave `//rest`; a regex drops the whole matched prefix instead.
         out.regex_rewrite = { pattern: { regex: `^${escapeRegex(prefixMatch)}/*` }, substitution: path.replacePrefixMatch.replace(/\/*$/, '/') };
       } else out.prefix_rewrite = path.replacePrefixMatch;
-    } else if (path) this.invalid(`${p}.urlRewrite.path`, 'path needs type ReplaceFullPath with replaceFullPath, or ReplacePrefixMatch with replacePrefixMatch');
+    } else if (path)
+      this.invalid(`${p}.urlRewrite.path`, 'path needs type ReplaceFullPath with replaceFullPath, or ReplacePrefixMatch with replacePrefixMatch');
     return out;
   }
 

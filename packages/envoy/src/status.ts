@@ -74,7 +74,9 @@ export function gatewayStatus(ctx: StatusContext, gw: Gateway, routesOf: Map<Lis
       conditions: [
         c('Accepted', true, 'Accepted', 'Listener is accepted'),
         c('Programmed', true, 'Programmed', 'Listener is in the Envoy configuration'),
-        l.allowsHttpRoute ? c('ResolvedRefs', true, 'ResolvedRefs', 'All references are resolved') : c('ResolvedRefs', false, 'InvalidRouteKinds', 'no allowed route kind is supported; extlb supports HTTPRoute'),
+        l.allowsHttpRoute
+          ? c('ResolvedRefs', true, 'ResolvedRefs', 'All references are resolved')
+          : c('ResolvedRefs', false, 'InvalidRouteKinds', 'no allowed route kind is supported; extlb supports HTTPRoute'),
         c('Conflicted', false, 'NoConflicts', 'No conflicts'),
       ],
     },
@@ -87,9 +89,13 @@ export function gatewayStatus(ctx: StatusContext, gw: Gateway, routesOf: Map<Lis
         supportedKinds: [],
         attachedRoutes: 0,
         conditions: [
-          r.conflict ? c('Accepted', true, 'Accepted', 'Listener is valid but conflicts') : c('Accepted', false, r.reason === 'InvalidCertificateRef' ? 'Invalid' : r.reason, r.message),
+          r.conflict
+            ? c('Accepted', true, 'Accepted', 'Listener is valid but conflicts')
+            : c('Accepted', false, r.reason === 'InvalidCertificateRef' ? 'Invalid' : r.reason, r.message),
           c('Programmed', false, 'Invalid', r.message),
-          r.reason === 'InvalidCertificateRef' ? c('ResolvedRefs', false, 'InvalidCertificateRef', r.message) : c('ResolvedRefs', true, 'ResolvedRefs', 'All references are resolved'),
+          r.reason === 'InvalidCertificateRef'
+            ? c('ResolvedRefs', false, 'InvalidCertificateRef', r.message)
+            : c('ResolvedRefs', true, 'ResolvedRefs', 'All references are resolved'),
           r.conflict ? c('Conflicted', true, r.reason, r.message) : c('Conflicted', false, 'NoConflicts', 'No conflicts'),
         ],
       },
@@ -136,7 +142,13 @@ function byName(a: Gateway, b: Gateway): number {
  * reaches no Gateway (its target is missing or unused) is reported against every converted Gateway
  * so that the failure is visible somewhere.
  */
-export function policyStatuses(ctx: StatusContext, backends: Backends, policies: Policy[], targetUses: Map<string, Set<Gateway>>, allGateways: Gateway[]): Json[] {
+export function policyStatuses(
+  ctx: StatusContext,
+  backends: Backends,
+  policies: Policy[],
+  targetUses: Map<string, Set<Gateway>>,
+  allGateways: Gateway[],
+): Json[] {
   return policies.map((policy) => {
     const outcomes = backends.outcomes.get(policy) ?? [];
     const ns = policy.meta.namespace;
@@ -147,8 +159,14 @@ export function policyStatuses(ctx: StatusContext, backends: Backends, policies:
     const establishedBy = outcomes.find((o) => o.establishedBy)?.establishedBy;
     if (!policy.lb) accepted = [false, 'Invalid', 'spec.loadBalancer is invalid'];
     else if (outcomes.some((o) => o.winner)) accepted = [true, 'Accepted', 'Policy is accepted'];
-    else if (establishedBy) accepted = [false, 'Conflicted', `every target is already targeted by ${establishedBy.kind} ${establishedBy.namespace ?? ''}/${establishedBy.name}`];
-    else accepted = [false, 'TargetNotFound', `no target found: ${policy.targets.map((t) => `${groupKind(t.group, t.kind)} ${t.name}${t.sectionName ? ` port ${t.sectionName}` : ''}`).join(', ')}`];
+    else if (establishedBy)
+      accepted = [false, 'Conflicted', `every target is already targeted by ${establishedBy.kind} ${establishedBy.namespace ?? ''}/${establishedBy.name}`];
+    else
+      accepted = [
+        false,
+        'TargetNotFound',
+        `no target found: ${policy.targets.map((t) => `${groupKind(t.group, t.kind)} ${t.name}${t.sectionName ? ` port ${t.sectionName}` : ''}`).join(', ')}`,
+      ];
     const pickers = backends.pickersOf(policy.ref);
     return statusObject(API_VERSION, policy.ref, {
       ancestors: ancestors.map((gw) => ({

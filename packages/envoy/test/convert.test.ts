@@ -79,16 +79,22 @@ test('the ext_proc filter is disabled by default and enabled per route with the 
 
 test('weights carry over, invalid backends answer 500 for their share', () => {
   const w = convert(scenario('weighted-70-30'), { now: NOW });
-  assert.deepEqual(routes(w)[0]?.route.weighted_clusters.clusters.map((c: Json) => [c.name, c.weight]), [
-    ['bpool/default/blue', 70],
-    ['bpool/default/green', 30],
-  ]);
+  assert.deepEqual(
+    routes(w)[0]?.route.weighted_clusters.clusters.map((c: Json) => [c.name, c.weight]),
+    [
+      ['bpool/default/blue', 70],
+      ['bpool/default/green', 30],
+    ],
+  );
   const u = convert(scenario('unknown-backend-kind'), { now: NOW });
   const ra = routes(u)[0]?.route;
-  assert.deepEqual(ra.weighted_clusters.clusters.map((c: Json) => [c.name, c.weight]), [
-    ['bpool/default/llm', 2],
-    ['extlb-invalid-backend', 2],
-  ]);
+  assert.deepEqual(
+    ra.weighted_clusters.clusters.map((c: Json) => [c.name, c.weight]),
+    [
+      ['bpool/default/llm', 2],
+      ['extlb-invalid-backend', 2],
+    ],
+  );
   assert.equal(ra.cluster_not_found_response_code, 'INTERNAL_SERVER_ERROR');
   const rs = conditions(status(u, 'HTTPRoute', 'mixed'));
   assert.equal(rs.Accepted?.status, 'True');
@@ -136,11 +142,16 @@ test('InferencePool failureMode maps to per-route failure_mode_allow', () => {
 
 test('served-endpoint reporting needs 1.38; on 1.35 it is left out', () => {
   const input = scenario('served-endpoint-1.38');
-  const key = (r: ConvertResult) => ((r.envoy.clusters.find((c) => c.name === 'bpool/default/llm') as Json).load_balancing_policy.policies[0].typed_extension_config.typed_config.selected_host_key);
+  const key = (r: ConvertResult) =>
+    (r.envoy.clusters.find((c) => c.name === 'bpool/default/llm') as Json).load_balancing_policy.policies[0].typed_extension_config.typed_config
+      .selected_host_key;
   assert.deepEqual(key(convert(input, { envoy: '1.38', now: NOW })), { key: 'envoy.lb', path: [{ key: 'x-gateway-destination-endpoint-served' }] });
   const old = convert(input, { envoy: '1.35', now: NOW });
   assert.equal(key(old), undefined);
-  assert.ok(old.diagnostics.some((d) => d.code === 'ServedEndpointNeeds138'), JSON.stringify(old.diagnostics));
+  assert.ok(
+    old.diagnostics.some((d) => d.code === 'ServedEndpointNeeds138'),
+    JSON.stringify(old.diagnostics),
+  );
 });
 
 test('dns mode emits a headless Service per pool; eds mode emits ClusterLoadAssignments', () => {
@@ -176,11 +187,23 @@ test('match precedence: exact, then regex, then the longest prefix; ties by rout
 test('Gateway status: attached routes per listener, unsupported listeners not accepted', () => {
   const r = convert(scenario('route-features'), { now: NOW });
   const listeners = status(r, 'Gateway', 'web').status.listeners as Json[];
-  assert.deepEqual(listeners.map((l) => [l.name, l.attachedRoutes]), [['http', 2], ['https', 1], ['tcp', 0]]);
+  assert.deepEqual(
+    listeners.map((l) => [l.name, l.attachedRoutes]),
+    [
+      ['http', 2],
+      ['https', 1],
+      ['tcp', 0],
+    ],
+  );
   const tcp = Object.fromEntries(listeners[2]?.conditions.map((c: Json) => [c.type, c]));
   assert.equal(tcp.Accepted.status, 'False');
   assert.equal(tcp.Accepted.reason, 'UnsupportedProtocol');
-  const both = [...scenario('backendpool-picker'), ...scenario('route-features').map((o: any) => (o.kind === 'Gateway' ? { ...o, spec: { ...o.spec, listeners: [{ name: 'clash', port: 8080, protocol: 'HTTP' }] } } : o))];
+  const both = [
+    ...scenario('backendpool-picker'),
+    ...scenario('route-features').map((o: any) =>
+      o.kind === 'Gateway' ? { ...o, spec: { ...o.spec, listeners: [{ name: 'clash', port: 8080, protocol: 'HTTP' }] } } : o,
+    ),
+  ];
   const clash = convert(both, { now: NOW });
   const web = Object.fromEntries((status(clash, 'Gateway', 'web').status.listeners[0] as Json).conditions.map((c: Json) => [c.type, c]));
   assert.equal(web.Accepted.reason, 'PortUnavailable', 'the younger (or later by name) Gateway loses the port');
@@ -201,8 +224,18 @@ test('invalid input gives diagnostics with object and field path, never an excep
   const r = convert(
     [
       null,
-      { apiVersion: 'extlb.dev/v1alpha1', kind: 'BackendPool', metadata: { name: 'p' }, spec: { selector: { matchLabels: { a: 'b' } }, targetPorts: [{ number: 'x' }] } },
-      { apiVersion: 'extlb.dev/v1alpha1', kind: 'LoadBalancerPolicy', metadata: { name: 'q' }, spec: { targetRefs: [{ group: '', kind: 'Service', name: 's' }], loadBalancer: { type: 'External' } } },
+      {
+        apiVersion: 'extlb.dev/v1alpha1',
+        kind: 'BackendPool',
+        metadata: { name: 'p' },
+        spec: { selector: { matchLabels: { a: 'b' } }, targetPorts: [{ number: 'x' }] },
+      },
+      {
+        apiVersion: 'extlb.dev/v1alpha1',
+        kind: 'LoadBalancerPolicy',
+        metadata: { name: 'q' },
+        spec: { targetRefs: [{ group: '', kind: 'Service', name: 's' }], loadBalancer: { type: 'External' } },
+      },
       { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'HTTPRoute', metadata: { name: 'r' }, spec: { rules: 'nope' } },
     ],
     { now: NOW },
@@ -236,7 +269,16 @@ test('random values anywhere in the objects never crash the converter, and what 
     else if (v !== null && typeof v === 'object') for (const [k, x] of Object.entries(v)) walk(x, [...at, k]);
   };
   base.forEach((o, i) => walk(o, [i]));
-  const anything = fc.oneof(fc.string({ maxLength: 6 }), fc.integer({ min: -5, max: 70000 }), fc.boolean(), fc.constant(null), fc.constant([]), fc.constant({}), fc.constant('/'), fc.constant('External'));
+  const anything = fc.oneof(
+    fc.string({ maxLength: 6 }),
+    fc.integer({ min: -5, max: 70000 }),
+    fc.boolean(),
+    fc.constant(null),
+    fc.constant([]),
+    fc.constant({}),
+    fc.constant('/'),
+    fc.constant('External'),
+  );
   fc.assert(
     fc.property(fc.array(fc.tuple(fc.nat(paths.length - 1), anything), { minLength: 1, maxLength: 4 }), (mutations) => {
       const objects = structuredClone(base);
@@ -258,9 +300,19 @@ test('random values anywhere in the objects never crash the converter, and what 
 });
 
 test('a route whose rules break on invalid values says so: PartiallyInvalid, or Accepted=False with no rule left', () => {
-  const gateway = { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'Gateway', metadata: { name: 'gw', namespace: 'a' }, spec: { gatewayClassName: 'x', listeners: [{ name: 'http', protocol: 'HTTP', port: 80 }] } };
+  const gateway = {
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'Gateway',
+    metadata: { name: 'gw', namespace: 'a' },
+    spec: { gatewayClassName: 'x', listeners: [{ name: 'http', protocol: 'HTTP', port: 80 }] },
+  };
   const service = { apiVersion: 'v1', kind: 'Service', metadata: { name: 's', namespace: 'a' }, spec: { ports: [{ port: 80 }] } };
-  const route = (rules: Json[]) => ({ apiVersion: 'gateway.networking.k8s.io/v1', kind: 'HTTPRoute', metadata: { name: 'r', namespace: 'a' }, spec: { parentRefs: [{ name: 'gw' }], rules } });
+  const route = (rules: Json[]) => ({
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'HTTPRoute',
+    metadata: { name: 'r', namespace: 'a' },
+    spec: { parentRefs: [{ name: 'gw' }], rules },
+  });
   const badRegex = { matches: [{ path: { type: 'RegularExpression', value: '/(a' } }], backendRefs: [{ name: 's', port: 80 }] };
   const good = { matches: [{ path: { type: 'PathPrefix', value: '/ok' } }], backendRefs: [{ name: 's', port: 80 }] };
   const message = 'spec.rules[0].matches[0].path.value: "/(a" is not a valid RE2 regular expression';
@@ -273,5 +325,8 @@ test('a route whose rules break on invalid values says so: PartiallyInvalid, or 
   const partly = conditions(status(result, 'HTTPRoute', 'r'));
   assert.equal(partly.Accepted?.status, 'True');
   assert.deepEqual([partly.PartiallyInvalid?.status, partly.PartiallyInvalid?.reason, partly.PartiallyInvalid?.message], ['True', 'UnsupportedValue', message]);
-  assert.deepEqual(routes(result).map((r) => r.match.path_separated_prefix), ['/ok']);
+  assert.deepEqual(
+    routes(result).map((r) => r.match.path_separated_prefix),
+    ['/ok'],
+  );
 });

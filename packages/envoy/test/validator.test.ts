@@ -20,12 +20,17 @@ const pool = (b: Json) => b.static_resources.clusters.find((c: Json) => c.name =
 const overrideHost = (b: Json) => pool(b).load_balancing_policy.policies[0].typed_extension_config.typed_config;
 
 function issues(b: Json, envoy: '1.35' | '1.38' | 'legacy' = '1.35'): string[] {
-  return loadEnvoyValidator(envoy).validateBootstrap(b).map((i) => `${i.path}: ${i.message}`);
+  return loadEnvoyValidator(envoy)
+    .validateBootstrap(b)
+    .map((i) => `${i.path}: ${i.message}`);
 }
 
 function expectIssue(b: Json, pattern: RegExp, envoy: '1.35' | '1.38' | 'legacy' = '1.35'): void {
   const found = issues(b, envoy);
-  assert.ok(found.some((i) => pattern.test(i)), `expected an issue matching ${pattern}, got ${JSON.stringify(found)}`);
+  assert.ok(
+    found.some((i) => pattern.test(i)),
+    `expected an issue matching ${pattern}, got ${JSON.stringify(found)}`,
+  );
 }
 
 test('the unmodified config is valid', () => {
@@ -124,7 +129,9 @@ test('fields newer than the target Envoy fail: selected_host_key needs 1.38, ove
 
 test('ExtProcPerRoute needs one of disabled and overrides; disabled must be true', () => {
   const b = good();
-  route(b).typed_per_filter_config['envoy.filters.http.ext_proc'] = { '@type': 'type.googleapis.com/envoy.extensions.filters.http.ext_proc.v3.ExtProcPerRoute' };
+  route(b).typed_per_filter_config['envoy.filters.http.ext_proc'] = {
+    '@type': 'type.googleapis.com/envoy.extensions.filters.http.ext_proc.v3.ExtProcPerRoute',
+  };
   expectIssue(b, /one of disabled, overrides is required/);
   route(b).typed_per_filter_config['envoy.filters.http.ext_proc'].disabled = false;
   expectIssue(b, /disabled: value must equal true/);
@@ -172,6 +179,12 @@ test('xDS lists: an EDS cluster needs its ClusterLoadAssignment, and rds names m
   xds.endpoints = [];
   xds.routes = [];
   const found = v.validateXds(xds).map((i) => i.message);
-  assert.ok(found.some((m) => /EDS cluster bpool\/default\/llm has no ClusterLoadAssignment/.test(m)), JSON.stringify(found));
-  assert.ok(found.some((m) => /route configuration default\/gw\/8080 does not exist/.test(m)), JSON.stringify(found));
+  assert.ok(
+    found.some((m) => /EDS cluster bpool\/default\/llm has no ClusterLoadAssignment/.test(m)),
+    JSON.stringify(found),
+  );
+  assert.ok(
+    found.some((m) => /route configuration default\/gw\/8080 does not exist/.test(m)),
+    JSON.stringify(found),
+  );
 });

@@ -96,7 +96,11 @@ function perSecond(label: string, fn: () => void): void {
 }
 
 async function main(): Promise<void> {
-  const server = spawn(process.execPath, [...(process.env['PICKER_PROF'] ? ['--cpu-prof', '--cpu-prof-dir=/tmp/sprof'] : []), '--import', 'tsx', fileURLToPath(import.meta.url), '--serve'], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const server = spawn(
+    process.execPath,
+    [...(process.env['PICKER_PROF'] ? ['--cpu-prof', '--cpu-prof-dir=/tmp/sprof'] : []), '--import', 'tsx', fileURLToPath(import.meta.url), '--serve'],
+    { stdio: ['pipe', 'pipe', 'inherit'] },
+  );
   const [first] = (await once(server.stdout, 'data')) as [Buffer];
   const client = new (loadProtos().ExtProcClient)(first.toString().trim(), grpc.credentials.createInsecure(), { 'grpc.enable_channelz': 0 });
   const open = (client as unknown as { Process: Open }).Process.bind(client);
@@ -117,7 +121,9 @@ async function main(): Promise<void> {
   const microseconds = Number(((await cpu) as [Buffer])[0].toString().trim());
   await once(server, 'exit');
   const perDecision = microseconds / DECISIONS;
-  console.log(`  picker CPU: ${perDecision.toFixed(0)} µs per decision, about ${Math.round(1e6 / perDecision)} decisions per CPU-second (the load generator shares the machine)`);
+  console.log(
+    `  picker CPU: ${perDecision.toFixed(0)} µs per decision, about ${Math.round(1e6 / perDecision)} decisions per CPU-second (the load generator shares the machine)`,
+  );
 
   const typical = '10.0.0.1:8000, 10.0.0.2:8000,[2001:db8::1]:8000';
   const long = Array.from({ length: 64 }, (_, i) => `10.1.${i >> 8}.${i & 255}:8000`).join(',');

@@ -186,10 +186,7 @@ export function formatEndpoint(ip: string, port: number): string {
  * comma-separated value, keeping their order. Throws `EndpointListError` listing every bad,
  * duplicate or excess entry, so a picker cannot emit a value Envoy would partly skip.
  */
-export function formatEndpointList(
-  endpoints: ReadonlyArray<string | { ip: string; port: number }>,
-  options: Omit<ParseOptions, 'strict'> = {},
-): string {
+export function formatEndpointList(endpoints: ReadonlyArray<string | { ip: string; port: number }>, options: Omit<ParseOptions, 'strict'> = {}): string {
   const maxEntries = options.maxEntries ?? DEFAULT_MAX_ENTRIES;
   const maxLength = options.maxLength ?? DEFAULT_MAX_LENGTH;
   const errors: EntryError[] = [];
@@ -307,8 +304,7 @@ export function formatIpv6(words: readonly number[]): string {
   }
   if (bestLen < 2) bestStart = -1;
   const w = (i: number): number => words[i] ?? 0;
-  const v4Tail =
-    bestStart === 0 && (bestLen === 6 || (bestLen === 5 && w(5) === 0xffff));
+  const v4Tail = bestStart === 0 && (bestLen === 6 || (bestLen === 5 && w(5) === 0xffff));
   let out = '';
   for (let i = 0; i < 8; i++) {
     if (i === bestStart) {

@@ -132,9 +132,7 @@ export function endpointsFromSlices(slices: Iterable<EndpointSliceLike>, port?: 
   const seen = new Map<string, Endpoint>();
   for (const slice of slices) {
     if (slice.addressType === 'FQDN') continue;
-    const ports = (slice.ports ?? []).filter(
-      (p) => typeof p.port === 'number' && (port === undefined || p.port === port || (p.name ?? '') === port),
-    );
+    const ports = (slice.ports ?? []).filter((p) => typeof p.port === 'number' && (port === undefined || p.port === port || (p.name ?? '') === port));
     for (const ep of slice.endpoints ?? []) {
       // A nil `ready` means ready, by the EndpointSlice API's own definition.
       if (ep.conditions?.ready === false) continue;

@@ -17,9 +17,7 @@ export interface PickRequest {
   subset?: readonly string[];
 }
 
-export type PickDecision =
-  | { kind: 'endpoints'; endpoints: Endpoint[] }
-  | { kind: 'reject'; status: 503 | 429; reason: string };
+export type PickDecision = { kind: 'endpoints'; endpoints: Endpoint[] } | { kind: 'reject'; status: 503 | 429; reason: string };
 
 export interface PickerOptions {
   source: EndpointSource;
@@ -73,7 +71,12 @@ export class EndpointPicker {
     const all = this.source.endpoints();
     const candidates = request.subset === undefined ? all : restrictToSubset(all, request.subset);
     if (candidates.length === 0) {
-      const reason = request.subset === undefined ? 'no ready endpoints' : request.subset.length === 0 ? 'the subset hint is empty' : 'no endpoint in the subset hint is eligible';
+      const reason =
+        request.subset === undefined
+          ? 'no ready endpoints'
+          : request.subset.length === 0
+            ? 'the subset hint is empty'
+            : 'no endpoint in the subset hint is eligible';
       return { decision: { kind: 'reject', status: 503, reason }, finish: noop };
     }
     const ctx = {

@@ -48,7 +48,11 @@ export function readSubsetHint(request: ProcessingRequest): string[] | undefined
   const value = ns?.fields?.[DESTINATION_ENDPOINT_SUBSET_KEY];
   if (!value) return undefined;
   if (value.listValue) return (value.listValue.values ?? []).flatMap((v) => (typeof v.stringValue === 'string' ? [v.stringValue] : []));
-  if (typeof value.stringValue === 'string') return value.stringValue.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  if (typeof value.stringValue === 'string')
+    return value.stringValue
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== '');
   return [];
 }
 
@@ -170,7 +174,12 @@ export async function startPicker(options: PickerServerOptions): Promise<Running
   // Channelz's per-call bookkeeping serves no one here, and every request is a new ext_proc stream.
   const server = new grpc.Server({ 'grpc.enable_channelz': 0 });
   server.addService(protos.extProc, { Process: createProcessHandler(picker, options) });
-  const health = healthHandlers(pickerHealth(() => picker.ready(), (l) => options.source.onChange(l)));
+  const health = healthHandlers(
+    pickerHealth(
+      () => picker.ready(),
+      (l) => options.source.onChange(l),
+    ),
+  );
   server.addService(protos.health, health.handlers);
   const bindHost = host.includes(':') ? `[${host}]` : host;
   const bound = await new Promise<number>((resolve, reject) => {

@@ -121,7 +121,8 @@ export function validateOverrideHostConfig(config: OverrideHostConfig): { errors
         errors.push(`override_host_sources[${i}].header: must be a non-empty header name`);
       } else if (hasMetadata) {
         const m = s.metadata;
-        if (!m || typeof m.key !== 'string' || m.key === '') errors.push(`override_host_sources[${i}].metadata.key: value length must be at least 1 characters`);
+        if (!m || typeof m.key !== 'string' || m.key === '')
+          errors.push(`override_host_sources[${i}].metadata.key: value length must be at least 1 characters`);
         if (!m || !Array.isArray(m.path) || m.path.length === 0) errors.push(`override_host_sources[${i}].metadata.path: value must contain at least 1 item`);
         else if (m.path.some((p) => typeof p !== 'string' || p === '')) errors.push(`override_host_sources[${i}].metadata.path: every key must be non-empty`);
       }
@@ -222,7 +223,11 @@ export class OverrideHostSimulator {
       }
       if (!chosen) {
         const why =
-          list.length === 0 ? 'no override source present' : skipped.length > 0 ? 'no remaining override entry is in the cluster' : 'override list exhausted by earlier attempts';
+          list.length === 0
+            ? 'no override source present'
+            : skipped.length > 0
+              ? 'no remaining override entry is in the cluster'
+              : 'override list exhausted by earlier attempts';
         const host = this.pickFallback();
         chosen = host
           ? { attempt, host, by: 'fallback', skipped, reason: `fallback ${this.fallback}: ${why}` }
@@ -293,7 +298,7 @@ function whyNotFound(value: string, hosts: Map<string, ClusterHost>): string {
   const parsed = parseEndpoint(value);
   if (typeof parsed === 'string') return `not an address (${parsed}); skipped`;
   if (hosts.has(parsed.address)) return `spelt differently from the host ${parsed.address}; Envoy compares exact strings, so it is skipped`;
-  return 'not in the cluster\'s host set; skipped';
+  return "not in the cluster's host set; skipped";
 }
 
 function writeSelectedHost(metadata: Record<string, unknown>, key: MetadataKey, host: string): void {

@@ -16,8 +16,14 @@ test('EndpointSlices are listed, then watched: changes apply without a restart',
   const source = await clusterEndpoints({ namespace: 'models', selector: 'kubernetes.io/service-name=llm', port: 'http', kubeConfig: kc });
   try {
     assert.equal(source.ready(), true);
-    assert.deepEqual(source.endpoints().map((e) => e.address), ['10.2.0.1:8000', '10.2.0.2:8000']);
-    assert.ok(api.requests.some((r) => r.includes('labelSelector=kubernetes.io%2Fservice-name%3Dllm')), api.requests.join('\n'));
+    assert.deepEqual(
+      source.endpoints().map((e) => e.address),
+      ['10.2.0.1:8000', '10.2.0.2:8000'],
+    );
+    assert.ok(
+      api.requests.some((r) => r.includes('labelSelector=kubernetes.io%2Fservice-name%3Dllm')),
+      api.requests.join('\n'),
+    );
 
     for (let i = 0; i < 200 && api.watchCount() === 0; i++) await new Promise((r) => setTimeout(r, 10));
     assert.equal(api.watchCount(), 1, 'the informer opened a watch');

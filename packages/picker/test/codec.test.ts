@@ -1,13 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import {
-  EndpointListError,
-  formatEndpoint,
-  formatEndpointList,
-  parseEndpoint,
-  parseEndpointList,
-} from '../src/codec.js';
+import { EndpointListError, formatEndpoint, formatEndpointList, parseEndpoint, parseEndpointList } from '../src/codec.js';
 
 const addresses = (value: string, strict = false) => parseEndpointList(value, { strict }).endpoints.map((e) => e.address);
 const reasons = (value: string, options = {}) => parseEndpointList(value, options).errors.map((e) => `${e.index}: ${e.reason}`);
@@ -53,7 +47,8 @@ test('strict mode rejects spellings Envoy would silently skip, naming the canoni
 });
 
 test('every bad entry is reported with its index and reason, and the good ones survive', () => {
-  const value = '10.0.0.1:80,,10.0.0.2,10.0.0.3:0,10.0.0.4:65536,[::1:80,::1:80,300.0.0.1:1,10.0.0.01:1,[fe80::1%eth0]:1,10.0.0.1:80,host.example:80, :1,10.0.0.5:65535,10.0.0.6:';
+  const value =
+    '10.0.0.1:80,,10.0.0.2,10.0.0.3:0,10.0.0.4:65536,[::1:80,::1:80,300.0.0.1:1,10.0.0.01:1,[fe80::1%eth0]:1,10.0.0.1:80,host.example:80, :1,10.0.0.5:65535,10.0.0.6:';
   assert.deepEqual(addresses(value), ['10.0.0.1:80', '10.0.0.5:65535']);
   assert.deepEqual(reasons(value), [
     '1: empty entry',
@@ -73,7 +68,17 @@ test('every bad entry is reported with its index and reason, and the good ones s
 });
 
 test('more IPv6 mistakes are caught', () => {
-  for (const bad of ['[1::2::3]:1', '[1:2:3:4:5:6:7:8:9]:1', '[1:2:3]:1', '[12345::]:1', '[::g]:1', '[1:2:3:4:5:6:7::8]:1', '[1.2.3.4::]:1', '[::1]80', '[]:1']) {
+  for (const bad of [
+    '[1::2::3]:1',
+    '[1:2:3:4:5:6:7:8:9]:1',
+    '[1:2:3]:1',
+    '[12345::]:1',
+    '[::g]:1',
+    '[1:2:3:4:5:6:7::8]:1',
+    '[1.2.3.4::]:1',
+    '[::1]80',
+    '[]:1',
+  ]) {
     assert.equal(typeof parseEndpoint(bad), 'string', bad);
   }
   assert.equal(typeof parseEndpoint('[1:2:3:4:5:6:7::]:1'), 'object', '"::" may stand for one group');
@@ -138,15 +143,28 @@ const endpointText = fc.oneof(
   fc.tuple(ipv6, fc.integer({ min: 1, max: 65535 })).map(([ip, p]) => `[${ip}]:${p}`),
 );
 const whitespace = fc.constantFrom('', ' ', '\t', '  ');
-const listValue = fc.array(fc.tuple(whitespace, endpointText, whitespace).map((t) => t.join('')), { minLength: 1, maxLength: 10 }).map((l) => l.join(','));
+const listValue = fc
+  .array(
+    fc.tuple(whitespace, endpointText, whitespace).map((t) => t.join('')),
+    { minLength: 1, maxLength: 10 },
+  )
+  .map((l) => l.join(','));
 
 test('property: parsing never throws, whatever the input', () => {
   fc.assert(
-    fc.property(fc.oneof(fc.string(), fc.string({ unit: 'binary' }), listValue, fc.array(fc.constantFrom('[', ']', ':', ',', '.', '0', 'f', ' ', '%')).map((a) => a.join(''))), (text) => {
-      const res = parseEndpointList(text);
-      assert.ok(Array.isArray(res.endpoints) && Array.isArray(res.errors));
-      for (const e of res.errors) assert.equal(typeof e.reason, 'string');
-    }),
+    fc.property(
+      fc.oneof(
+        fc.string(),
+        fc.string({ unit: 'binary' }),
+        listValue,
+        fc.array(fc.constantFrom('[', ']', ':', ',', '.', '0', 'f', ' ', '%')).map((a) => a.join('')),
+      ),
+      (text) => {
+        const res = parseEndpointList(text);
+        assert.ok(Array.isArray(res.endpoints) && Array.isArray(res.errors));
+        for (const e of res.errors) assert.equal(typeof e.reason, 'string');
+      },
+    ),
     { numRuns: 2000 },
   );
 });
@@ -155,7 +173,10 @@ test('property: format(parse(x)) is stable and canonical', () => {
   fc.assert(
     fc.property(listValue, (value) => {
       const { endpoints, errors } = parseEndpointList(value);
-      assert.ok(errors.every((e) => e.reason.startsWith('duplicate')), JSON.stringify(errors));
+      assert.ok(
+        errors.every((e) => e.reason.startsWith('duplicate')),
+        JSON.stringify(errors),
+      );
       const once = formatEndpointList(endpoints.map((e) => e.address));
       const again = formatEndpointList(parseEndpointList(once, { strict: true }).endpoints.map((e) => e.address));
       assert.equal(again, once);

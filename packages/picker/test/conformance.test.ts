@@ -59,20 +59,40 @@ async function broken(fault: Fault): Promise<string> {
       if (receive) {
         const on = call.on.bind(call) as (event: string, fn: (...a: unknown[]) => void) => typeof call;
         call.on = ((event: string, fn: (...a: unknown[]) => void) =>
-          on(event, event !== 'data' ? fn : (m: unknown) => {
-            const changed = receive(m as ProcessingRequest);
-            if (changed instanceof Error) call.emit('error', { code: grpc.status.INTERNAL, details: changed.message });
-            else fn(changed);
-          })) as typeof call.on;
+          on(
+            event,
+            event !== 'data'
+              ? fn
+              : (m: unknown) => {
+                  const changed = receive(m as ProcessingRequest);
+                  if (changed instanceof Error) call.emit('error', { code: grpc.status.INTERNAL, details: changed.message });
+                  else fn(changed);
+                },
+          )) as typeof call.on;
       }
       inner(call);
     },
   });
-  if (fault.health !== false) server.addService(protos.health, healthHandlers(pickerHealth(() => true, () => () => true)).handlers);
+  if (fault.health !== false)
+    server.addService(
+      protos.health,
+      healthHandlers(
+        pickerHealth(
+          () => true,
+          () => () => true,
+        ),
+      ).handlers,
+    );
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
   );
-  servers.push({ close: () => new Promise<void>((resolve) => { server.forceShutdown(); resolve(); }) });
+  servers.push({
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.forceShutdown();
+        resolve();
+      }),
+  });
   return `127.0.0.1:${port}`;
 }
 
@@ -115,7 +135,20 @@ describe('the reference picker', () => {
   test('with no endpoints it still answers 503 correctly; the endpoint rules are skipped with the reason', async () => {
     const p = await reference({ source: staticEndpoints([]) });
     const report = await run(p.address);
-    expectOnly(report, [], ['endpoint.present', 'endpoint.format', 'endpoint.agree', 'endpoint.ordered-list', 'endpoint.client-header-ignored', 'subset.respected', 'served.accepted', 'streaming.full-duplex']);
+    expectOnly(
+      report,
+      [],
+      [
+        'endpoint.present',
+        'endpoint.format',
+        'endpoint.agree',
+        'endpoint.ordered-list',
+        'endpoint.client-header-ignored',
+        'subset.respected',
+        'served.accepted',
+        'streaming.full-duplex',
+      ],
+    );
     assert.match(report.results.find((r) => r.id === 'endpoint.present')?.detail ?? '', /ImmediateResponse 503/);
   });
 
@@ -135,7 +168,10 @@ describe('the reference picker', () => {
     const yaml = parse(formatReportYaml(report)) as { kind: string; summary: object; rules: Array<{ id: string; status: string; requirement: string }> };
     assert.equal(yaml.kind, 'PickerConformanceReport');
     assert.deepEqual(yaml.summary, { passed: 12, failed: 0, skipped: 0 });
-    assert.deepEqual(yaml.rules.map((r) => r.id), RULES.map((r) => r.id));
+    assert.deepEqual(
+      yaml.rules.map((r) => r.id),
+      RULES.map((r) => r.id),
+    );
     assert.ok(yaml.rules.every((r) => r.status === 'pass' && r.requirement.length > 0));
   });
 });

@@ -35,7 +35,12 @@ export function headers(extra: Record<string, string> = {}, endOfStream = true, 
 }
 
 /** Sends `messages` on one stream and reads `count` answers (stopping early if the stream ends). */
-export async function exchange(client: grpc.Client, messages: ProcessingRequest[], count: number, timeoutMs = 2000): Promise<{ answers: ProcessingResponse[]; last: Received; session: ExtProcSession }> {
+export async function exchange(
+  client: grpc.Client,
+  messages: ProcessingRequest[],
+  count: number,
+  timeoutMs = 2000,
+): Promise<{ answers: ProcessingResponse[]; last: Received; session: ExtProcSession }> {
   const session = new ExtProcSession(client, timeoutMs);
   for (const m of messages) session.send(m);
   const answers: ProcessingResponse[] = [];

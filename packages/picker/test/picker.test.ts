@@ -79,7 +79,10 @@ test('subset hint: exact endpoints, bare IPs for every port, 503 when empty or i
   assert.deepEqual(addressesOf(picker, noHeaders, ['2001:db8::7']), ['[2001:db8::7]:80']);
   assert.equal(addressesOf(picker, noHeaders, []), '503 the subset hint is empty');
   assert.equal(addressesOf(picker, noHeaders, ['192.0.2.1:80', 'garbage']), '503 no endpoint in the subset hint is eligible');
-  assert.deepEqual(restrictToSubset(source.endpoints(), [' 10.0.0.2:80 ']).map((e) => e.address), ['10.0.0.2:80']);
+  assert.deepEqual(
+    restrictToSubset(source.endpoints(), [' 10.0.0.2:80 ']).map((e) => e.address),
+    ['10.0.0.2:80'],
+  );
 });
 
 test('503 with no endpoints, 429 when shedding load', () => {
@@ -97,7 +100,10 @@ test('503 with no endpoints, 429 when shedding load', () => {
 test('bad options and endpoints are refused with clear errors', () => {
   assert.throws(() => new EndpointPicker({ source: staticEndpoints(THREE), maxEndpoints: 0 }), /maxEndpoints must be an integer in 1\.\.64, got 0/);
   assert.throws(() => new EndpointPicker({ source: staticEndpoints(THREE), maxInFlight: 0 }), /maxInFlight must be at least 1/);
-  assert.throws(() => staticEndpoints('10.0.0.1:80,nope,10.0.0.1:80'), /--endpoints: entry 1 "nope": missing ":port"; entry 2 "10.0.0.1:80": duplicate of entry 0/);
+  assert.throws(
+    () => staticEndpoints('10.0.0.1:80,nope,10.0.0.1:80'),
+    /--endpoints: entry 1 "nope": missing ":port"; entry 2 "10.0.0.1:80": duplicate of entry 0/,
+  );
   assert.equal(isStrategyName('round-robin'), true);
   assert.equal(isStrategyName('fastest'), false);
   assert.equal(createStrategy('round-robin').order([], { header: () => undefined, outstanding: () => 0 }, 3).length, 0);
@@ -111,7 +117,10 @@ test('file source: comments and commas, reloads on change, keeps the last good l
   writeFileSync(file, '# pool A\n10.0.0.1:80, 10.0.0.2:80\n\n[::1]:80 # local\n');
   const source = fileEndpoints(file);
   try {
-    assert.deepEqual(source.endpoints().map((e) => e.address), ['10.0.0.1:80', '10.0.0.2:80', '[::1]:80']);
+    assert.deepEqual(
+      source.endpoints().map((e) => e.address),
+      ['10.0.0.1:80', '10.0.0.2:80', '[::1]:80'],
+    );
     assert.equal(source.ready(), true);
     const changed = new Promise<string[]>((resolve) => source.onChange((e) => resolve(e.map((x) => x.address))));
     writeFileSync(file, '10.0.0.9:80\n');
@@ -119,7 +128,10 @@ test('file source: comments and commas, reloads on change, keeps the last good l
     const failed = new Promise<Error>((resolve) => source.onError(resolve));
     writeFileSync(file, '10.0.0.9\n');
     assert.match((await failed).message, /endpoints\.txt: entry 0 "10\.0\.0\.9": missing ":port"/);
-    assert.deepEqual(source.endpoints().map((e) => e.address), ['10.0.0.9:80']);
+    assert.deepEqual(
+      source.endpoints().map((e) => e.address),
+      ['10.0.0.9:80'],
+    );
   } finally {
     await source.close();
   }
@@ -135,14 +147,23 @@ test('EndpointSlices: ready addresses × matching ports, IPv6 bracketed, FQDN sl
         { addresses: ['10.1.0.2'], conditions: {} },
         { addresses: ['10.1.0.3'], conditions: { ready: false } },
       ],
-      ports: [{ name: 'http', port: 8000 }, { name: 'metrics', port: 9090 }],
+      ports: [
+        { name: 'http', port: 8000 },
+        { name: 'metrics', port: 9090 },
+      ],
     },
     { addressType: 'IPv6', endpoints: [{ addresses: ['2001:db8:0::1'] }], ports: [{ name: 'http', port: 8000 }] },
     { addressType: 'FQDN', endpoints: [{ addresses: ['example.com'] }], ports: [{ name: 'http', port: 8000 }] },
     { addressType: 'IPv4', endpoints: null, ports: null },
   ];
-  assert.deepEqual(endpointsFromSlices(slices, 'http').map((e) => e.address), ['10.1.0.1:8000', '10.1.0.2:8000', '[2001:db8::1]:8000']);
-  assert.deepEqual(endpointsFromSlices(slices, 9090).map((e) => e.address), ['10.1.0.1:9090', '10.1.0.2:9090']);
+  assert.deepEqual(
+    endpointsFromSlices(slices, 'http').map((e) => e.address),
+    ['10.1.0.1:8000', '10.1.0.2:8000', '[2001:db8::1]:8000'],
+  );
+  assert.deepEqual(
+    endpointsFromSlices(slices, 9090).map((e) => e.address),
+    ['10.1.0.1:9090', '10.1.0.2:9090'],
+  );
   assert.equal(endpointsFromSlices(slices).length, 5);
 });
 

@@ -92,9 +92,21 @@ test('full-duplex streaming: bodies come back as streamed responses, trailers an
     ],
     6,
   );
-  assert.deepEqual(answers.map((a) => a.response), ['request_headers', 'request_body', 'request_body', 'request_trailers', 'response_headers', 'response_body']);
-  const bodies = answers.map((a) => a.request_body?.response?.body_mutation?.streamed_response ?? a.response_body?.response?.body_mutation?.streamed_response).filter((b) => b !== undefined);
-  assert.deepEqual(bodies.map((b) => [Buffer.from(b.body ?? []).toString(), b.end_of_stream ?? false]), [['abc', false], ['def', false], ['ok', true]]);
+  assert.deepEqual(
+    answers.map((a) => a.response),
+    ['request_headers', 'request_body', 'request_body', 'request_trailers', 'response_headers', 'response_body'],
+  );
+  const bodies = answers
+    .map((a) => a.request_body?.response?.body_mutation?.streamed_response ?? a.response_body?.response?.body_mutation?.streamed_response)
+    .filter((b) => b !== undefined);
+  assert.deepEqual(
+    bodies.map((b) => [Buffer.from(b.body ?? []).toString(), b.end_of_stream ?? false]),
+    [
+      ['abc', false],
+      ['def', false],
+      ['ok', true],
+    ],
+  );
   session.finish();
   const end = await session.next();
   assert.deepEqual(end.kind === 'end' ? end.code : end.kind, grpc.status.OK);
@@ -103,7 +115,11 @@ test('full-duplex streaming: bodies come back as streamed responses, trailers an
 
 test('buffered body mode answers body chunks with a plain CONTINUE', async () => {
   const p = await start({ bodyMode: 'buffered' });
-  const { answers, session } = await exchange(extProcClient(p.address), [headers({}, false), { request_body: { body: Buffer.from('x'), end_of_stream: true } }], 2);
+  const { answers, session } = await exchange(
+    extProcClient(p.address),
+    [headers({}, false), { request_body: { body: Buffer.from('x'), end_of_stream: true } }],
+    2,
+  );
   session.cancel();
   assert.equal(answers[1]?.response, 'request_body');
   assert.equal(answers[1]?.request_body?.response?.body_mutation, undefined);
@@ -113,7 +129,10 @@ test('a message without any phase ends the stream with INVALID_ARGUMENT; so does
   const p = await start();
   const client = extProcClient(p.address);
   const empty = await exchange(client, [{}], 1);
-  assert.deepEqual(empty.last.kind === 'end' ? [empty.last.code, empty.last.details] : empty.last, [grpc.status.INVALID_ARGUMENT, 'ProcessingRequest carries none of the request/response phases']);
+  assert.deepEqual(empty.last.kind === 'end' ? [empty.last.code, empty.last.details] : empty.last, [
+    grpc.status.INVALID_ARGUMENT,
+    'ProcessingRequest carries none of the request/response phases',
+  ]);
   const twice = await exchange(client, [headers({}, false), headers({}, false)], 2);
   assert.equal(twice.answers.length, 1);
   assert.equal(twice.last.kind === 'end' ? twice.last.code : -1, grpc.status.INVALID_ARGUMENT);

@@ -47,18 +47,36 @@ describe('load_balancer_test.cc scenarios', () => {
 
   test('NullptrCrossPriorityHostMap: no host map ⇒ no host at all', () => {
     const r = simulateOverrideHost({ sources: [metadata()], fallback: 'First', hosts: null, metadata: lb('1.2.3.4:80'), attempts: 2 });
-    assert.deepEqual(r.attempts.map((a) => [a.host, a.by]), [[null, 'none'], [null, 'none']]);
+    assert.deepEqual(
+      r.attempts.map((a) => [a.host, a.by]),
+      [
+        [null, 'none'],
+        [null, 'none'],
+      ],
+    );
   });
 
   test('PrimaryAddressDoesNotExist: unknown address ⇒ fallback', () => {
-    const r = simulateOverrideHost({ sources: [header()], fallback: 'First', hosts: ['5.6.7.8:80'], headers: { 'x-gateway-destination-endpoint': '1.2.3.4:80' } });
+    const r = simulateOverrideHost({
+      sources: [header()],
+      fallback: 'First',
+      hosts: ['5.6.7.8:80'],
+      headers: { 'x-gateway-destination-endpoint': '1.2.3.4:80' },
+    });
     assert.equal(r.attempts[0]?.host, '5.6.7.8:80');
     assert.equal(r.attempts[0]?.by, 'fallback');
-    assert.deepEqual(r.attempts[0]?.skipped.map((s) => s.value), ['1.2.3.4:80']);
+    assert.deepEqual(
+      r.attempts[0]?.skipped.map((s) => s.value),
+      ['1.2.3.4:80'],
+    );
   });
 
   test('HeaderIsPreferredOverMetadata: header host, then metadata host, then fallback', () => {
-    assert.deepEqual(run({ headers: { 'x-gateway-destination-endpoint': '5.6.7.8:80' }, metadata: lb('127.0.0.1:80'), attempts: 3 }), ['5.6.7.8:80', '127.0.0.1:80', '1.2.3.4:80']);
+    assert.deepEqual(run({ headers: { 'x-gateway-destination-endpoint': '5.6.7.8:80' }, metadata: lb('127.0.0.1:80'), attempts: 3 }), [
+      '5.6.7.8:80',
+      '127.0.0.1:80',
+      '1.2.3.4:80',
+    ]);
   });
 
   test('HeaderWithMultipleValueIsPreferredOverMetadata: a,b then c then fallback', () => {
@@ -67,9 +85,18 @@ describe('load_balancer_test.cc scenarios', () => {
       metadata: lb('127.0.0.1:80'),
       attempts: 4,
     });
-    assert.deepEqual(r.attempts.map((a) => a.host), ['5.6.7.8:80', '[::2]:80', '127.0.0.1:80', '1.2.3.4:80']);
-    assert.deepEqual(r.attempts.map((a) => a.entry), [0, 1, 2, undefined]);
-    assert.deepEqual(r.overrideList.map((e) => e.source), [0, 0, 1]);
+    assert.deepEqual(
+      r.attempts.map((a) => a.host),
+      ['5.6.7.8:80', '[::2]:80', '127.0.0.1:80', '1.2.3.4:80'],
+    );
+    assert.deepEqual(
+      r.attempts.map((a) => a.entry),
+      [0, 1, 2, undefined],
+    );
+    assert.deepEqual(
+      r.overrideList.map((e) => e.source),
+      [0, 0, 1],
+    );
     assert.match(r.attempts[3]?.reason ?? '', /exhausted/);
   });
 
@@ -86,7 +113,10 @@ describe('load_balancer_test.cc scenarios', () => {
       metadata: lb('5.6.7.8:80'),
       attempts: 2,
     });
-    assert.deepEqual(r.attempts.map((a) => a.host), ['5.6.7.8:80', '1.2.3.4:80']);
+    assert.deepEqual(
+      r.attempts.map((a) => a.host),
+      ['5.6.7.8:80', '1.2.3.4:80'],
+    );
     assert.match(r.attempts[0]?.skipped[0]?.reason ?? '', /not an address/);
   });
 
@@ -116,7 +146,12 @@ describe('load_balancer_test.cc scenarios', () => {
   });
 
   test('SelectIPv6UsingMetadata: an UNHEALTHY host is still selected', () => {
-    const r = simulateOverrideHost({ sources: [metadata()], fallback: 'First', hosts: [{ address: '[::2]:80', health: 'UNHEALTHY' }, '1.2.3.4:80'], metadata: lb('[::2]:80') });
+    const r = simulateOverrideHost({
+      sources: [metadata()],
+      fallback: 'First',
+      hosts: [{ address: '[::2]:80', health: 'UNHEALTHY' }, '1.2.3.4:80'],
+      metadata: lb('[::2]:80'),
+    });
     assert.equal(r.attempts[0]?.host, '[::2]:80');
     assert.match(r.attempts[0]?.reason ?? '', /UNHEALTHY: override_host does not check health/);
   });
@@ -160,7 +195,10 @@ describe('load_balancer_test.cc scenarios', () => {
       selectedHostKey: { key: 'envoy.lb', path: ['x-gateway-destination-endpoint-served'] },
       attempts: 2,
     });
-    assert.deepEqual(r.attempts.map((a) => a.host), ['3.5.8.13:80', '5.6.7.8:80']);
+    assert.deepEqual(
+      r.attempts.map((a) => a.host),
+      ['3.5.8.13:80', '5.6.7.8:80'],
+    );
     assert.equal((r.metadata['envoy.lb'] as Record<string, unknown>)['x-gateway-destination-endpoint-served'], '5.6.7.8:80');
   });
 
@@ -171,8 +209,12 @@ describe('load_balancer_test.cc scenarios', () => {
       metadata: input,
       selectedHostKey: { key: 'envoy.lb', path: ['x-gateway-destination-endpoint-served'] },
     });
-    assert.deepEqual(r.metadata['envoy.lb'], { 'x-gateway-destination-endpoint': '1.2.3.4:80', canary: 'true', 'x-gateway-destination-endpoint-served': '1.2.3.4:80' });
-    assert.equal(Object.keys(input['envoy.lb']).length, 2, 'the caller\'s metadata is not mutated');
+    assert.deepEqual(r.metadata['envoy.lb'], {
+      'x-gateway-destination-endpoint': '1.2.3.4:80',
+      canary: 'true',
+      'x-gateway-destination-endpoint-served': '1.2.3.4:80',
+    });
+    assert.equal(Object.keys(input['envoy.lb']).length, 2, "the caller's metadata is not mutated");
   });
 
   test('FallbackRecreatedOnHostChange: after a host-set change the fallback picks from the new hosts', () => {
@@ -190,14 +232,22 @@ describe('config_test.cc scenarios (load-time errors, Envoy messages)', () => {
     assert.deepEqual(check({ sources: [metadata()], fallback: undefined }).errors, ['fallback_policy: value is required']);
   });
   test('NoFallbackPolicies', () => {
-    assert.deepEqual(check({ sources: [metadata()], fallback: [] }).errors, ["dynamic forwarding LB: didn't find a registered fallback load balancer factory with names from "]);
-    assert.match(check({ sources: [metadata()], fallback: ['envoy.load_balancing_policies.maglev'] }).errors[0] ?? '', /names from envoy\.load_balancing_policies\.maglev/);
+    assert.deepEqual(check({ sources: [metadata()], fallback: [] }).errors, [
+      "dynamic forwarding LB: didn't find a registered fallback load balancer factory with names from ",
+    ]);
+    assert.match(
+      check({ sources: [metadata()], fallback: ['envoy.load_balancing_policies.maglev'] }).errors[0] ?? '',
+      /names from envoy\.load_balancing_policies\.maglev/,
+    );
   });
   test('NoPrimaryOverideSources', () => {
     assert.deepEqual(check({ sources: [], fallback: 'RoundRobin' }).errors, ['override_host_sources: value must contain at least 1 item']);
   });
   test('FirstValidFallbackPolicyIsUsed', () => {
-    assert.deepEqual(check({ sources: [metadata()], fallback: ['com.example.unknown', 'envoy.load_balancing_policies.random', 'RoundRobin'] }), { errors: [], fallback: 'Random' });
+    assert.deepEqual(check({ sources: [metadata()], fallback: ['com.example.unknown', 'envoy.load_balancing_policies.random', 'RoundRobin'] }), {
+      errors: [],
+      fallback: 'Random',
+    });
   });
   test('EmptyPrimaryOverrideSource', () => {
     assert.deepEqual(check({ sources: [{}], fallback: 'RoundRobin' }).errors, ['override_host_sources[0]: Empty override source']);
@@ -209,16 +259,24 @@ describe('config_test.cc scenarios (load-time errors, Envoy messages)', () => {
   });
   test('FallbackLbCalledToChooseHost', () => {
     const r = simulateOverrideHost({ sources: [metadata()], fallback: 'envoy.load_balancing_policies.round_robin', hosts: HOSTS, attempts: 3 });
-    assert.deepEqual(r.attempts.map((a) => [a.by, a.host]), [
-      ['fallback', '1.2.3.4:80'],
-      ['fallback', '5.6.7.8:80'],
-      ['fallback', '[::2]:80'],
-    ]);
+    assert.deepEqual(
+      r.attempts.map((a) => [a.by, a.host]),
+      [
+        ['fallback', '1.2.3.4:80'],
+        ['fallback', '5.6.7.8:80'],
+        ['fallback', '[::2]:80'],
+      ],
+    );
   });
   test('simulate refuses a config Envoy would refuse, listing every error', () => {
     assert.throws(
       () => simulateOverrideHost({ sources: [{}, { metadata: { key: '', path: [] } }], fallback: 'Nope', hosts: ['10.0.0.1'], attempts: 0 }),
-      (err: unknown) => err instanceof OverrideHostConfigError && err.errors.length === 4 && /Empty override source/.test(err.message) && /metadata\.key/.test(err.message) && /metadata\.path/.test(err.message),
+      (err: unknown) =>
+        err instanceof OverrideHostConfigError &&
+        err.errors.length === 4 &&
+        /Empty override source/.test(err.message) &&
+        /metadata\.key/.test(err.message) &&
+        /metadata\.path/.test(err.message),
     );
     assert.throws(() => new OverrideHostSimulator({ sources: [metadata()], fallback: 'First', hosts: ['10.0.0.1'] }), /hosts\[0\]: missing ":port"/);
     assert.throws(() => simulate({ sources: [metadata()], attempts: 0 }), /attempts: 0/);
@@ -240,7 +298,10 @@ describe('integration_test.cc scenarios (3 upstreams, 8 requests)', () => {
   test('RetriesUseFallbackLb: one endpoint in metadata; the retry goes to the fallback', () => {
     const sim = new OverrideHostSimulator({ sources: [metadata()], fallback: 'RoundRobin', hosts: upstreams });
     const r = sim.request({ metadata: lb(upstreams[1]), attempts: 2 });
-    assert.deepEqual(r.attempts.map((a) => a.by), ['override', 'fallback']);
+    assert.deepEqual(
+      r.attempts.map((a) => a.by),
+      ['override', 'fallback'],
+    );
     assert.equal(r.attempts[0]?.host, upstreams[1]);
   });
   test('UseFirstEndpointFromHeaders: the header beats metadata', () => {
@@ -252,7 +313,10 @@ describe('integration_test.cc scenarios (3 upstreams, 8 requests)', () => {
 
 describe('protocol behaviours', () => {
   test('only the first value of a repeated header counts', () => {
-    assert.deepEqual(run({ sources: [header()], headers: { 'x-gateway-destination-endpoint': ['5.6.7.8:80', '127.0.0.1:80'] }, attempts: 2 }), ['5.6.7.8:80', '1.2.3.4:80']);
+    assert.deepEqual(run({ sources: [header()], headers: { 'x-gateway-destination-endpoint': ['5.6.7.8:80', '127.0.0.1:80'] }, attempts: 2 }), [
+      '5.6.7.8:80',
+      '1.2.3.4:80',
+    ]);
   });
   test('the list is consumed across retries, unknown entries skipped, duplicates not removed', () => {
     const r = simulate({
@@ -260,19 +324,33 @@ describe('protocol behaviours', () => {
       metadata: lb('5.6.7.8:80,9.9.9.9:80, ,5.6.7.8:80,[::2]:80'),
       attempts: 4,
     });
-    assert.deepEqual(r.attempts.map((a) => a.host), ['5.6.7.8:80', '5.6.7.8:80', '[::2]:80', '1.2.3.4:80']);
-    assert.deepEqual(r.attempts[1]?.skipped.map((s) => s.value), ['9.9.9.9:80']);
+    assert.deepEqual(
+      r.attempts.map((a) => a.host),
+      ['5.6.7.8:80', '5.6.7.8:80', '[::2]:80', '1.2.3.4:80'],
+    );
+    assert.deepEqual(
+      r.attempts[1]?.skipped.map((s) => s.value),
+      ['9.9.9.9:80'],
+    );
     assert.equal(r.overrideList.length, 4, 'whitespace-only pieces are skipped as Envoy does');
   });
   test('a non-canonical spelling is skipped, and the reason says why', () => {
-    const r = simulateOverrideHost({ sources: [metadata()], fallback: 'First', hosts: ['[2001:db8::1]:80', '10.0.0.1:80'], metadata: lb('[2001:db8:0::1]:80') });
+    const r = simulateOverrideHost({
+      sources: [metadata()],
+      fallback: 'First',
+      hosts: ['[2001:db8::1]:80', '10.0.0.1:80'],
+      metadata: lb('[2001:db8:0::1]:80'),
+    });
     assert.equal(r.attempts[0]?.by, 'fallback');
     assert.match(r.attempts[0]?.skipped[0]?.reason ?? '', /spelt differently from the host \[2001:db8::1\]:80/);
   });
   test('fallback policies: LeastRequest spreads, Random is reproducible with a seed, unhealthy hosts avoided', () => {
     const hosts = ['10.0.0.1:80', '10.0.0.2:80', { address: '10.0.0.3:80', health: 'UNHEALTHY' as const }];
     const lr = simulateOverrideHost({ sources: [metadata()], fallback: 'LeastRequest', hosts, attempts: 4 });
-    assert.deepEqual(lr.attempts.map((a) => a.host), ['10.0.0.1:80', '10.0.0.2:80', '10.0.0.1:80', '10.0.0.2:80']);
+    assert.deepEqual(
+      lr.attempts.map((a) => a.host),
+      ['10.0.0.1:80', '10.0.0.2:80', '10.0.0.1:80', '10.0.0.2:80'],
+    );
     const a = simulateOverrideHost({ sources: [metadata()], fallback: 'Random', hosts, attempts: 20, seed: 7 }).attempts.map((x) => x.host);
     const b = simulateOverrideHost({ sources: [metadata()], fallback: 'Random', hosts, attempts: 20, seed: 7 }).attempts.map((x) => x.host);
     assert.deepEqual(a, b);

@@ -32,10 +32,9 @@ describe('kind guards', () => {
   });
 
   it('name each kind under its group and version', () => {
-    deepStrictEqual(Object.values(KINDS).map((k) => `${k.apiVersion}/${k.kind}`), [
-      `${API_VERSION}/BackendPool`,
-      `${API_VERSION}/LoadBalancerPolicy`,
-      'inference.networking.k8s.io/v1/InferencePool',
-    ]);
+    deepStrictEqual(
+      Object.values(KINDS).map((k) => `${k.apiVersion}/${k.kind}`),
+      [`${API_VERSION}/BackendPool`, `${API_VERSION}/LoadBalancerPolicy`, 'inference.networking.k8s.io/v1/InferencePool'],
+    );
   });
 });

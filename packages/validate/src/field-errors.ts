@@ -62,7 +62,8 @@ export const fieldError = {
   },
   notSupported: (field: string, value: unknown, supported: string[]) =>
     withValue(field, 'Unsupported value', value, supported.length ? `supported values: ${supported.map(goQuote).join(', ')}` : ''),
-  tooLong: (field: string, max: number) => bare(field, 'Too long', max >= 0 ? `may not be more than ${max} ${max === 1 ? 'byte' : 'bytes'}` : 'value is too long'),
+  tooLong: (field: string, max: number) =>
+    bare(field, 'Too long', max >= 0 ? `may not be more than ${max} ${max === 1 ? 'byte' : 'bytes'}` : 'value is too long'),
   tooMany: (field: string, actual: number, max: number) =>
     withValue(field, 'Too many', actual >= 0 ? actual : OMIT, max >= 0 ? `must have at most ${max} ${max === 1 ? 'item' : 'items'}` : 'has too many items'),
   duplicate: (field: string, value: unknown) => withValue(field, 'Duplicate value', value, ''),
@@ -73,10 +74,7 @@ export const fieldError = {
  * strategy.go, hasBlockingErr): the object does not have the shape the rules were written for.
  */
 export function isBlocking(e: FieldError): boolean {
-  return (
-    e.type === 'Unsupported value' || e.type === 'Required value' || e.type === 'Too long' || e.type === 'Too many' ||
-    TYPE_INVALID.has(e)
-  );
+  return e.type === 'Unsupported value' || e.type === 'Required value' || e.type === 'Too long' || e.type === 'Too many' || TYPE_INVALID.has(e);
 }
 
 /** What the API server adds when it skipped the rules; its field.Path is nil, printed "<nil>". */

@@ -11,7 +11,8 @@ function needsCheck(schema: StructuralSchema): boolean {
   let known = hasListTypes.get(schema);
   if (known === undefined) {
     known =
-      schema.listType === 'map' || schema.listType === 'set' ||
+      schema.listType === 'map' ||
+      schema.listType === 'set' ||
       Object.values(schema.properties ?? {}).some(needsCheck) ||
       (schema.additionalProperties !== undefined && needsCheck(schema.additionalProperties)) ||
       (schema.items !== undefined && needsCheck(schema.items));

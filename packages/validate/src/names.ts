@@ -7,8 +7,7 @@ const DNS1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
 const QUALIFIED_NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 const maxLen = (n: number) => `must be no more than ${n} characters`;
-const regexError = (what: string, re: string, examples: string) =>
-  `${what} (e.g. ${examples}, regex used for validation is '${re}')`;
+const regexError = (what: string, re: string, examples: string) => `${what} (e.g. ${examples}, regex used for validation is '${re}')`;
 
 /** apimachinery's shape for these checks: a length limit, then a regex with its explanation. */
 function lengthAndPattern(max: number, re: RegExp, explanation: string): (s: string) => string[] {
@@ -20,10 +19,42 @@ function lengthAndPattern(max: number, re: RegExp, explanation: string): (s: str
   };
 }
 
-export const dns1123Label = lengthAndPattern(63, DNS1123_LABEL, regexError("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character", '[a-z0-9]([-a-z0-9]*[a-z0-9])?', "'my-name',  or '123-abc'"));
-export const dns1123Subdomain = lengthAndPattern(253, DNS1123_SUBDOMAIN, regexError("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character", '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*', "'example.com'"));
-export const dns1035Label = lengthAndPattern(63, DNS1035_LABEL, regexError("a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character", '[a-z]([-a-z0-9]*[a-z0-9])?', "'my-name',  or 'abc-123'"));
-export const labelValue = lengthAndPattern(63, LABEL_VALUE, regexError("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character", '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?', "'MyValue',  or 'my_value',  or '12345'"));
+export const dns1123Label = lengthAndPattern(
+  63,
+  DNS1123_LABEL,
+  regexError(
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character",
+    '[a-z0-9]([-a-z0-9]*[a-z0-9])?',
+    "'my-name',  or '123-abc'",
+  ),
+);
+export const dns1123Subdomain = lengthAndPattern(
+  253,
+  DNS1123_SUBDOMAIN,
+  regexError(
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character",
+    '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*',
+    "'example.com'",
+  ),
+);
+export const dns1035Label = lengthAndPattern(
+  63,
+  DNS1035_LABEL,
+  regexError(
+    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character",
+    '[a-z]([-a-z0-9]*[a-z0-9])?',
+    "'my-name',  or 'abc-123'",
+  ),
+);
+export const labelValue = lengthAndPattern(
+  63,
+  LABEL_VALUE,
+  regexError(
+    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
+    '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?',
+    "'MyValue',  or 'my_value',  or '12345'",
+  ),
+);
 
 /** A label key: an optional DNS-subdomain prefix and "/", then a name of at most 63 characters. */
 export function qualifiedName(s: string): string[] {
@@ -36,12 +67,20 @@ export function qualifiedName(s: string): string[] {
     if (prefix.length === 0) errs.push('prefix part must be non-empty');
     else errs.push(...dns1123Subdomain(prefix).map((e) => `prefix part ${e}`));
   } else if (parts.length > 2) {
-    return [regexError("a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character", '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]', "'MyName',  or 'my.name',  or '123-abc'") + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"];
+    return [
+      regexError(
+        "a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
+        '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]',
+        "'MyName',  or 'my.name',  or '123-abc'",
+      ) + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
+    ];
   }
   if (name.length === 0) errs.push('name part must be non-empty');
   else if (name.length > 63) errs.push(`name part ${maxLen(63)}`);
   if (name.length > 0 && !QUALIFIED_NAME.test(name)) {
-    errs.push(`name part ${regexError("must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character", '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]', "'MyName',  or 'my.name',  or '123-abc'")}`);
+    errs.push(
+      `name part ${regexError("must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character", '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]', "'MyName',  or 'my.name',  or '123-abc'")}`,
+    );
   }
   return errs;
 }

@@ -62,7 +62,10 @@ function valueAt(pointer: string, root: unknown): unknown {
 export function unchanged(pointer: string, current: unknown, old: unknown, schema: StructuralSchema): boolean {
   const tokens = pointer === '' ? [] : pointer.slice(1).split('/');
   for (let n = 0; n <= tokens.length; n++) {
-    const prefix = tokens.slice(0, n).map((t) => `/${t}`).join('');
+    const prefix = tokens
+      .slice(0, n)
+      .map((t) => `/${t}`)
+      .join('');
     const before = correlatedOld(prefix, current, old, schema);
     if (!before) return false;
     if (deepEqual(valueAt(prefix, current), before.value)) return true;

@@ -86,7 +86,11 @@ function toFieldError(err: AjvError, root: unknown): FieldError {
     case 'type':
       return typeError(name, err);
     case 'enum':
-      return fieldError.notSupported(name, err.data, ((p.allowedValues as unknown[]) ?? []).map((v) => (typeof v === 'string' ? v : JSON.stringify(v))));
+      return fieldError.notSupported(
+        name,
+        err.data,
+        ((p.allowedValues as unknown[]) ?? []).map((v) => (typeof v === 'string' ? v : JSON.stringify(v))),
+      );
     case 'maxLength':
       return fieldError.tooLong(name, Number(p.limit));
     case 'minLength':

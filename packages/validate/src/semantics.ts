@@ -15,16 +15,32 @@ function warn(out: Warning[], field: string, text: string): void {
 /** The picker settings of one LoadBalancer stanza (`raw` is the stanza before defaulting). */
 function externalWarnings(external: Obj, raw: Obj | undefined, at: string, out: Warning[]): void {
   if (external.failureMode === 'FailOpen' && external.requestBodyMode === 'FullDuplexStreamed') {
-    warn(out, `${at}.failureMode`, 'FailOpen with requestBodyMode FullDuplexStreamed needs Envoy 1.35.1 or newer; older proxies do not fail open on a full-duplex stream and reject the request instead');
+    warn(
+      out,
+      `${at}.failureMode`,
+      'FailOpen with requestBodyMode FullDuplexStreamed needs Envoy 1.35.1 or newer; older proxies do not fail open on a full-duplex stream and reject the request instead',
+    );
   }
   if (external.endpointSource === 'Header' || external.endpointSource === 'MetadataThenHeader') {
-    warn(out, `${at}.endpointSource`, `${external.endpointSource} trusts the x-gateway-destination-endpoint request header; the converter strips it from client requests before the picker runs, so any other proxy in front of this one must not re-add it`);
+    warn(
+      out,
+      `${at}.endpointSource`,
+      `${external.endpointSource} trusts the x-gateway-destination-endpoint request header; the converter strips it from client requests before the picker runs, so any other proxy in front of this one must not re-add it`,
+    );
   }
   if (external.reportServedEndpoint === true) {
-    warn(out, `${at}.reportServedEndpoint`, 'needs Envoy 1.38 or newer (override_host selected_host_key); older proxies never tell the picker which endpoint served the request');
+    warn(
+      out,
+      `${at}.reportServedEndpoint`,
+      'needs Envoy 1.38 or newer (override_host selected_host_key); older proxies never tell the picker which endpoint served the request',
+    );
   }
   if (raw && raw.messageTimeout !== undefined && external.requestBodyMode === 'FullDuplexStreamed') {
-    warn(out, `${at}.messageTimeout`, 'Envoy does not apply messageTimeout while the request body is FullDuplexStreamed; set requestBodyMode to None or Buffered for it to take effect');
+    warn(
+      out,
+      `${at}.messageTimeout`,
+      'Envoy does not apply messageTimeout while the request body is FullDuplexStreamed; set requestBodyMode to None or Buffered for it to take effect',
+    );
   }
 }
 
@@ -57,7 +73,11 @@ function selectorWarnings(selector: Obj | undefined, out: Warning[]): void {
   if (!labels) return;
   for (const key of Object.keys(labels).sort()) {
     if (!isLabelKey(key)) {
-      warn(out, `spec.selector.matchLabels[${key}]`, `${JSON.stringify(key)} is not a valid label key, so no Pod can carry it and the selector matches nothing; a key is a name of at most 63 characters (letters, digits, '-', '_' and '.') with an optional DNS-subdomain prefix and '/'`);
+      warn(
+        out,
+        `spec.selector.matchLabels[${key}]`,
+        `${JSON.stringify(key)} is not a valid label key, so no Pod can carry it and the selector matches nothing; a key is a name of at most 63 characters (letters, digits, '-', '_' and '.') with an optional DNS-subdomain prefix and '/'`,
+      );
     }
   }
 }
@@ -77,7 +97,11 @@ export function semanticWarnings(kind: ValidatedKind, object: Obj, input: Obj): 
     if (!picker) {
       warn(out, 'spec.endpointPickerRef', 'is not set: extlb treats an InferencePool as type External and cannot route to it without a picker');
     } else if (picker.failureMode === 'FailOpen') {
-      warn(out, 'spec.endpointPickerRef.failureMode', 'FailOpen needs Envoy 1.35.1 or newer, because extlb streams InferencePool request bodies to the picker full-duplex');
+      warn(
+        out,
+        'spec.endpointPickerRef.failureMode',
+        'FailOpen needs Envoy 1.35.1 or newer, because extlb streams InferencePool request bodies to the picker full-duplex',
+      );
     }
   }
   return out;

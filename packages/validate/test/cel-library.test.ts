@@ -8,7 +8,8 @@ const fails = (expr: string, pattern: RegExp) => assert.throws(() => cel(expr), 
 
 const table = (name: string, rows: [string, unknown][]) =>
   describe(name, () => {
-    for (const [expr, want] of rows) it(`${expr} == ${JSON.stringify(want, (_k, v) => (typeof v === 'bigint' ? `${v}n` : v))}`, () => assert.deepEqual(cel(expr), want));
+    for (const [expr, want] of rows)
+      it(`${expr} == ${JSON.stringify(want, (_k, v) => (typeof v === 'bigint' ? `${v}n` : v))}`, () => assert.deepEqual(cel(expr), want));
   });
 
 table('strings extension (cel-js built-ins Kubernetes relies on)', [
@@ -58,7 +59,8 @@ table('lists library', [
 ]);
 
 describe('lists library with data', () => {
-  it('sums CEL ints from a converted object', () => assert.equal(compileCel('self.map(p, p.number).sum()')({ self: [{ number: 80n }, { number: 81n }] }), 161n));
+  it('sums CEL ints from a converted object', () =>
+    assert.equal(compileCel('self.map(p, p.number).sum()')({ self: [{ number: 80n }, { number: 81n }] }), 161n));
   it('min of an empty list fails', () => fails('[].min()', /must not be empty/));
 });
 
@@ -86,7 +88,13 @@ table('URL library', [
   ["url('https://[::1]:80/').getHostname()", '::1'],
   ["url('https://[::1]/').getPort()", ''],
   ["url('https://example.com/a%20b').getEscapedPath()", '/a%20b'],
-  ["url('https://example.com/?x=1&x=2&y=3').getQuery()", new Map([['x', ['1', '2']], ['y', ['3']]])],
+  [
+    "url('https://example.com/?x=1&x=2&y=3').getQuery()",
+    new Map([
+      ['x', ['1', '2']],
+      ['y', ['3']],
+    ]),
+  ],
   ["url('/p?q=1').getEscapedPath()", '/p'],
 ]);
 
@@ -115,7 +123,12 @@ table('format library', [
   ["format.named('nope').hasValue()", false],
   ["format.named('dns1123Label').value().validate('ok').hasValue()", false],
   ["format.dns1123LabelPrefix().validate('gen-').hasValue()", false],
-  ["format.dns1123Label().validate('x'.replace('x', 'a-')).value()", ["a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"]],
+  [
+    "format.dns1123Label().validate('x'.replace('x', 'a-')).value()",
+    [
+      "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
+    ],
+  ],
 ]);
 
 table('core CEL Kubernetes rules use', [
@@ -124,5 +137,5 @@ table('core CEL Kubernetes rules use', [
   ["has(self.a) ? self.a : 'none'", 'none'],
   ["self.?a.orValue('dflt')", 'dflt'],
   ['[1, 2, 3].exists_one(x, x == 2)', true],
-  ["type(self) == map", false],
+  ['type(self) == map', false],
 ]);

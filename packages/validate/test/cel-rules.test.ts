@@ -24,66 +24,294 @@ const refs = (list: unknown[]) => withField(backendPool(), `${LB}.external.refs`
 const targetRefs = (list: unknown[]) => withField(loadBalancerPolicy(), 'spec.targetRefs', list);
 const svc = (name: string, sectionName?: string) => ({ group: '', kind: 'Service', name, ...(sectionName === undefined ? {} : { sectionName }) });
 
-const TARGET_KINDS = 'spec.targetRefs: Invalid value: "array": each targetRef must be a Service (group "") , a BackendPool (group extlb.dev) or an InferencePool (group inference.networking.k8s.io)'.replace(' ,', ',');
+const TARGET_KINDS =
+  'spec.targetRefs: Invalid value: "array": each targetRef must be a Service (group "") , a BackendPool (group extlb.dev) or an InferencePool (group inference.networking.k8s.io)'.replace(
+    ' ,',
+    ',',
+  );
 
 const cases: Case[] = [
   // targetPorts unique (BackendPool and InferencePool)
   { kind: 'BackendPool', name: 'distinct ports', object: withField(backendPool(), 'spec.targetPorts', [{ number: 80 }, { number: 81 }]), errors: [] },
-  { kind: 'BackendPool', name: 'repeated port', object: withField(backendPool(), 'spec.targetPorts', [{ number: 80 }, { number: 81 }, { number: 80 }]), errors: ['spec.targetPorts: Invalid value: "array": port number must be unique'] },
+  {
+    kind: 'BackendPool',
+    name: 'repeated port',
+    object: withField(backendPool(), 'spec.targetPorts', [{ number: 80 }, { number: 81 }, { number: 80 }]),
+    errors: ['spec.targetPorts: Invalid value: "array": port number must be unique'],
+  },
   { kind: 'InferencePool', name: 'distinct ports', object: withField(inferencePool(), 'spec.targetPorts', [{ number: 80 }, { number: 81 }]), errors: [] },
-  { kind: 'InferencePool', name: 'repeated port', object: withField(inferencePool(), 'spec.targetPorts', [{ number: 80 }, { number: 80 }]), errors: ['spec.targetPorts: Invalid value: "array": port number must be unique'] },
+  {
+    kind: 'InferencePool',
+    name: 'repeated port',
+    object: withField(inferencePool(), 'spec.targetPorts', [{ number: 80 }, { number: 80 }]),
+    errors: ['spec.targetPorts: Invalid value: "array": port number must be unique'],
+  },
   // ExternalLoadBalancer.refs unique
-  { kind: 'BackendPool', name: 'same picker on two ports', object: refs([{ name: 'p', port: { number: 1 } }, { name: 'p', port: { number: 2 } }]), errors: [] },
-  { kind: 'BackendPool', name: 'same picker twice', object: refs([{ name: 'p', port: { number: 1 } }, { name: 'p', port: { number: 1 } }]), errors: [`${LB}.external.refs: Invalid value: "array": each picker reference must be unique`] },
-  { kind: 'BackendPool', name: 'same portless non-Service picker twice', object: refs([{ group: 'x.io', kind: 'Picker', name: 'p' }, { group: 'x.io', kind: 'Picker', name: 'p' }]), errors: [`${LB}.external.refs: Invalid value: "array": each picker reference must be unique`] },
+  {
+    kind: 'BackendPool',
+    name: 'same picker on two ports',
+    object: refs([
+      { name: 'p', port: { number: 1 } },
+      { name: 'p', port: { number: 2 } },
+    ]),
+    errors: [],
+  },
+  {
+    kind: 'BackendPool',
+    name: 'same picker twice',
+    object: refs([
+      { name: 'p', port: { number: 1 } },
+      { name: 'p', port: { number: 1 } },
+    ]),
+    errors: [`${LB}.external.refs: Invalid value: "array": each picker reference must be unique`],
+  },
+  {
+    kind: 'BackendPool',
+    name: 'same portless non-Service picker twice',
+    object: refs([
+      { group: 'x.io', kind: 'Picker', name: 'p' },
+      { group: 'x.io', kind: 'Picker', name: 'p' },
+    ]),
+    errors: [`${LB}.external.refs: Invalid value: "array": each picker reference must be unique`],
+  },
   // PickerRef port
   { kind: 'BackendPool', name: 'non-Service picker without port', object: refs([{ group: 'x.io', kind: 'Picker', name: 'p' }]), errors: [] },
-  { kind: 'BackendPool', name: 'Service picker without port', object: refs([{ name: 'p' }]), errors: [`${LB}.external.refs[0]: Invalid value: "object": port is required when the picker is a Service (kind Service in the core group, the default)`] },
-  { kind: 'LoadBalancerPolicy', name: 'Service picker without port', object: lbpLB({ type: 'External', external: { refs: [{ name: 'a', port: { number: 1 } }, { kind: 'Service', name: 'b' }] } }), errors: [`${LB}.external.refs[1]: Invalid value: "object": port is required when the picker is a Service (kind Service in the core group, the default)`] },
+  {
+    kind: 'BackendPool',
+    name: 'Service picker without port',
+    object: refs([{ name: 'p' }]),
+    errors: [`${LB}.external.refs[0]: Invalid value: "object": port is required when the picker is a Service (kind Service in the core group, the default)`],
+  },
+  {
+    kind: 'LoadBalancerPolicy',
+    name: 'Service picker without port',
+    object: lbpLB({
+      type: 'External',
+      external: {
+        refs: [
+          { name: 'a', port: { number: 1 } },
+          { kind: 'Service', name: 'b' },
+        ],
+      },
+    }),
+    errors: [`${LB}.external.refs[1]: Invalid value: "object": port is required when the picker is a Service (kind Service in the core group, the default)`],
+  },
   // messageTimeout range
   { kind: 'BackendPool', name: 'messageTimeout 1ms', object: bpLB({ type: 'External', external: ext({ messageTimeout: '1ms' }) }), errors: [] },
   { kind: 'BackendPool', name: 'messageTimeout 1h', object: bpLB({ type: 'External', external: ext({ messageTimeout: '1h' }) }), errors: [] },
-  { kind: 'BackendPool', name: 'messageTimeout 0s', object: bpLB({ type: 'External', external: ext({ messageTimeout: '0s' }) }), errors: [`${LB}.external.messageTimeout: Invalid value: "string": messageTimeout must be between 1ms and 1h`] },
-  { kind: 'BackendPool', name: 'messageTimeout 1h1s', object: bpLB({ type: 'External', external: ext({ messageTimeout: '1h1s' }) }), errors: [`${LB}.external.messageTimeout: Invalid value: "string": messageTimeout must be between 1ms and 1h`] },
+  {
+    kind: 'BackendPool',
+    name: 'messageTimeout 0s',
+    object: bpLB({ type: 'External', external: ext({ messageTimeout: '0s' }) }),
+    errors: [`${LB}.external.messageTimeout: Invalid value: "string": messageTimeout must be between 1ms and 1h`],
+  },
+  {
+    kind: 'BackendPool',
+    name: 'messageTimeout 1h1s',
+    object: bpLB({ type: 'External', external: ext({ messageTimeout: '1h1s' }) }),
+    errors: [`${LB}.external.messageTimeout: Invalid value: "string": messageTimeout must be between 1ms and 1h`],
+  },
   // ConsistentHash unions
-  { kind: 'BackendPool', name: 'Header hash with header', object: bpLB({ type: 'RingHash', consistentHash: { type: 'Header', header: { name: 'x-user' } } }), errors: [] },
-  { kind: 'BackendPool', name: 'Header hash without header', object: bpLB({ type: 'RingHash', consistentHash: { type: 'Header' } }), errors: [`${LB}.consistentHash: Invalid value: "object": header must be set when type is Header, and only then`] },
-  { kind: 'BackendPool', name: 'SourceIP hash with header', object: bpLB({ type: 'Maglev', consistentHash: { type: 'SourceIP', header: { name: 'x' } } }), errors: [`${LB}.consistentHash: Invalid value: "object": header must be set when type is Header, and only then`] },
-  { kind: 'LoadBalancerPolicy', name: 'Cookie hash with cookie', object: lbpLB({ type: 'Maglev', consistentHash: { type: 'Cookie', cookie: { name: 's', ttl: '10m' } } }), errors: [] },
-  { kind: 'LoadBalancerPolicy', name: 'Cookie hash without cookie', object: lbpLB({ type: 'Maglev', consistentHash: { type: 'Cookie' } }), errors: [`${LB}.consistentHash: Invalid value: "object": cookie must be set when type is Cookie, and only then`] },
-  { kind: 'LoadBalancerPolicy', name: 'Header hash with cookie', object: lbpLB({ type: 'RingHash', consistentHash: { type: 'Header', header: { name: 'h' }, cookie: { name: 's' } } }), errors: [`${LB}.consistentHash: Invalid value: "object": cookie must be set when type is Cookie, and only then`] },
-  { kind: 'BackendPool', name: 'Cookie hash without cookie', object: bpLB({ type: 'RingHash', consistentHash: { type: 'Cookie' } }), errors: [`${LB}.consistentHash: Invalid value: "object": cookie must be set when type is Cookie, and only then`] },
-  { kind: 'LoadBalancerPolicy', name: 'Header hash without header', object: lbpLB({ type: 'RingHash', consistentHash: { type: 'Header' } }), errors: [`${LB}.consistentHash: Invalid value: "object": header must be set when type is Header, and only then`] },
-  { kind: 'LoadBalancerPolicy', name: 'same picker twice', object: lbpLB({ type: 'External', external: ext({ refs: [{ name: 'p', port: { number: 1 } }, { name: 'p', port: { number: 1 } }] }) }), errors: [`${LB}.external.refs: Invalid value: "array": each picker reference must be unique`] },
-  { kind: 'LoadBalancerPolicy', name: 'messageTimeout 2h', object: lbpLB({ type: 'External', external: ext({ messageTimeout: '2h' }) }), errors: [`${LB}.external.messageTimeout: Invalid value: "string": messageTimeout must be between 1ms and 1h`] },
+  {
+    kind: 'BackendPool',
+    name: 'Header hash with header',
+    object: bpLB({ type: 'RingHash', consistentHash: { type: 'Header', header: { name: 'x-user' } } }),
+    errors: [],
+  },
+  {
+    kind: 'BackendPool',
+    name: 'Header hash without header',
+    object: bpLB({ type: 'RingHash', consistentHash: { type: 'Header' } }),
+    errors: [`${LB}.consistentHash: Invalid value: "object": header must be set when type is Header, and only then`],
+  },
+  {
+    kind: 'BackendPool',
+    name: 'SourceIP hash with header',
+    object: bpLB({ type: 'Maglev', consistentHash: { type: 'SourceIP', header: { name: 'x' } } }),
+    errors: [`${LB}.consistentHash: Invalid value: "object": header must be set when type is Header, and only then`],
+  },
+  {
+    kind: 'LoadBalancerPolicy',
+    name: 'Cookie hash with cookie',
+    object: lbpLB({ type: 'Maglev', consistentHash: { type: 'Cookie', cookie: { name: 's', ttl: '10m' } } }),
+    errors: [],
+  },
+  {
+    kind: 'LoadBalancerPolicy',
+    name: 'Cookie hash without cookie',
+    object: lbpLB({ type: 'Maglev', consistentHash: { type: 'Cookie' } }),
+    errors: [`${LB}.consistentHash: Invalid value: "object": cookie must be set when type is Cookie, and only then`],
+  },
+  {
+    kind: 'LoadBalancerPolicy',
+    name: 'Header hash with cookie',
+    object: lbpLB({ type: 'RingHash', consistentHash: { type: 'Header', header: { name: 'h' }, cookie: { name: 's' } } }),
+    errors: [`${LB}.consistentHash: Invalid value: "object": cookie must be set when type is Cookie, and only then`],
+  },
+  {
+    kind: 'BackendPool',
+    name: 'Cookie hash without cookie',
+    object: bpLB({ type: 'RingHash', consistentHash: { type: 'Cookie' } }),
+    errors: [`${LB}.consistentHash: Invalid value: "object": cookie must be set when type is Cookie, and only then`],
+  },
+  {
+    kind: 'LoadBalancerPolicy',
+    name: 'Header hash without header',
+    object: lbpLB({ type: 'RingHash', consistentHash: { type: 'Header' } }),
+    errors: [`${LB}.consistentHash: Invalid value: "object": header must be set when type is Header, and only then`],
+  },
+  {
+    kind: 'LoadBalancerPolicy',
+    name: 'same picker twice',
+    object: lbpLB({
+      type: 'External',
+      external: ext({
+        refs: [
+          { name: 'p', port: { number: 1 } },
+          { name: 'p', port: { number: 1 } },
+        ],
+      }),
+    }),
+    errors: [`${LB}.external.refs: Invalid value: "array": each picker reference must be unique`],
+  },
+  {
+    kind: 'LoadBalancerPolicy',
+    name: 'messageTimeout 2h',
+    object: lbpLB({ type: 'External', external: ext({ messageTimeout: '2h' }) }),
+    errors: [`${LB}.external.messageTimeout: Invalid value: "string": messageTimeout must be between 1ms and 1h`],
+  },
   // SlowStart window
   { kind: 'LoadBalancerPolicy', name: 'window 1s', object: lbpLB({ type: 'LeastRequest', slowStart: { window: '1s' } }), errors: [] },
-  { kind: 'LoadBalancerPolicy', name: 'window 500ms', object: lbpLB({ type: 'LeastRequest', slowStart: { window: '500ms' } }), errors: [`${LB}.slowStart.window: Invalid value: "string": slowStart window must be between 1s and 1h`] },
-  { kind: 'BackendPool', name: 'window 2h', object: bpLB({ type: 'RoundRobin', slowStart: { window: '2h' } }), errors: [`${LB}.slowStart.window: Invalid value: "string": slowStart window must be between 1s and 1h`] },
+  {
+    kind: 'LoadBalancerPolicy',
+    name: 'window 500ms',
+    object: lbpLB({ type: 'LeastRequest', slowStart: { window: '500ms' } }),
+    errors: [`${LB}.slowStart.window: Invalid value: "string": slowStart window must be between 1s and 1h`],
+  },
+  {
+    kind: 'BackendPool',
+    name: 'window 2h',
+    object: bpLB({ type: 'RoundRobin', slowStart: { window: '2h' } }),
+    errors: [`${LB}.slowStart.window: Invalid value: "string": slowStart window must be between 1s and 1h`],
+  },
   // LoadBalancer union
   { kind: 'BackendPool', name: 'External with external', object: bpLB({ type: 'External', external: ext() }), errors: [] },
-  { kind: 'BackendPool', name: 'External without external', object: bpLB({ type: 'External' }), errors: [`${LB}: Invalid value: "object": external must be set when type is External`] },
-  { kind: 'LoadBalancerPolicy', name: 'External without external', object: lbpLB({ type: 'External' }), errors: [`${LB}: Invalid value: "object": external must be set when type is External`] },
-  { kind: 'BackendPool', name: 'Random with external', object: bpLB({ type: 'Random', external: ext() }), errors: [`${LB}: Invalid value: "object": external must not be set unless type is External`] },
-  { kind: 'LoadBalancerPolicy', name: 'Random with external', object: lbpLB({ type: 'Random', external: ext() }), errors: [`${LB}: Invalid value: "object": external must not be set unless type is External`] },
-  { kind: 'BackendPool', name: 'RingHash without consistentHash', object: bpLB({ type: 'RingHash' }), errors: [`${LB}: Invalid value: "object": consistentHash must be set when type is RingHash or Maglev`] },
-  { kind: 'LoadBalancerPolicy', name: 'Maglev without consistentHash', object: lbpLB({ type: 'Maglev' }), errors: [`${LB}: Invalid value: "object": consistentHash must be set when type is RingHash or Maglev`] },
-  { kind: 'BackendPool', name: 'RoundRobin with consistentHash', object: bpLB({ type: 'RoundRobin', consistentHash: { type: 'SourceIP' } }), errors: [`${LB}: Invalid value: "object": consistentHash must not be set unless type is RingHash or Maglev`] },
-  { kind: 'LoadBalancerPolicy', name: 'LeastRequest with consistentHash', object: lbpLB({ type: 'LeastRequest', consistentHash: { type: 'SourceIP' } }), errors: [`${LB}: Invalid value: "object": consistentHash must not be set unless type is RingHash or Maglev`] },
-  { kind: 'BackendPool', name: 'Random with slowStart', object: bpLB({ type: 'Random', slowStart: { window: '10s' } }), errors: [`${LB}: Invalid value: "object": slowStart is only supported when type is RoundRobin or LeastRequest`] },
-  { kind: 'LoadBalancerPolicy', name: 'Maglev with slowStart', object: lbpLB({ type: 'Maglev', consistentHash: { type: 'SourceIP' }, slowStart: { window: '10s' } }), errors: [`${LB}: Invalid value: "object": slowStart is only supported when type is RoundRobin or LeastRequest`] },
+  {
+    kind: 'BackendPool',
+    name: 'External without external',
+    object: bpLB({ type: 'External' }),
+    errors: [`${LB}: Invalid value: "object": external must be set when type is External`],
+  },
+  {
+    kind: 'LoadBalancerPolicy',
+    name: 'External without external',
+    object: lbpLB({ type: 'External' }),
+    errors: [`${LB}: Invalid value: "object": external must be set when type is External`],
+  },
+  {
+    kind: 'BackendPool',
+    name: 'Random with external',
+    object: bpLB({ type: 'Random', external: ext() }),
+    errors: [`${LB}: Invalid value: "object": external must not be set unless type is External`],
+  },
+  {
+    kind: 'LoadBalancerPolicy',
+    name: 'Random with external',
+    object: lbpLB({ type: 'Random', external: ext() }),
+    errors: [`${LB}: Invalid value: "object": external must not be set unless type is External`],
+  },
+  {
+    kind: 'BackendPool',
+    name: 'RingHash without consistentHash',
+    object: bpLB({ type: 'RingHash' }),
+    errors: [`${LB}: Invalid value: "object": consistentHash must be set when type is RingHash or Maglev`],
+  },
+  {
+    kind: 'LoadBalancerPolicy',
+    name: 'Maglev without consistentHash',
+    object: lbpLB({ type: 'Maglev' }),
+    errors: [`${LB}: Invalid value: "object": consistentHash must be set when type is RingHash or Maglev`],
+  },
+  {
+    kind: 'BackendPool',
+    name: 'RoundRobin with consistentHash',
+    object: bpLB({ type: 'RoundRobin', consistentHash: { type: 'SourceIP' } }),
+    errors: [`${LB}: Invalid value: "object": consistentHash must not be set unless type is RingHash or Maglev`],
+  },
+  {
+    kind: 'LoadBalancerPolicy',
+    name: 'LeastRequest with consistentHash',
+    object: lbpLB({ type: 'LeastRequest', consistentHash: { type: 'SourceIP' } }),
+    errors: [`${LB}: Invalid value: "object": consistentHash must not be set unless type is RingHash or Maglev`],
+  },
+  {
+    kind: 'BackendPool',
+    name: 'Random with slowStart',
+    object: bpLB({ type: 'Random', slowStart: { window: '10s' } }),
+    errors: [`${LB}: Invalid value: "object": slowStart is only supported when type is RoundRobin or LeastRequest`],
+  },
+  {
+    kind: 'LoadBalancerPolicy',
+    name: 'Maglev with slowStart',
+    object: lbpLB({ type: 'Maglev', consistentHash: { type: 'SourceIP' }, slowStart: { window: '10s' } }),
+    errors: [`${LB}: Invalid value: "object": slowStart is only supported when type is RoundRobin or LeastRequest`],
+  },
   // LoadBalancerPolicy.targetRefs
-  { kind: 'LoadBalancerPolicy', name: 'Service, BackendPool and InferencePool targets', object: targetRefs([svc('a'), { group: 'extlb.dev', kind: 'BackendPool', name: 'b' }, { group: 'inference.networking.k8s.io', kind: 'InferencePool', name: 'c' }]), errors: [] },
+  {
+    kind: 'LoadBalancerPolicy',
+    name: 'Service, BackendPool and InferencePool targets',
+    object: targetRefs([
+      svc('a'),
+      { group: 'extlb.dev', kind: 'BackendPool', name: 'b' },
+      { group: 'inference.networking.k8s.io', kind: 'InferencePool', name: 'c' },
+    ]),
+    errors: [],
+  },
   { kind: 'LoadBalancerPolicy', name: 'Deployment target', object: targetRefs([{ group: 'apps', kind: 'Deployment', name: 'd' }]), errors: [TARGET_KINDS] },
-  { kind: 'LoadBalancerPolicy', name: 'BackendPool in the core group', object: targetRefs([{ group: '', kind: 'BackendPool', name: 'd' }]), errors: [TARGET_KINDS] },
-  { kind: 'LoadBalancerPolicy', name: 'sectionName on a BackendPool', object: targetRefs([{ group: 'extlb.dev', kind: 'BackendPool', name: 'b', sectionName: 'http' }]), errors: ['spec.targetRefs: Invalid value: "array": sectionName may only be set when the target is a Service'] },
+  {
+    kind: 'LoadBalancerPolicy',
+    name: 'BackendPool in the core group',
+    object: targetRefs([{ group: '', kind: 'BackendPool', name: 'd' }]),
+    errors: [TARGET_KINDS],
+  },
+  {
+    kind: 'LoadBalancerPolicy',
+    name: 'sectionName on a BackendPool',
+    object: targetRefs([{ group: 'extlb.dev', kind: 'BackendPool', name: 'b', sectionName: 'http' }]),
+    errors: ['spec.targetRefs: Invalid value: "array": sectionName may only be set when the target is a Service'],
+  },
   { kind: 'LoadBalancerPolicy', name: 'one Service, two ports', object: targetRefs([svc('a', 'http'), svc('a', 'grpc')]), errors: [] },
-  { kind: 'LoadBalancerPolicy', name: 'one Service whole and by port', object: targetRefs([svc('a'), svc('a', 'grpc')]), errors: ['spec.targetRefs: Invalid value: "array": sectionName must be specified when targetRefs includes 2 or more references to the same target'] },
-  { kind: 'LoadBalancerPolicy', name: 'one Service port twice', object: targetRefs([svc('a', 'http'), svc('a', 'http')]), errors: ['spec.targetRefs: Invalid value: "array": sectionName must be unique when targetRefs includes 2 or more references to the same target'] },
-  { kind: 'LoadBalancerPolicy', name: 'one Service twice without sectionName', object: targetRefs([svc('a'), svc('a')]), errors: ['spec.targetRefs: Invalid value: "array": sectionName must be unique when targetRefs includes 2 or more references to the same target'] },
+  {
+    kind: 'LoadBalancerPolicy',
+    name: 'one Service whole and by port',
+    object: targetRefs([svc('a'), svc('a', 'grpc')]),
+    errors: ['spec.targetRefs: Invalid value: "array": sectionName must be specified when targetRefs includes 2 or more references to the same target'],
+  },
+  {
+    kind: 'LoadBalancerPolicy',
+    name: 'one Service port twice',
+    object: targetRefs([svc('a', 'http'), svc('a', 'http')]),
+    errors: ['spec.targetRefs: Invalid value: "array": sectionName must be unique when targetRefs includes 2 or more references to the same target'],
+  },
+  {
+    kind: 'LoadBalancerPolicy',
+    name: 'one Service twice without sectionName',
+    object: targetRefs([svc('a'), svc('a')]),
+    errors: ['spec.targetRefs: Invalid value: "array": sectionName must be unique when targetRefs includes 2 or more references to the same target'],
+  },
   // InferencePool.endpointPickerRef port
-  { kind: 'InferencePool', name: 'non-Service picker without port', object: withField(inferencePool(), 'spec.endpointPickerRef', { group: 'x.io', kind: 'Picker', name: 'p' }), errors: [] },
-  { kind: 'InferencePool', name: 'picker without kind or port', object: withField(inferencePool(), 'spec.endpointPickerRef.port', REMOVE), errors: ["spec.endpointPickerRef: Invalid value: \"object\": port is required when kind is 'Service' or unspecified (defaults to 'Service')"] },
+  {
+    kind: 'InferencePool',
+    name: 'non-Service picker without port',
+    object: withField(inferencePool(), 'spec.endpointPickerRef', { group: 'x.io', kind: 'Picker', name: 'p' }),
+    errors: [],
+  },
+  {
+    kind: 'InferencePool',
+    name: 'picker without kind or port',
+    object: withField(inferencePool(), 'spec.endpointPickerRef.port', REMOVE),
+    errors: ["spec.endpointPickerRef: Invalid value: \"object\": port is required when kind is 'Service' or unspecified (defaults to 'Service')"],
+  },
 ];
 
 describe('CEL rules', () => {
@@ -91,7 +319,10 @@ describe('CEL rules', () => {
     it(`${c.kind}: ${c.name} → ${c.errors.length ? 'denied' : 'allowed'}`, () => {
       const result = validate(c.object);
       assert.equal(result.kind, c.kind);
-      assert.deepEqual(result.errors.map((e) => e.message), c.errors);
+      assert.deepEqual(
+        result.errors.map((e) => e.message),
+        c.errors,
+      );
     });
   }
 

@@ -6,7 +6,10 @@ import { fieldError, formatBadValue, goQuote } from '../src/field-errors.js';
 describe('field errors', () => {
   it('render each type the way ErrorBody does', () => {
     assert.equal(fieldError.required('spec.a').message, 'spec.a: Required value');
-    assert.equal(fieldError.required('metadata.name', 'name or generateName is required').message, 'metadata.name: Required value: name or generateName is required');
+    assert.equal(
+      fieldError.required('metadata.name', 'name or generateName is required').message,
+      'metadata.name: Required value: name or generateName is required',
+    );
     assert.equal(fieldError.forbidden('spec.a', 'not allowed').message, 'spec.a: Forbidden: not allowed');
     assert.equal(fieldError.invalid('spec.a', 7, 'too big').message, 'spec.a: Invalid value: 7: too big');
     assert.equal(fieldError.notSupported('spec.a', 'x', ['b', 'c']).message, 'spec.a: Unsupported value: "x": supported values: "b", "c"');

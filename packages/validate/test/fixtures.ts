@@ -62,7 +62,13 @@ export const inferencePool = (): Record<string, unknown> => ({
     endpointPickerRef: { group: '', kind: 'Service', name: 'epp', port: { number: 9002 }, failureMode: 'FailClose' },
   },
   status: {
-    parents: [{ parentRef: { group: 'gateway.networking.k8s.io', kind: 'Gateway', name: 'gw', namespace: 'infra' }, controllerName: 'extlb.dev/gateway', conditions: [condition()] }],
+    parents: [
+      {
+        parentRef: { group: 'gateway.networking.k8s.io', kind: 'Gateway', name: 'gw', namespace: 'infra' },
+        controllerName: 'extlb.dev/gateway',
+        conditions: [condition()],
+      },
+    ],
   },
 });
 
@@ -74,7 +80,12 @@ export const fixtures = { BackendPool: backendPool, LoadBalancerPolicy: loadBala
  */
 export function everyField(kind: keyof typeof fixtures): Record<string, unknown> {
   const o = fixtures[kind]();
-  const lb = { type: 'RingHash', external: (backendPool() as any).spec.loadBalancer.external, consistentHash: { type: 'Cookie', header: { name: 'x-user' }, cookie: { name: 'session', ttl: '1h' } }, slowStart: { window: '30s', minWeightPercent: 10 } };
+  const lb = {
+    type: 'RingHash',
+    external: (backendPool() as any).spec.loadBalancer.external,
+    consistentHash: { type: 'Cookie', header: { name: 'x-user' }, cookie: { name: 'session', ttl: '1h' } },
+    slowStart: { window: '30s', minWeightPercent: 10 },
+  };
   if (kind !== 'InferencePool') (o as any).spec.loadBalancer = lb;
   return o;
 }

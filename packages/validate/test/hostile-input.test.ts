@@ -46,14 +46,17 @@ describe('hostile input', () => {
     const r = validate(hostile);
     assert.equal(({} as any).polluted, undefined);
     assert.equal(Object.prototype.hasOwnProperty.call(Object.prototype, 'polluted'), false);
-    assert.deepEqual(r.warnings.map((w) => w.message), [
-      'unknown field "__proto__"',
-      'unknown field "metadata.__proto__"',
-      'unknown field "spec.__proto__"',
-      'unknown field "spec.constructor"',
-      'unknown field "spec.targetPorts[0].__proto__"',
-      `spec.selector.matchLabels[__proto__]: "__proto__" is not a valid label key, so no Pod can carry it and the selector matches nothing; a key is a name of at most 63 characters (letters, digits, '-', '_' and '.') with an optional DNS-subdomain prefix and '/'`,
-    ]);
+    assert.deepEqual(
+      r.warnings.map((w) => w.message),
+      [
+        'unknown field "__proto__"',
+        'unknown field "metadata.__proto__"',
+        'unknown field "spec.__proto__"',
+        'unknown field "spec.constructor"',
+        'unknown field "spec.targetPorts[0].__proto__"',
+        `spec.selector.matchLabels[__proto__]: "__proto__" is not a valid label key, so no Pod can carry it and the selector matches nothing; a key is a name of at most 63 characters (letters, digits, '-', '_' and '.') with an optional DNS-subdomain prefix and '/'`,
+      ],
+    );
     const labels = (r.object as any).spec.selector.matchLabels;
     assert.deepEqual(Object.keys(labels), ['__proto__', 'constructor']);
     assert.equal(Object.getPrototypeOf(labels), Object.prototype);
@@ -63,19 +66,43 @@ describe('hostile input', () => {
 
   it('survives a throwing getter and reports it', () => {
     const o = backendPool();
-    Object.defineProperty(o.spec as object, 'appProtocol', { enumerable: true, get() { throw new Error('boom'); } });
+    Object.defineProperty(o.spec as object, 'appProtocol', {
+      enumerable: true,
+      get() {
+        throw new Error('boom');
+      },
+    });
     const r = validate(o);
     assert.ok(isResult(r));
     assert.equal(r.valid, false);
   });
 
   it('answers arbitrary values at arbitrary fields (property-based)', () => {
-    const paths = ['spec', 'spec.selector', 'spec.selector.matchLabels', 'spec.targetPorts', 'spec.targetPorts[0]', 'spec.targetPorts[0].number', 'spec.loadBalancer', 'spec.loadBalancer.external', 'spec.loadBalancer.external.refs[0]', 'spec.loadBalancer.external.maxEndpoints', 'status', 'status.parents[0].conditions', 'metadata'];
+    const paths = [
+      'spec',
+      'spec.selector',
+      'spec.selector.matchLabels',
+      'spec.targetPorts',
+      'spec.targetPorts[0]',
+      'spec.targetPorts[0].number',
+      'spec.loadBalancer',
+      'spec.loadBalancer.external',
+      'spec.loadBalancer.external.refs[0]',
+      'spec.loadBalancer.external.maxEndpoints',
+      'status',
+      'status.parents[0].conditions',
+      'metadata',
+    ];
     fc.assert(
-      fc.property(fc.constantFrom(...Object.keys(fixtures) as (keyof typeof fixtures)[]), fc.constantFrom(...paths), fc.anything({ withNullPrototype: true, withBigInt: true, withDate: true, withMap: true, withSet: true, withTypedArray: true, withSparseArray: true }), (kind, path, value) => {
-        const r = validate(withField(fixtures[kind](), path, value), { operation: 'UPDATE', oldObject: withField(fixtures[kind](), path, value) });
-        return isResult(r);
-      }),
+      fc.property(
+        fc.constantFrom(...(Object.keys(fixtures) as (keyof typeof fixtures)[])),
+        fc.constantFrom(...paths),
+        fc.anything({ withNullPrototype: true, withBigInt: true, withDate: true, withMap: true, withSet: true, withTypedArray: true, withSparseArray: true }),
+        (kind, path, value) => {
+          const r = validate(withField(fixtures[kind](), path, value), { operation: 'UPDATE', oldObject: withField(fixtures[kind](), path, value) });
+          return isResult(r);
+        },
+      ),
       { numRuns: 400 },
     );
   });

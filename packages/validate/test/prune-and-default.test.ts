@@ -8,18 +8,25 @@ const minimalPool = () => ({
   apiVersion: 'extlb.dev/v1alpha1',
   kind: 'BackendPool',
   metadata: { name: 'p' },
-  spec: { selector: { matchLabels: { app: 'a' } }, targetPorts: [{ number: 80 }], loadBalancer: { type: 'External', external: { refs: [{ name: 'epp', port: { number: 9002 } }] } } },
+  spec: {
+    selector: { matchLabels: { app: 'a' } },
+    targetPorts: [{ number: 80 }],
+    loadBalancer: { type: 'External', external: { refs: [{ name: 'epp', port: { number: 9002 } }] } },
+  },
 });
 
 describe('pruning', () => {
   it('drops unknown fields at any depth and warns as kubectl shows it', () => {
     const input = withField(withField(withField(minimalPool(), 'spec.foo', 1), 'spec.targetPorts[0].name', 'http'), 'metadata.bogus', true);
     const r = validate(input);
-    assert.deepEqual(r.warnings.filter((w) => w.message.startsWith('unknown')), [
-      { field: 'metadata.bogus', message: 'unknown field "metadata.bogus"' },
-      { field: 'spec.foo', message: 'unknown field "spec.foo"' },
-      { field: 'spec.targetPorts[0].name', message: 'unknown field "spec.targetPorts[0].name"' },
-    ]);
+    assert.deepEqual(
+      r.warnings.filter((w) => w.message.startsWith('unknown')),
+      [
+        { field: 'metadata.bogus', message: 'unknown field "metadata.bogus"' },
+        { field: 'spec.foo', message: 'unknown field "spec.foo"' },
+        { field: 'spec.targetPorts[0].name', message: 'unknown field "spec.targetPorts[0].name"' },
+      ],
+    );
     const spec = (r.object as any).spec;
     assert.equal('foo' in spec, false);
     assert.deepEqual(spec.targetPorts, [{ number: 80 }]);
@@ -68,7 +75,12 @@ describe('defaulting', () => {
   });
   it('the defaults make a rule pass that the raw object would fail (PickerRef kind defaults to Service)', () => {
     const r = validate(withField(minimalPool(), 'spec.loadBalancer.external.refs', [{ name: 'epp' }]));
-    assert.deepEqual(r.errors.map((e) => e.message), ['spec.loadBalancer.external.refs[0]: Invalid value: "object": port is required when the picker is a Service (kind Service in the core group, the default)']);
+    assert.deepEqual(
+      r.errors.map((e) => e.message),
+      [
+        'spec.loadBalancer.external.refs[0]: Invalid value: "object": port is required when the picker is a Service (kind Service in the core group, the default)',
+      ],
+    );
   });
   it('never mutates its input, and gives objects that share nothing with it', () => {
     const input = withField(withField(minimalPool(), 'spec.foo', { deep: [1] }), 'metadata.labels', { a: 'b' });

@@ -13,29 +13,131 @@ const messages = (o: unknown) => validate(o).errors.map((e) => e.message);
 
 describe('schema limits: literal messages', () => {
   const cases: [string, () => unknown, string][] = [
-    ['maxItems', () => withField(backendPool(), 'spec.targetPorts', Array.from({ length: 9 }, (_, i) => ({ number: 8000 + i }))), 'spec.targetPorts: Too many: 9: must have at most 8 items'],
-    ['minItems', () => withField(backendPool(), 'spec.targetPorts', []), 'spec.targetPorts: Invalid value: 0: spec.targetPorts in body should have at least 1 items'],
-    ['maximum', () => withField(backendPool(), 'spec.targetPorts[0].number', 70000), 'spec.targetPorts[0].number: Invalid value: 70000: spec.targetPorts[0].number in body should be less than or equal to 65535'],
-    ['minimum', () => withField(backendPool(), 'spec.targetPorts[0].number', 0), 'spec.targetPorts[0].number: Invalid value: 0: spec.targetPorts[0].number in body should be greater than or equal to 1'],
-    ['enum', () => withField(backendPool(), 'spec.loadBalancer.type', 'Fastest'), 'spec.loadBalancer.type: Unsupported value: "Fastest": supported values: "External", "RoundRobin", "LeastRequest", "Random", "RingHash", "Maglev"'],
-    ['enum (appProtocol)', () => withField(backendPool(), 'spec.appProtocol', 'grpc'), 'spec.appProtocol: Unsupported value: "grpc": supported values: "http", "kubernetes.io/h2c"'],
+    [
+      'maxItems',
+      () =>
+        withField(
+          backendPool(),
+          'spec.targetPorts',
+          Array.from({ length: 9 }, (_, i) => ({ number: 8000 + i })),
+        ),
+      'spec.targetPorts: Too many: 9: must have at most 8 items',
+    ],
+    [
+      'minItems',
+      () => withField(backendPool(), 'spec.targetPorts', []),
+      'spec.targetPorts: Invalid value: 0: spec.targetPorts in body should have at least 1 items',
+    ],
+    [
+      'maximum',
+      () => withField(backendPool(), 'spec.targetPorts[0].number', 70000),
+      'spec.targetPorts[0].number: Invalid value: 70000: spec.targetPorts[0].number in body should be less than or equal to 65535',
+    ],
+    [
+      'minimum',
+      () => withField(backendPool(), 'spec.targetPorts[0].number', 0),
+      'spec.targetPorts[0].number: Invalid value: 0: spec.targetPorts[0].number in body should be greater than or equal to 1',
+    ],
+    [
+      'enum',
+      () => withField(backendPool(), 'spec.loadBalancer.type', 'Fastest'),
+      'spec.loadBalancer.type: Unsupported value: "Fastest": supported values: "External", "RoundRobin", "LeastRequest", "Random", "RingHash", "Maglev"',
+    ],
+    [
+      'enum (appProtocol)',
+      () => withField(backendPool(), 'spec.appProtocol', 'grpc'),
+      'spec.appProtocol: Unsupported value: "grpc": supported values: "http", "kubernetes.io/h2c"',
+    ],
     ['required', () => withField(backendPool(), 'spec.selector', REMOVE), 'spec.selector: Required value'],
-    ['required (list item)', () => withField(backendPool(), 'spec.loadBalancer.external.refs[0].name', REMOVE), 'spec.loadBalancer.external.refs[0].name: Required value'],
-    ['maxLength', () => withField(backendPool(), 'spec.loadBalancer.external.refs[0].name', 'n'.repeat(254)), 'spec.loadBalancer.external.refs[0].name: Too long: may not be more than 253 bytes'],
-    ['minLength', () => withField(backendPool(), 'spec.loadBalancer.external.refs[0].name', ''), 'spec.loadBalancer.external.refs[0].name: Invalid value: "": spec.loadBalancer.external.refs[0].name in body should be at least 1 chars long'],
-    ['pattern', () => withField(backendPool(), 'spec.loadBalancer.external.messageTimeout', '2 seconds'), "spec.loadBalancer.external.messageTimeout: Invalid value: \"2 seconds\": spec.loadBalancer.external.messageTimeout in body should match '^([0-9]{1,5}(h|m|s|ms)){1,4}$'"],
-    ['maxProperties', () => withField(backendPool(), 'spec.selector.matchLabels', Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`k${i}`, 'v']))), 'spec.selector.matchLabels: Too many: 65: must have at most 64 items'],
-    ['minProperties', () => withField(backendPool(), 'spec.selector.matchLabels', {}), 'spec.selector.matchLabels: Invalid value: 0: spec.selector.matchLabels in body should have at least 1 properties'],
-    ['map value pattern', () => withField(backendPool(), 'spec.selector.matchLabels.app', '-bad-'), "spec.selector.matchLabels.app: Invalid value: \"-bad-\": spec.selector.matchLabels.app in body should match '^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$'"],
-    ['type (string for integer)', () => withField(backendPool(), 'spec.targetPorts[0].number', '80'), 'spec.targetPorts[0].number: Invalid value: "string": spec.targetPorts[0].number in body must be of type integer: "string"'],
-    ['type (double for int32)', () => withField(backendPool(), 'spec.targetPorts[0].number', 80.5), 'spec.targetPorts[0].number: Invalid value: "double": spec.targetPorts[0].number in body must be of type int32: "double"'],
-    ['type (object for string)', () => withField(backendPool(), 'spec.appProtocol', { a: 1 }), 'spec.appProtocol: Invalid value: "object": spec.appProtocol in body must be of type string: "object"'],
-    ['type (array for object)', () => withField(backendPool(), 'spec.loadBalancer', []), 'spec.loadBalancer: Invalid value: "array": spec.loadBalancer in body must be of type object: "array"'],
-    ['date-time', () => withField(backendPool(), 'status.parents[0].conditions[0].lastTransitionTime', 'yesterday'), 'status.parents[0].conditions[0].lastTransitionTime: Invalid value: "yesterday": status.parents[0].conditions[0].lastTransitionTime in body must be of type date-time: "yesterday"'],
-    ['list-type map duplicate', () => withField(backendPool(), 'status.parents[0].conditions', [{ type: 'Accepted', status: 'True', lastTransitionTime: '2026-01-01T00:00:00Z', reason: 'A', message: '' }, { type: 'Accepted', status: 'False', lastTransitionTime: '2026-01-01T00:00:00Z', reason: 'B', message: '' }]), 'status.parents[0].conditions[1]: Duplicate value: {"type":"Accepted"}'],
-    ['LoadBalancerPolicy maxItems', () => withField(loadBalancerPolicy(), 'spec.targetRefs', Array.from({ length: 17 }, (_, i) => ({ group: '', kind: 'Service', name: `s${i}` }))), 'spec.targetRefs: Too many: 17: must have at most 16 items'],
-    ['LoadBalancerPolicy status minItems', () => withField(loadBalancerPolicy(), 'status.ancestors[0].conditions', []), 'status.ancestors[0].conditions: Invalid value: 0: status.ancestors[0].conditions in body should have at least 1 items'],
-    ['InferencePool enum', () => withField(inferencePool(), 'spec.endpointPickerRef.failureMode', 'FailSometimes'), 'spec.endpointPickerRef.failureMode: Unsupported value: "FailSometimes": supported values: "FailOpen", "FailClose"'],
+    [
+      'required (list item)',
+      () => withField(backendPool(), 'spec.loadBalancer.external.refs[0].name', REMOVE),
+      'spec.loadBalancer.external.refs[0].name: Required value',
+    ],
+    [
+      'maxLength',
+      () => withField(backendPool(), 'spec.loadBalancer.external.refs[0].name', 'n'.repeat(254)),
+      'spec.loadBalancer.external.refs[0].name: Too long: may not be more than 253 bytes',
+    ],
+    [
+      'minLength',
+      () => withField(backendPool(), 'spec.loadBalancer.external.refs[0].name', ''),
+      'spec.loadBalancer.external.refs[0].name: Invalid value: "": spec.loadBalancer.external.refs[0].name in body should be at least 1 chars long',
+    ],
+    [
+      'pattern',
+      () => withField(backendPool(), 'spec.loadBalancer.external.messageTimeout', '2 seconds'),
+      'spec.loadBalancer.external.messageTimeout: Invalid value: "2 seconds": spec.loadBalancer.external.messageTimeout in body should match \'^([0-9]{1,5}(h|m|s|ms)){1,4}$\'',
+    ],
+    [
+      'maxProperties',
+      () => withField(backendPool(), 'spec.selector.matchLabels', Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`k${i}`, 'v']))),
+      'spec.selector.matchLabels: Too many: 65: must have at most 64 items',
+    ],
+    [
+      'minProperties',
+      () => withField(backendPool(), 'spec.selector.matchLabels', {}),
+      'spec.selector.matchLabels: Invalid value: 0: spec.selector.matchLabels in body should have at least 1 properties',
+    ],
+    [
+      'map value pattern',
+      () => withField(backendPool(), 'spec.selector.matchLabels.app', '-bad-'),
+      'spec.selector.matchLabels.app: Invalid value: "-bad-": spec.selector.matchLabels.app in body should match \'^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$\'',
+    ],
+    [
+      'type (string for integer)',
+      () => withField(backendPool(), 'spec.targetPorts[0].number', '80'),
+      'spec.targetPorts[0].number: Invalid value: "string": spec.targetPorts[0].number in body must be of type integer: "string"',
+    ],
+    [
+      'type (double for int32)',
+      () => withField(backendPool(), 'spec.targetPorts[0].number', 80.5),
+      'spec.targetPorts[0].number: Invalid value: "double": spec.targetPorts[0].number in body must be of type int32: "double"',
+    ],
+    [
+      'type (object for string)',
+      () => withField(backendPool(), 'spec.appProtocol', { a: 1 }),
+      'spec.appProtocol: Invalid value: "object": spec.appProtocol in body must be of type string: "object"',
+    ],
+    [
+      'type (array for object)',
+      () => withField(backendPool(), 'spec.loadBalancer', []),
+      'spec.loadBalancer: Invalid value: "array": spec.loadBalancer in body must be of type object: "array"',
+    ],
+    [
+      'date-time',
+      () => withField(backendPool(), 'status.parents[0].conditions[0].lastTransitionTime', 'yesterday'),
+      'status.parents[0].conditions[0].lastTransitionTime: Invalid value: "yesterday": status.parents[0].conditions[0].lastTransitionTime in body must be of type date-time: "yesterday"',
+    ],
+    [
+      'list-type map duplicate',
+      () =>
+        withField(backendPool(), 'status.parents[0].conditions', [
+          { type: 'Accepted', status: 'True', lastTransitionTime: '2026-01-01T00:00:00Z', reason: 'A', message: '' },
+          { type: 'Accepted', status: 'False', lastTransitionTime: '2026-01-01T00:00:00Z', reason: 'B', message: '' },
+        ]),
+      'status.parents[0].conditions[1]: Duplicate value: {"type":"Accepted"}',
+    ],
+    [
+      'LoadBalancerPolicy maxItems',
+      () =>
+        withField(
+          loadBalancerPolicy(),
+          'spec.targetRefs',
+          Array.from({ length: 17 }, (_, i) => ({ group: '', kind: 'Service', name: `s${i}` })),
+        ),
+      'spec.targetRefs: Too many: 17: must have at most 16 items',
+    ],
+    [
+      'LoadBalancerPolicy status minItems',
+      () => withField(loadBalancerPolicy(), 'status.ancestors[0].conditions', []),
+      'status.ancestors[0].conditions: Invalid value: 0: status.ancestors[0].conditions in body should have at least 1 items',
+    ],
+    [
+      'InferencePool enum',
+      () => withField(inferencePool(), 'spec.endpointPickerRef.failureMode', 'FailSometimes'),
+      'spec.endpointPickerRef.failureMode: Unsupported value: "FailSometimes": supported values: "FailOpen", "FailClose"',
+    ],
   ];
   for (const [name, make, expected] of cases) {
     it(`${name}: ${expected.slice(0, 60)}`, () => assert.ok(messages(make()).includes(expected), `got ${JSON.stringify(messages(make()), null, 1)}`));
@@ -74,7 +176,20 @@ interface Limit {
 }
 
 const set = loadSchemas(new URL('../../../schemas', import.meta.url).pathname);
-const KEYWORDS = ['maxLength', 'minLength', 'pattern', 'maximum', 'minimum', 'maxItems', 'minItems', 'maxProperties', 'minProperties', 'enum', 'required', 'format'];
+const KEYWORDS = [
+  'maxLength',
+  'minLength',
+  'pattern',
+  'maximum',
+  'minimum',
+  'maxItems',
+  'minItems',
+  'maxProperties',
+  'minProperties',
+  'enum',
+  'required',
+  'format',
+];
 
 function limitsOf(kind: keyof typeof fixtures, node: Record<string, any>, at: string, out: Limit[]): Limit[] {
   for (const keyword of KEYWORDS) if (node[keyword] !== undefined) out.push({ kind, at, keyword, node });
@@ -129,11 +244,18 @@ function denied(limit: Limit, p: string, base: unknown): { value: unknown; messa
     case 'minItems':
       return [{ value: [], message: `${p}: Invalid value: 0: ${p} in body should have at least ${n} items` }];
     case 'maxProperties':
-      return [{ value: Object.fromEntries(Array.from({ length: n + 1 }, (_, i) => [`k${i}`, 'v'])), message: `${p}: Too many: ${n + 1}: must have at most ${n} items` }];
+      return [
+        {
+          value: Object.fromEntries(Array.from({ length: n + 1 }, (_, i) => [`k${i}`, 'v'])),
+          message: `${p}: Too many: ${n + 1}: must have at most ${n} items`,
+        },
+      ];
     case 'minProperties':
       return [{ value: {}, message: `${p}: Invalid value: 0: ${p} in body should have at least ${n} properties` }];
     case 'enum':
-      return [{ value: 'NotAValue', message: `${p}: Unsupported value: "NotAValue": supported values: ${(n as string[]).map((v) => JSON.stringify(v)).join(', ')}` }];
+      return [
+        { value: 'NotAValue', message: `${p}: Unsupported value: "NotAValue": supported values: ${(n as string[]).map((v) => JSON.stringify(v)).join(', ')}` },
+      ];
     case 'format':
       if (n === 'date-time') return [{ value: 'yesterday', message: `${p}: Invalid value: "yesterday": ${p} in body must be of type date-time: "yesterday"` }];
       return [{ value: 1.5, message: `${p}: Invalid value: "double": ${p} in body must be of type ${n}: "double"` }];

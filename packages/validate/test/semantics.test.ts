@@ -14,7 +14,10 @@ describe('semantic warnings', () => {
 
   it('FailOpen with full-duplex streaming needs Envoy 1.35.1', () => {
     const w = semantic(withField(pool(), `${EXT}.failureMode`, 'FailOpen'));
-    assert.deepEqual(w.map((x) => x.field), [`${EXT}.failureMode`]);
+    assert.deepEqual(
+      w.map((x) => x.field),
+      [`${EXT}.failureMode`],
+    );
     assert.match(w[0]!.message, /^spec\.loadBalancer\.external\.failureMode: FailOpen with requestBodyMode FullDuplexStreamed needs Envoy 1\.35\.1 or newer/);
   });
 
@@ -25,8 +28,16 @@ describe('semantic warnings', () => {
 
   for (const source of ['Header', 'MetadataThenHeader']) {
     it(`endpointSource ${source} warns that the header must be stripped`, () => {
-      const w = semantic(withField(loadBalancerPolicy(), 'spec.loadBalancer', { type: 'External', external: { refs: [{ name: 'p', port: { number: 1 } }], endpointSource: source, requestBodyMode: 'None' } }));
-      assert.deepEqual(w.map((x) => x.field), [`${EXT}.endpointSource`]);
+      const w = semantic(
+        withField(loadBalancerPolicy(), 'spec.loadBalancer', {
+          type: 'External',
+          external: { refs: [{ name: 'p', port: { number: 1 } }], endpointSource: source, requestBodyMode: 'None' },
+        }),
+      );
+      assert.deepEqual(
+        w.map((x) => x.field),
+        [`${EXT}.endpointSource`],
+      );
       assert.match(w[0]!.message, /trusts the x-gateway-destination-endpoint request header; the converter strips it/);
     });
   }
@@ -38,7 +49,10 @@ describe('semantic warnings', () => {
   for (const key of ['bad key', 'a'.repeat(64), '/name', 'Example.com/name', 'x/y/z']) {
     it(`a label key no Pod can carry is reported: ${JSON.stringify(key).slice(0, 24)}`, () => {
       const w = semantic(withField(pool(), 'spec.selector.matchLabels', { app: 'x', [key]: 'y' }));
-      assert.deepEqual(w.map((x) => x.field), [`spec.selector.matchLabels[${key}]`]);
+      assert.deepEqual(
+        w.map((x) => x.field),
+        [`spec.selector.matchLabels[${key}]`],
+      );
       assert.match(w[0]!.message, /is not a valid label key, so no Pod can carry it and the selector matches nothing/);
       assert.equal(validate(withField(pool(), 'spec.selector.matchLabels', { [key]: 'y' })).valid, true);
     });
@@ -49,24 +63,41 @@ describe('semantic warnings', () => {
   });
 
   it('reportServedEndpoint needs Envoy 1.38', () => {
-    assert.match(semantic(withField(backendPool(), `${EXT}.reportServedEndpoint`, true)).map((x) => x.message).join('\n'), /reportServedEndpoint: needs Envoy 1\.38 or newer/);
+    assert.match(
+      semantic(withField(backendPool(), `${EXT}.reportServedEndpoint`, true))
+        .map((x) => x.message)
+        .join('\n'),
+      /reportServedEndpoint: needs Envoy 1\.38 or newer/,
+    );
   });
 
   it('an explicit messageTimeout is ignored while streaming full-duplex, a defaulted one is not reported', () => {
     assert.deepEqual(semantic(pool()), []);
     assert.equal((validate(pool()).object as any).spec.loadBalancer.external.messageTimeout, '200ms');
-    assert.deepEqual(semantic(withField(pool(), `${EXT}.messageTimeout`, '500ms')).map((x) => x.field), [`${EXT}.messageTimeout`]);
+    assert.deepEqual(
+      semantic(withField(pool(), `${EXT}.messageTimeout`, '500ms')).map((x) => x.field),
+      [`${EXT}.messageTimeout`],
+    );
     assert.deepEqual(semantic(withField(withField(pool(), `${EXT}.messageTimeout`, '500ms'), `${EXT}.requestBodyMode`, 'Buffered')), []);
   });
 
   it('a cookie hash without ttl never sets the cookie', () => {
     const o = withField(loadBalancerPolicy(), 'spec.loadBalancer', { type: 'RingHash', consistentHash: { type: 'Cookie', cookie: { name: 's' } } });
-    assert.deepEqual(semantic(o).map((x) => x.field), ['spec.loadBalancer.consistentHash.cookie']);
+    assert.deepEqual(
+      semantic(o).map((x) => x.field),
+      ['spec.loadBalancer.consistentHash.cookie'],
+    );
   });
 
   it('an InferencePool without a picker cannot be routed to; FailOpen needs Envoy 1.35.1', () => {
-    assert.deepEqual(semantic(withField(inferencePool(), 'spec.endpointPickerRef', REMOVE)).map((x) => x.field), ['spec.endpointPickerRef']);
-    assert.deepEqual(semantic(withField(inferencePool(), 'spec.endpointPickerRef.failureMode', 'FailOpen')).map((x) => x.field), ['spec.endpointPickerRef.failureMode']);
+    assert.deepEqual(
+      semantic(withField(inferencePool(), 'spec.endpointPickerRef', REMOVE)).map((x) => x.field),
+      ['spec.endpointPickerRef'],
+    );
+    assert.deepEqual(
+      semantic(withField(inferencePool(), 'spec.endpointPickerRef.failureMode', 'FailOpen')).map((x) => x.field),
+      ['spec.endpointPickerRef.failureMode'],
+    );
   });
 
   it('warnings never make an object invalid', () => {

@@ -14,16 +14,25 @@ const schema: StructuralSchema = {
   properties: {
     name: { type: 'string', rules: [{ rule: 'self == oldSelf', message: 'name is immutable' }] },
     replicas: { type: 'integer', rules: [{ rule: 'self >= oldSelf', message: 'replicas may not decrease' }] },
-    labels: { type: 'object', additionalProperties: { type: 'string', rules: [{ rule: 'self == oldSelf', message: 'label values are immutable', reason: 'FieldValueForbidden' }] } },
+    labels: {
+      type: 'object',
+      additionalProperties: { type: 'string', rules: [{ rule: 'self == oldSelf', message: 'label values are immutable', reason: 'FieldValueForbidden' }] },
+    },
     items: {
       type: 'array',
       listType: 'map',
       listMapKeys: ['id'],
-      items: { type: 'object', properties: { id: { type: 'string' }, size: { type: 'integer', rules: [{ rule: 'self >= oldSelf', message: 'size may not shrink' }] } } },
+      items: {
+        type: 'object',
+        properties: { id: { type: 'string' }, size: { type: 'integer', rules: [{ rule: 'self >= oldSelf', message: 'size may not shrink' }] } },
+      },
     },
     atomic: {
       type: 'array',
-      items: { type: 'object', properties: { size: { type: 'integer', rules: [{ rule: 'self >= oldSelf', message: 'never checked: atomic lists do not correlate' }] } } },
+      items: {
+        type: 'object',
+        properties: { size: { type: 'integer', rules: [{ rule: 'self >= oldSelf', message: 'never checked: atomic lists do not correlate' }] } },
+      },
     },
     budget: { type: 'integer', rules: [{ rule: 'self + 1 > 1', message: 'budget must be positive' }] },
     missing: { type: 'object', properties: { a: { type: 'string' } }, rules: [{ rule: "self.a == 'x'", message: ' a must be x ' }, { rule: 'self.a == 1' }] },
@@ -48,8 +57,25 @@ describe('transition rules', () => {
     assert.deepEqual(run({ labels: { a: 'x', b: 'new' } }, { labels: { a: 'y' } }), ['labels[a]: Forbidden: label values are immutable']);
   });
   it('correlate list-type=map entries by key, not by position', () => {
-    const old = { items: [{ id: 'a', size: 5 }, { id: 'b', size: 1 }] };
-    assert.deepEqual(run({ items: [{ id: 'b', size: 1 }, { id: 'a', size: 4 }, { id: 'c', size: 0 }] }, old), ['items[1].size: Invalid value: "integer": size may not shrink']);
+    const old = {
+      items: [
+        { id: 'a', size: 5 },
+        { id: 'b', size: 1 },
+      ],
+    };
+    assert.deepEqual(
+      run(
+        {
+          items: [
+            { id: 'b', size: 1 },
+            { id: 'a', size: 4 },
+            { id: 'c', size: 0 },
+          ],
+        },
+        old,
+      ),
+      ['items[1].size: Invalid value: "integer": size may not shrink'],
+    );
   });
   it('never correlate atomic list items', () => assert.deepEqual(run({ atomic: [{ size: 1 }] }, { atomic: [{ size: 9 }] }), []));
   it('see integers as CEL ints (int arithmetic works)', () => {
@@ -59,7 +85,15 @@ describe('transition rules', () => {
 });
 
 describe('ratcheting correlation', () => {
-  const now = { name: 'a', labels: { k: 'v' }, items: [{ id: 'b', size: 2 }, { id: 'a', size: 1 }], atomic: [{ size: 1 }] };
+  const now = {
+    name: 'a',
+    labels: { k: 'v' },
+    items: [
+      { id: 'b', size: 2 },
+      { id: 'a', size: 1 },
+    ],
+    atomic: [{ size: 1 }],
+  };
   const old = { name: 'a', labels: { k: 'v' }, items: [{ id: 'a', size: 1 }], atomic: [{ size: 1 }] };
   it('correlates properties, map keys and list-map entries by key', () => {
     assert.deepEqual(correlatedOld('/labels/k', now, old, schema), { value: 'v' });
@@ -79,7 +113,10 @@ describe('rule evaluation errors and messages', () => {
     const errors = run({ missing: {} });
     assert.equal(errors.length, 2);
     assert.match(errors[0]!, /^missing: Invalid value: "object": no such key: a evaluating rule: a must be x$/);
-    assert.match(errors[1]!, /^missing: Invalid value: "object": .* evaluating rule: self\.a == 1$|^missing: Invalid value: "object": '.*': call arguments did not match a supported operator, function or macro signature for rule: self\.a == 1$/);
+    assert.match(
+      errors[1]!,
+      /^missing: Invalid value: "object": .* evaluating rule: self\.a == 1$|^missing: Invalid value: "object": '.*': call arguments did not match a supported operator, function or macro signature for rule: self\.a == 1$/,
+    );
   });
   it('trim messages and fall back to "failed rule: <rule>"', () => {
     assert.deepEqual(run({ missing: { a: 'y' } }).slice(0, 1), ['missing: Invalid value: "object": a must be x']);
@@ -101,7 +138,10 @@ describe('validate on UPDATE', () => {
   });
   it('validates the new object in full, whatever the old one was', () => {
     const r = validate(withField(backendPool(), 'spec.targetPorts', [{ number: 1 }, { number: 1 }]), { operation: 'UPDATE', oldObject: { bogus: true } });
-    assert.deepEqual(r.errors.map((e) => e.message), ['spec.targetPorts: Invalid value: "array": port number must be unique']);
+    assert.deepEqual(
+      r.errors.map((e) => e.message),
+      ['spec.targetPorts: Invalid value: "array": port number must be unique'],
+    );
   });
   it('ignores an oldObject on CREATE', () => {
     assert.equal(validate(backendPool(), { operation: 'CREATE', oldObject: backendPool() }).valid, true);
@@ -111,19 +151,25 @@ describe('validate on UPDATE', () => {
     const stored = withField(backendPool(), 'spec.targetPorts', [{ number: 70000 }, { number: 70000 }]);
     const edited = withField(stored, 'spec.appProtocol', 'kubernetes.io/h2c');
     assert.deepEqual(validate(edited, { operation: 'UPDATE', oldObject: stored }).errors, []);
-    assert.deepEqual(validate(edited, { operation: 'CREATE' }).errors.map((e) => e.message), [
-      'spec.targetPorts[0].number: Invalid value: 70000: spec.targetPorts[0].number in body should be less than or equal to 65535',
-      'spec.targetPorts[1].number: Invalid value: 70000: spec.targetPorts[1].number in body should be less than or equal to 65535',
-      'spec.targetPorts: Invalid value: "array": port number must be unique',
-    ]);
+    assert.deepEqual(
+      validate(edited, { operation: 'CREATE' }).errors.map((e) => e.message),
+      [
+        'spec.targetPorts[0].number: Invalid value: 70000: spec.targetPorts[0].number in body should be less than or equal to 65535',
+        'spec.targetPorts[1].number: Invalid value: 70000: spec.targetPorts[1].number in body should be less than or equal to 65535',
+        'spec.targetPorts: Invalid value: "array": port number must be unique',
+      ],
+    );
   });
   it('ratchets only what is unchanged: a changed invalid value is reported', () => {
     const stored = withField(backendPool(), 'spec.targetPorts', [{ number: 70000 }]);
     const edited = withField(stored, 'spec.targetPorts', [{ number: 70001 }, { number: 8000 }, { number: 8000 }]);
-    assert.deepEqual(validate(edited, { operation: 'UPDATE', oldObject: stored }).errors.map((e) => e.message), [
-      'spec.targetPorts[0].number: Invalid value: 70001: spec.targetPorts[0].number in body should be less than or equal to 65535',
-      'spec.targetPorts: Invalid value: "array": port number must be unique',
-    ]);
+    assert.deepEqual(
+      validate(edited, { operation: 'UPDATE', oldObject: stored }).errors.map((e) => e.message),
+      [
+        'spec.targetPorts[0].number: Invalid value: 70001: spec.targetPorts[0].number in body should be less than or equal to 65535',
+        'spec.targetPorts: Invalid value: "array": port number must be unique',
+      ],
+    );
   });
   it('does not ratchet inside an atomic list that changed (status.parents items do not correlate)', () => {
     const bad = { type: 'Accepted', status: 'True', lastTransitionTime: 'long ago', reason: 'Accepted', message: '' };

@@ -52,7 +52,16 @@ const pool = (spec: Record<string, unknown>) => ({
   spec: {
     selector: { matchLabels: { app: 'model' } },
     targetPorts: [{ number: 8000 }],
-    loadBalancer: { type: 'External', external: { refs: [{ name: 'epp', port: { number: 9002 } }, { name: 'epp-backup', port: { number: 9002 } }], maxEndpoints: 3 } },
+    loadBalancer: {
+      type: 'External',
+      external: {
+        refs: [
+          { name: 'epp', port: { number: 9002 } },
+          { name: 'epp-backup', port: { number: 9002 } },
+        ],
+        maxEndpoints: 3,
+      },
+    },
     ...spec,
   },
 });
@@ -99,7 +108,9 @@ async function startServer(args: string[], env: NodeJS.ProcessEnv = process.env)
   let exited = false;
   proc.on('exit', () => (exited = true));
   for (;;) {
-    const line = readFileSync(logFile, 'utf8').split('\n').find((l) => l.includes('"listening"'));
+    const line = readFileSync(logFile, 'utf8')
+      .split('\n')
+      .find((l) => l.includes('"listening"'));
     if (line) {
       const l = JSON.parse(line) as { port: number; startupMs?: number };
       return { proc, port: l.port, startupMs: l.startupMs };
@@ -118,10 +129,13 @@ function stop(s: Started): Promise<void> {
 
 function once(port: number, path: string, body: string | undefined, agent: Agent | false): Promise<number> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, method: body === undefined ? 'GET' : 'POST', ca, agent, headers: { 'Content-Type': 'application/json' } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-    });
+    const req = request(
+      { host: '127.0.0.1', port, path, method: body === undefined ? 'GET' : 'POST', ca, agent, headers: { 'Content-Type': 'application/json' } },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });

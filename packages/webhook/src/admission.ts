@@ -23,7 +23,8 @@ function exceedsDepth(text: string, limit: number): boolean {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
-      if (c === 0x5c) i++; // backslash: skip the escaped character
+      if (c === 0x5c)
+        i++; // backslash: skip the escaped character
       else if (c === 0x22) inString = false;
     } else if (c === 0x22) {
       inString = true;
@@ -72,7 +73,9 @@ export function parseAdmissionReview(body: string, maxDepth = MAX_JSON_DEPTH): A
   }
   if (typeof request.uid !== 'string' || request.uid === '') throw new BadRequestError('AdmissionReview.request.uid must be a non-empty string');
   if (typeof request.operation !== 'string' || !OPERATIONS.has(request.operation)) {
-    throw new BadRequestError(`AdmissionReview.request.operation must be one of CREATE, UPDATE, DELETE, CONNECT, not ${JSON.stringify(request.operation) ?? 'unset'}`);
+    throw new BadRequestError(
+      `AdmissionReview.request.operation must be one of CREATE, UPDATE, DELETE, CONNECT, not ${JSON.stringify(request.operation) ?? 'unset'}`,
+    );
   }
   return value as AdmissionReview;
 }
@@ -138,7 +141,12 @@ export function invalidStatus(kind: string, group: string, name: string, errors:
     code: 422,
     reason: 'Invalid',
     message: `${qualified} ${JSON.stringify(name)} is invalid: ${aggregate}`,
-    details: { name, group, kind, causes: errors.map((e) => ({ type: Object.hasOwn(CAUSE_TYPES, e.type) ? CAUSE_TYPES[e.type] : e.type, message: errorBody(e), field: e.field })) },
+    details: {
+      name,
+      group,
+      kind,
+      causes: errors.map((e) => ({ type: Object.hasOwn(CAUSE_TYPES, e.type) ? CAUSE_TYPES[e.type] : e.type, message: errorBody(e), field: e.field })),
+    },
   };
 }
 

@@ -1,9 +1,6 @@
 // RFC 6902 JSON Patch: the diff a mutating webhook returns, and the apply that checks it.
 
-export type PatchOperation =
-  | { op: 'add'; path: string; value: unknown }
-  | { op: 'replace'; path: string; value: unknown }
-  | { op: 'remove'; path: string };
+export type PatchOperation = { op: 'add'; path: string; value: unknown } | { op: 'replace'; path: string; value: unknown } | { op: 'remove'; path: string };
 
 export interface DiffOptions {
   /**

@@ -58,7 +58,8 @@ describe('parseAdmissionReview', () => {
   });
 
   it('accepts nesting up to the limit and refuses one level more', () => {
-    const nest = (n: number) => `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u","operation":"CREATE","object":${'['.repeat(n)}${']'.repeat(n)}}}`;
+    const nest = (n: number) =>
+      `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u","operation":"CREATE","object":${'['.repeat(n)}${']'.repeat(n)}}}`;
     // The review and its request are two levels; the object's arrays add the rest.
     assert.doesNotThrow(() => parseAdmissionReview(nest(8), 10));
     assert.throws(() => parseAdmissionReview(nest(9), 10), /nests deeper than 10 levels/);

@@ -86,7 +86,10 @@ describe('examples/deploy', () => {
 
     const portNamed = (p: string | number) => container.ports.find((cp: any) => cp.name === p || cp.containerPort === p);
     assert.equal(portNamed('https')?.containerPort ?? container.ports[0].containerPort, listenPort, '--listen port is the container port');
-    for (const [probe, path] of [['readinessProbe', '/readyz'], ['livenessProbe', '/healthz']] as const) {
+    for (const [probe, path] of [
+      ['readinessProbe', '/readyz'],
+      ['livenessProbe', '/healthz'],
+    ] as const) {
       const get = container[probe].httpGet;
       assert.equal(get.path, path);
       assert.equal(get.scheme, 'HTTPS');
@@ -116,7 +119,10 @@ describe('examples/deploy', () => {
     assert.ok(certificate.spec.dnsNames.includes(`${service.metadata.name}.${service.metadata.namespace}.svc`));
   });
 
-  for (const [kind, path] of [['ValidatingWebhookConfiguration', '/validate'], ['MutatingWebhookConfiguration', '/mutate']] as const) {
+  for (const [kind, path] of [
+    ['ValidatingWebhookConfiguration', '/validate'],
+    ['MutatingWebhookConfiguration', '/mutate'],
+  ] as const) {
     it(`${kind} sends extlb kinds to ${path} with the required settings`, () => {
       const config = one(kind);
       assert.equal(config.metadata.annotations?.['cert-manager.io/inject-ca-from'], `${certificate.metadata.namespace}/${certificate.metadata.name}`);

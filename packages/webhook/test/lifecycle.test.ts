@@ -64,7 +64,13 @@ describe('certificate reload', { timeout: 30_000 }, () => {
     symlinkSync('..v1', join(mount, '..data'));
     symlinkSync('..data/tls.crt', join(mount, 'tls.crt'));
     symlinkSync('..data/tls.key', join(mount, 'tls.key'));
-    const volumeServer = createWebhookServer({ certFile: join(mount, 'tls.crt'), keyFile: join(mount, 'tls.key'), host: '127.0.0.1', port: 0, certPollIntervalMs: 100 });
+    const volumeServer = createWebhookServer({
+      certFile: join(mount, 'tls.crt'),
+      keyFile: join(mount, 'tls.key'),
+      host: '127.0.0.1',
+      port: 0,
+      certPollIntervalMs: 100,
+    });
     try {
       const { port } = await volumeServer.listen();
       const cas = [v1.cert, v2.cert];
@@ -97,7 +103,9 @@ describe('graceful close', { timeout: 30_000 }, () => {
     // Headers and half the body now; the rest after close() has begun.
     const socket = tlsConnect({ host: '127.0.0.1', port, ca: certs.cert });
     await new Promise((resolve) => socket.once('secureConnect', resolve));
-    socket.write(`POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body.slice(0, half)}`);
+    socket.write(
+      `POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body.slice(0, half)}`,
+    );
     let reply = '';
     socket.on('data', (d: Buffer) => (reply += d.toString()));
     const socketClosed = new Promise((resolve) => socket.on('close', resolve));

@@ -18,10 +18,13 @@ describe('jsonLogger', () => {
     const lines = text.split('\n');
     assert.equal(lines.pop(), '');
     const parsed = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
-    assert.deepEqual(parsed.map(({ time, ...rest }) => (assert.match(String(time), /^\d{4}-\d\d-\d\dT/), rest)), [
-      { level: 'info', msg: 'plain' },
-      { level: 'warn', msg: 'with "fields"', a: 1, nested: { b: [true, null] }, s: 'line\nbreak' },
-    ]);
+    assert.deepEqual(
+      parsed.map(({ time, ...rest }) => (assert.match(String(time), /^\d{4}-\d\d-\d\dT/), rest)),
+      [
+        { level: 'info', msg: 'plain' },
+        { level: 'warn', msg: 'with "fields"', a: 1, nested: { b: [true, null] }, s: 'line\nbreak' },
+      ],
+    );
   });
 
   it('drops lines for a destroyed stream instead of throwing', async () => {

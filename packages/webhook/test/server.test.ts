@@ -126,7 +126,10 @@ describe('webhook server over HTTPS', { timeout: 60_000 }, () => {
       assert.equal(out.response?.patchType, 'JSONPatch');
       assert.equal(out.response?.warnings, undefined, 'warnings come from /validate only');
       const ops = decodePatch(out.response?.patch);
-      assert.ok(ops.every((op) => op.op === 'add'), 'defaulting only adds');
+      assert.ok(
+        ops.every((op) => op.op === 'add'),
+        'defaulting only adds',
+      );
       assert.ok(ops.some((op) => op.path === '/spec/loadBalancer/external/refs/0/kind'));
       const patched = applyPatch(object, ops);
       assert.deepEqual(patched, validate(object, { operation: 'CREATE' }).object);

@@ -8,11 +8,7 @@ import { REPO_ROOT, generateInto } from './main.js';
 const { values } = parseArgs({ options: { out: { type: 'string' }, check: { type: 'boolean' } } });
 if (values.check) {
   const drift = await findDrift();
-  const lines = [
-    ...drift.changed.map((f) => `changed: ${f}`),
-    ...drift.missing.map((f) => `missing: ${f}`),
-    ...drift.stale.map((f) => `stale:   ${f}`),
-  ];
+  const lines = [...drift.changed.map((f) => `changed: ${f}`), ...drift.missing.map((f) => `missing: ${f}`), ...drift.stale.map((f) => `stale:   ${f}`)];
   if (lines.length > 0) {
     console.error(`generated files differ from schemas/ (run npm run generate):\n${lines.join('\n')}`);
     process.exitCode = 1;

@@ -74,7 +74,7 @@ export function jsonSchema(set: SchemaSet, kind: Kind, banner: string): JsonObje
   props.apiVersion = { ...(props.apiVersion as JsonObject), enum: [apiVersion] };
   props.kind = { ...(props.kind as JsonObject), enum: [kind.crd.kind] };
   props.metadata = {
-    description: 'metadata is the object\'s standard Kubernetes metadata.',
+    description: "metadata is the object's standard Kubernetes metadata.",
     type: 'object',
     properties: {
       name: { type: 'string', maxLength: 253 },

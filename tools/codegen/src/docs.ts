@@ -97,7 +97,9 @@ export function apiReference(set: SchemaSet, banner: string): string {
   out.push('## Kinds', '');
   for (const { file, crd } of set.kinds) {
     out.push(...section(set, file, crd.kind, file.json, '###'));
-    const published = crd.publish ? `CRD \`${crd.plural}.${crd.group}\`, published in \`@extlb/crds\`` : 'read and validated by extlb; its CRD is published by its own project';
+    const published = crd.publish
+      ? `CRD \`${crd.plural}.${crd.group}\`, published in \`@extlb/crds\``
+      : 'read and validated by extlb; its CRD is published by its own project';
     out.push(`API version \`${crd.group}/${crd.version}\`; short names ${crd.shortNames.map(code).join(', ')}; ${published}.`, '');
   }
   out.push('## Types', '');

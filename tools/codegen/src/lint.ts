@@ -20,8 +20,7 @@ export function lintSchemas(set: SchemaSet): LintFinding[] {
   const findings: LintFinding[] = [];
   const visit = (file: SchemaFile, node: JsonObject, path: (string | number)[], isProperty: boolean) => {
     const eff = effective(set, file, node);
-    const report = (reason: string) =>
-      findings.push({ at: positionOf(file, path), path: path.join('.'), reason });
+    const report = (reason: string) => findings.push({ at: positionOf(file, path), path: path.join('.'), reason });
     if (isProperty && typeof eff.description !== 'string') report('property has no description');
     if (eff.type === 'array' && eff.maxItems === undefined) report('list has no maxItems');
     if (eff.type === 'string' && eff.maxLength === undefined && eff.enum === undefined && eff.pattern === undefined) {

@@ -48,7 +48,9 @@ export class SchemaError extends Error {}
 
 export function loadSchemas(dir: string): SchemaSet {
   const files = new Map<string, SchemaFile>();
-  for (const name of readdirSync(dir).filter((f) => f.endsWith('.yaml')).sort()) {
+  for (const name of readdirSync(dir)
+    .filter((f) => f.endsWith('.yaml'))
+    .sort()) {
     const path = join(dir, name);
     const lines = new LineCounter();
     const doc = parseDocument(readFileSync(path, 'utf8'), { lineCounter: lines, prettyErrors: true });

@@ -14,11 +14,41 @@ export interface StructuralProblem {
 const TYPES = new Set(['object', 'array', 'string', 'integer', 'number', 'boolean']);
 /** Keywords a structural schema may carry (apiextensions v1 JSONSchemaProps, minus $ref and friends). */
 const ALLOWED = new Set([
-  'description', 'type', 'format', 'title', 'default', 'maximum', 'exclusiveMaximum', 'minimum', 'exclusiveMinimum',
-  'maxLength', 'minLength', 'pattern', 'maxItems', 'minItems', 'uniqueItems', 'multipleOf', 'enum', 'maxProperties',
-  'minProperties', 'required', 'items', 'allOf', 'oneOf', 'anyOf', 'not', 'properties', 'additionalProperties',
-  'nullable', 'example', 'x-kubernetes-preserve-unknown-fields', 'x-kubernetes-embedded-resource',
-  'x-kubernetes-int-or-string', 'x-kubernetes-list-map-keys', 'x-kubernetes-list-type', 'x-kubernetes-map-type',
+  'description',
+  'type',
+  'format',
+  'title',
+  'default',
+  'maximum',
+  'exclusiveMaximum',
+  'minimum',
+  'exclusiveMinimum',
+  'maxLength',
+  'minLength',
+  'pattern',
+  'maxItems',
+  'minItems',
+  'uniqueItems',
+  'multipleOf',
+  'enum',
+  'maxProperties',
+  'minProperties',
+  'required',
+  'items',
+  'allOf',
+  'oneOf',
+  'anyOf',
+  'not',
+  'properties',
+  'additionalProperties',
+  'nullable',
+  'example',
+  'x-kubernetes-preserve-unknown-fields',
+  'x-kubernetes-embedded-resource',
+  'x-kubernetes-int-or-string',
+  'x-kubernetes-list-map-keys',
+  'x-kubernetes-list-type',
+  'x-kubernetes-map-type',
   'x-kubernetes-validations',
 ]);
 
@@ -89,7 +119,14 @@ export function checkCelRule(rule: string, self: JsonObject): string[] {
     return [`does not parse: ${(err as Error).message.split('\n')[0]}`];
   }
   const problems: string[] = [];
-  checkFields(ast, new Map([['self', self], ['oldSelf', self]]), problems);
+  checkFields(
+    ast,
+    new Map([
+      ['self', self],
+      ['oldSelf', self],
+    ]),
+    problems,
+  );
   return problems;
 }
 

@@ -113,7 +113,13 @@ describe('structural checker catches what the API server rejects', () => {
   });
 
   it('list-map keys that are neither required nor defaulted', () => {
-    const list = { type: 'array', maxItems: 2, 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'], items: obj({ name: { type: 'string' } }) };
+    const list = {
+      type: 'array',
+      maxItems: 2,
+      'x-kubernetes-list-type': 'map',
+      'x-kubernetes-list-map-keys': ['name'],
+      items: obj({ name: { type: 'string' } }),
+    };
     deepStrictEqual(reasons(obj({ l: list })), ['l: list-map key "name" must be required or defaulted']);
   });
 

@@ -21,10 +21,10 @@ export function typeErrors(files: Record<string, string>): string[] {
   host.fileExists = (f) => f in files || exists(f);
   const dirExists = host.directoryExists?.bind(host);
   host.directoryExists = (d) => Object.keys(files).some((f) => f.startsWith(`${d}/`)) || (dirExists?.(d) ?? false);
-  host.getSourceFile = ((get) => (f: string, lang: ts.ScriptTarget | ts.CreateSourceFileOptions) =>
-    f in files ? ts.createSourceFile(f, files[f]!, lang) : get(f, lang))(host.getSourceFile.bind(host));
+  host.getSourceFile = (
+    (get) => (f: string, lang: ts.ScriptTarget | ts.CreateSourceFileOptions) =>
+      f in files ? ts.createSourceFile(f, files[f]!, lang) : get(f, lang)
+  )(host.getSourceFile.bind(host));
   const program = ts.createProgram(Object.keys(files), options, host);
-  return ts
-    .getPreEmitDiagnostics(program)
-    .map((d) => `${d.file?.fileName ?? ''}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`);
+  return ts.getPreEmitDiagnostics(program).map((d) => `${d.file?.fileName ?? ''}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`);
 }

@@ -110,14 +110,22 @@ function renderObjects(objects: unknown[], output: 'yaml' | 'json'): string {
 }
 
 /** Converts objects and renders everything the command writes. */
-export function runConversion(objects: unknown[], options: ConvertOptions, renderOptions: RenderOptions, where: Map<string, Manifest>, source: string): ConvertRun {
+export function runConversion(
+  objects: unknown[],
+  options: ConvertOptions,
+  renderOptions: RenderOptions,
+  where: Map<string, Manifest>,
+  source: string,
+): ConvertRun {
   const result = convert(objects, options);
   const bootstrapOptions = renderOptions.xdsServer ? { xdsServer: renderOptions.xdsServer } : {};
   const config = renderOptions.format === 'xds' ? toXds(result.envoy) : toBootstrap(result.envoy, bootstrapOptions);
   const messages = result.diagnostics.filter((d) => d.severity !== 'info').map((d) => formatDiagnostic(d, where, source));
   const infos = result.diagnostics.filter((d) => d.severity === 'info').map((d) => formatDiagnostic(d, where, source));
   if (renderOptions.format === 'bootstrap' && result.envoy.endpoints.length > 0) {
-    messages.push(`${source}: warning: ${result.envoy.endpoints.length} ClusterLoadAssignments (eds endpoints) are not part of a bootstrap; write them with --format xds`);
+    messages.push(
+      `${source}: warning: ${result.envoy.endpoints.length} ClusterLoadAssignments (eds endpoints) are not part of a bootstrap; write them with --format xds`,
+    );
   }
   return {
     output: render(config, renderOptions.output),
@@ -202,7 +210,8 @@ export const command: Command = {
     const fromCluster = values['from-cluster'] === true;
     if (fromCluster && positionals.length > 0) throw new UsageError('give either PATHs or --from-cluster, not both');
     if (!fromCluster && positionals.length === 0) throw new UsageError('name at least one file, folder, or - for stdin, or use --from-cluster');
-    if (!fromCluster && (values.context !== undefined || values.kubeconfig !== undefined)) throw new UsageError('--context and --kubeconfig need --from-cluster');
+    if (!fromCluster && (values.context !== undefined || values.kubeconfig !== undefined))
+      throw new UsageError('--context and --kubeconfig need --from-cluster');
     const renderOptions: RenderOptions = {
       format: oneOf('--format', values.format, ['bootstrap', 'xds'] as const) ?? 'bootstrap',
       output: oneOf('-o', values.output, ['yaml', 'json'] as const) ?? 'yaml',
@@ -247,7 +256,8 @@ export const command: Command = {
     else await write(io.stdout, run.output);
     if (values['status-out'] !== undefined) await writeOut(io, values['status-out'], run.statuses);
     if (values['manifests-out'] !== undefined) await writeOut(io, values['manifests-out'], run.manifests);
-    else if (run.manifestCount > 0) lines.push(`${fromCluster ? 'cluster' : 'input'}: warning: the dns endpoints need headless Services; write them with --manifests-out FILE`);
+    else if (run.manifestCount > 0)
+      lines.push(`${fromCluster ? 'cluster' : 'input'}: warning: the dns endpoints need headless Services; write them with --manifests-out FILE`);
     if (lines.length > 0) await write(io.stderr, `${lines.join('\n')}\n`);
     return failed > 0 ? EXIT_INVALID : EXIT_OK;
   },
@@ -262,6 +272,9 @@ export async function convertExamples(io: Io, examples = 'examples/quickstart', 
   const envoyFile = resolve(dir, 'envoy.yaml');
   const statusFile = resolve(dir, 'status.yaml');
   const code = await command.run([examples, '--out', envoyFile, '--status-out', statusFile], io);
-  await write(io.stdout, `convert: ${examples} -> ${envoyFile} (Envoy bootstrap), ${statusFile} (statuses)${code === EXIT_OK ? '' : ' with errors, see above'}\n`);
+  await write(
+    io.stdout,
+    `convert: ${examples} -> ${envoyFile} (Envoy bootstrap), ${statusFile} (statuses)${code === EXIT_OK ? '' : ' with errors, see above'}\n`,
+  );
   return code;
 }

@@ -30,7 +30,7 @@ async function run(args: string[], io: Io): Promise<number> {
 
 export const command: Command = {
   name: 'crds',
-  summary: 'Print the extlb CRDs (for kubectl apply -f -), one of them, or a kind\'s JSON Schema for editors and kubeconform.',
+  summary: "Print the extlb CRDs (for kubectl apply -f -), one of them, or a kind's JSON Schema for editors and kubeconform.",
   usage: USAGE,
   run,
 };

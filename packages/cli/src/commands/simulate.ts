@@ -30,7 +30,8 @@ async function run(args: string[], io: Io): Promise<number> {
   for (const s of sources) if (s !== 'metadata' && s !== 'header') throw new UsageError(`--sources takes metadata and/or header, not "${s}"`);
   if (new Set(sources).size !== sources.length) throw new UsageError('--sources names a source twice');
   const fallback = flags.fallback ?? 'RoundRobin';
-  if (!['RoundRobin', 'LeastRequest', 'Random'].includes(fallback)) throw new UsageError(`--fallback must be RoundRobin, LeastRequest or Random, not "${fallback}"`);
+  if (!['RoundRobin', 'LeastRequest', 'Random'].includes(fallback))
+    throw new UsageError(`--fallback must be RoundRobin, LeastRequest or Random, not "${fallback}"`);
   const input: SimulationInput = {
     sources: protocolSources(sources as Array<'metadata' | 'header'>),
     fallback,

@@ -79,7 +79,16 @@ function checkDocument(m: Manifest, strict: boolean): DocumentReport {
   const isObject = typeof o === 'object' && o !== null && !Array.isArray(o);
   if (isObject && !isValidatedKind(o.apiVersion, o.kind)) {
     const errors = strict
-      ? [{ field: '', type: 'Unsupported value', detail: '', line: root.line, col: root.col, message: `apiVersion ${JSON.stringify(o.apiVersion ?? '')}, kind ${JSON.stringify(o.kind ?? '')} is not a kind extlb validates (BackendPool, LoadBalancerPolicy, InferencePool)` }]
+      ? [
+          {
+            field: '',
+            type: 'Unsupported value',
+            detail: '',
+            line: root.line,
+            col: root.col,
+            message: `apiVersion ${JSON.stringify(o.apiVersion ?? '')}, kind ${JSON.stringify(o.kind ?? '')} is not a kind extlb validates (BackendPool, LoadBalancerPolicy, InferencePool)`,
+          },
+        ]
       : [];
     return { ...base, kind: undefined, valid: !strict, skipped: true, errors, warnings: [] };
   }

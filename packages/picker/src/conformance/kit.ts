@@ -147,9 +147,14 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
   try {
     const first = await ask(requestHeaders({}));
     const answersHeaders = first.kind === 'request_headers' || first.kind === 'immediate_response';
-    set('ext-proc.answers', answersHeaders ? 'pass' : 'fail', answersHeaders ? describe(first) : `expected a request_headers or immediate_response answer, got ${describe(first)}`);
+    set(
+      'ext-proc.answers',
+      answersHeaders ? 'pass' : 'fail',
+      answersHeaders ? describe(first) : `expected a request_headers or immediate_response answer, got ${describe(first)}`,
+    );
     if (!answersHeaders) {
-      for (const rule of RULES) if (!results.has(rule.id) && rule.id !== 'health.services') set(rule.id, 'skip', 'the picker does not answer ext_proc request headers');
+      for (const rule of RULES)
+        if (!results.has(rule.id) && rule.id !== 'health.services') set(rule.id, 'skip', 'the picker does not answer ext_proc request headers');
     } else {
       await checkAnswers(first);
     }
@@ -166,7 +171,16 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     const refused = samples.filter((a) => a.kind !== 'request_headers');
     if (named.length === 0) {
       const why = `every plain request was answered with ${describe(refused[0] as Answer)}: the picker has no ready endpoint to test with`;
-      for (const id of ['endpoint.present', 'endpoint.format', 'endpoint.agree', 'endpoint.ordered-list', 'endpoint.client-header-ignored', 'subset.respected', 'served.accepted', 'streaming.full-duplex'] as const) {
+      for (const id of [
+        'endpoint.present',
+        'endpoint.format',
+        'endpoint.agree',
+        'endpoint.ordered-list',
+        'endpoint.client-header-ignored',
+        'subset.respected',
+        'served.accepted',
+        'streaming.full-duplex',
+      ] as const) {
         set(id, 'skip', why);
       }
       await checkSubset503([]);
@@ -208,12 +222,20 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
         agreeProblems.push(`header "${a.header}" but metadata "${a.metadata.stringValue}"`);
       }
     }
-    set('endpoint.format', formatProblems.length === 0 ? 'pass' : 'fail', formatProblems.length === 0 ? `all answers well formed; endpoints seen: ${[...learned].join(', ')}` : unique(formatProblems).join('; '));
+    set(
+      'endpoint.format',
+      formatProblems.length === 0 ? 'pass' : 'fail',
+      formatProblems.length === 0 ? `all answers well formed; endpoints seen: ${[...learned].join(', ')}` : unique(formatProblems).join('; '),
+    );
     const both = named.filter((a) => a.header !== undefined && a.metadata !== undefined).length;
     set(
       'endpoint.agree',
       agreeProblems.length > 0 ? 'fail' : both === 0 ? 'skip' : 'pass',
-      agreeProblems.length > 0 ? unique(agreeProblems).join('; ') : both === 0 ? 'the picker answers in only one place, so there is nothing to compare' : `${both} answers carried both, with equal values`,
+      agreeProblems.length > 0
+        ? unique(agreeProblems).join('; ')
+        : both === 0
+          ? 'the picker answers in only one place, so there is nothing to compare'
+          : `${both} answers carried both, with equal values`,
     );
     set(
       'endpoint.ordered-list',
@@ -264,7 +286,11 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
         else if (outside.length > 0) problems.push(`subset [${subset.join(', ')}] was answered with ${outside.join(', ')}`);
       }
     }
-    set('subset.respected', problems.length === 0 ? 'pass' : 'fail', problems.length === 0 ? `${subsets.length} subsets offered, every answer stayed inside them` : unique(problems).join('; '));
+    set(
+      'subset.respected',
+      problems.length === 0 ? 'pass' : 'fail',
+      problems.length === 0 ? `${subsets.length} subsets offered, every answer stayed inside them` : unique(problems).join('; '),
+    );
   }
 
   async function checkSubset503(learned: string[]): Promise<void> {
@@ -291,11 +317,16 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
         metadata_context: { filter_metadata: { [LB_METADATA_NAMESPACE]: { fields: { [DESTINATION_ENDPOINT_SERVED_KEY]: { stringValue: served } } } } },
       });
       const r = analyse(await session.next());
-      if (r.kind !== 'response_headers') return set('served.accepted', 'fail', `response headers carrying ${DESTINATION_ENDPOINT_SERVED_KEY}=${served} were answered with ${describe(r)}`);
+      if (r.kind !== 'response_headers')
+        return set('served.accepted', 'fail', `response headers carrying ${DESTINATION_ENDPOINT_SERVED_KEY}=${served} were answered with ${describe(r)}`);
       session.finish();
       const end = await drain(session);
       if (end.kind === 'end' && end.code !== grpc.status.OK) {
-        return set('served.accepted', 'fail', `after the response path the stream ended with gRPC status ${grpc.status[end.code] ?? end.code} (${end.details})`);
+        return set(
+          'served.accepted',
+          'fail',
+          `after the response path the stream ended with gRPC status ${grpc.status[end.code] ?? end.code} (${end.details})`,
+        );
       }
       set('served.accepted', 'pass', `response headers with ${DESTINATION_ENDPOINT_SERVED_KEY}=${served} answered, stream closed cleanly`);
     } finally {
@@ -333,7 +364,11 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     } finally {
       session.cancel();
     }
-    set('streaming.full-duplex', problems.length === 0 ? 'pass' : 'fail', problems.length === 0 ? 'bodies echoed as streamed responses in order, trailers answered, on both paths' : unique(problems).join('; '));
+    set(
+      'streaming.full-duplex',
+      problems.length === 0 ? 'pass' : 'fail',
+      problems.length === 0 ? 'bodies echoed as streamed responses in order, trailers answered, on both paths' : unique(problems).join('; '),
+    );
   }
 
   async function streamExchange(messages: ProcessingRequest[], expect: { phase: 'request'; body: Buffer; trailers: boolean }): Promise<string[]> {
@@ -362,7 +397,9 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
       const r = await session.next();
       const a = analyse(r);
       if (r.kind !== 'message') {
-        problems.push(`${phase} path: waiting for ${!sawHeaders ? 'the headers answer' : !sawEnd ? 'the rest of the body' : 'the trailers answer'}, got ${describe(a)}`);
+        problems.push(
+          `${phase} path: waiting for ${!sawHeaders ? 'the headers answer' : !sawEnd ? 'the rest of the body' : 'the trailers answer'}, got ${describe(a)}`,
+        );
         return problems;
       }
       const m = r.message;
@@ -374,7 +411,9 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
         if (!sawHeaders) problems.push(`${phase} path: a body answer came before the headers answer`);
         const streamed = m[bodyKind]?.response?.body_mutation?.streamed_response;
         if (!streamed) {
-          problems.push(`${phase} path: body answered without streamed_response (Envoy: "spurious message: Normal body mutation response is received while body_mode_ is FULL_DUPLEX_STREAMED")`);
+          problems.push(
+            `${phase} path: body answered without streamed_response (Envoy: "spurious message: Normal body mutation response is received while body_mode_ is FULL_DUPLEX_STREAMED")`,
+          );
           return problems;
         }
         got.push(Buffer.from(streamed.body ?? []));
@@ -388,7 +427,8 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
       }
       if (!trailers && sawEnd) break;
     }
-    if (!Buffer.concat(got).equals(body)) problems.push(`${phase} path: the body came back as ${JSON.stringify(Buffer.concat(got).toString())}, not ${JSON.stringify(body.toString())}`);
+    if (!Buffer.concat(got).equals(body))
+      problems.push(`${phase} path: the body came back as ${JSON.stringify(Buffer.concat(got).toString())}, not ${JSON.stringify(body.toString())}`);
     return problems;
   }
 

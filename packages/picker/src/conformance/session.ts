@@ -6,10 +6,7 @@
 import * as grpc from '@grpc/grpc-js';
 import type { ProcessingRequest, ProcessingResponse } from '../messages.js';
 
-export type Received =
-  | { kind: 'message'; message: ProcessingResponse }
-  | { kind: 'end'; code: number; details: string }
-  | { kind: 'timeout' };
+export type Received = { kind: 'message'; message: ProcessingResponse } | { kind: 'end'; code: number; details: string } | { kind: 'timeout' };
 
 export class ExtProcSession {
   private readonly call: grpc.ClientDuplexStream<ProcessingRequest, ProcessingResponse>;
@@ -17,9 +14,14 @@ export class ExtProcSession {
   private waiter: ((r: Received) => void) | undefined;
   private ended = false;
 
-  constructor(client: grpc.Client, private readonly timeoutMs: number) {
+  constructor(
+    client: grpc.Client,
+    private readonly timeoutMs: number,
+  ) {
     const method = '/envoy.service.ext_proc.v3.ExternalProcessor/Process';
-    const process = (client as unknown as Record<string, (opts: grpc.CallOptions) => grpc.ClientDuplexStream<ProcessingRequest, ProcessingResponse>>)['Process'];
+    const process = (client as unknown as Record<string, (opts: grpc.CallOptions) => grpc.ClientDuplexStream<ProcessingRequest, ProcessingResponse>>)[
+      'Process'
+    ];
     if (!process) throw new Error(`client has no ${method}`);
     this.call = process.call(client, { deadline: Date.now() + timeoutMs * 10 });
     this.call.on('data', (message: ProcessingResponse) => this.push({ kind: 'message', message }));

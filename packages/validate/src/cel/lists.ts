@@ -12,7 +12,10 @@ function compare(a: Comparable, b: Comparable): number {
 
 function equal(a: unknown, b: unknown): boolean {
   if (typeof a === 'bigint' || typeof b === 'bigint' || typeof a !== 'object' || typeof b !== 'object') return a === b;
-  return JSON.stringify(a, (_k, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v)) === JSON.stringify(b, (_k, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v));
+  return (
+    JSON.stringify(a, (_k, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v)) ===
+    JSON.stringify(b, (_k, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v))
+  );
 }
 
 export function isSorted(list: Comparable[]): boolean {

@@ -51,7 +51,8 @@ function formatValue(v: unknown, verb: string): string {
       return verb === 'X' ? text.toUpperCase() : text;
     }
     case 'b':
-      if (typeof v !== 'bigint' && typeof v !== 'boolean') throw new CelLibraryError('error during formatting: only integers and bools can be formatted as binary');
+      if (typeof v !== 'bigint' && typeof v !== 'boolean')
+        throw new CelLibraryError('error during formatting: only integers and bools can be formatted as binary');
       return typeof v === 'boolean' ? (v ? '1' : '0') : v.toString(2);
     case 'o':
       if (typeof v !== 'bigint') throw new CelLibraryError('error during formatting: octal clause can only be used on integers');
