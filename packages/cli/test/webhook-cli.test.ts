@@ -39,8 +39,7 @@ function start(args: string[]): Child {
   let buffer = '';
   proc.stdout!.on('data', (d: Buffer) => {
     buffer += d.toString();
-    let nl: number;
-    while ((nl = buffer.indexOf('\n')) >= 0) {
+    for (let nl = buffer.indexOf('\n'); nl >= 0; nl = buffer.indexOf('\n')) {
       const line = JSON.parse(buffer.slice(0, nl)) as Record<string, unknown>;
       buffer = buffer.slice(nl + 1);
       lines.push(line);

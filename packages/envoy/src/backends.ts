@@ -1,6 +1,6 @@
 // Resolves HTTPRoute backendRefs to backends and decides each backend's effective load balancer:
 // a LoadBalancerPolicy on the target (oldest wins), else the pool's own stanza, else round robin.
-import { Diagnostics, compare, describeRef, type ObjectRef } from './diagnostics.js';
+import { type Diagnostics, compare, describeRef, type ObjectRef } from './diagnostics.js';
 import { GATEWAY_GROUP, byAge, groupKind, key, type BackendRef, type Inputs, type Policy, type Pool, type Service, type ServicePort } from './model.js';
 import { GROUP, INFERENCE_GROUP } from '@extlb/types';
 import { ROUND_ROBIN, type LoadBalancer, type PickerRef } from './loadbalancer.js';

@@ -216,7 +216,9 @@ export class LoadRules {
           needCluster(c.name, `${rp}.route.weighted_clusters.clusters[${k}].name`);
           this.perFilter(c.typed_per_filter_config, `${rp}.route.weighted_clusters.clusters[${k}].typed_per_filter_config`);
         });
-        list(ra.request_mirror_policies).forEach((m, k) => needCluster(m.cluster, `${rp}.route.request_mirror_policies[${k}].cluster`));
+        list(ra.request_mirror_policies).forEach((m, k) => {
+          needCluster(m.cluster, `${rp}.route.request_mirror_policies[${k}].cluster`);
+        });
       });
     });
   }

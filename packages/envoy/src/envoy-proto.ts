@@ -158,6 +158,7 @@ function durationNanos(v: string): bigint | undefined {
 }
 
 const HEADER_NAME = /^:?[0-9a-zA-Z!#$%&'*+\-.^_|~`]+$/;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: Envoy refuses NUL, CR and LF in header values
 const HEADER_VALUE = /^[^\u0000\n\r]*$/;
 
 export class EnvoyValidator {
@@ -202,7 +203,9 @@ export class EnvoyValidator {
     for (const k of ['listeners', 'routes', 'clusters', 'endpoints']) {
       const list = Array.isArray(xds[k]) ? (xds[k] as Json[]) : [];
       lists[k] = list;
-      list.forEach((r, i) => this.any(r, `${k}[${i}]`, issues));
+      list.forEach((r, i) => {
+        this.any(r, `${k}[${i}]`, issues);
+      });
     }
     new LoadRules(issues, lists.clusters ?? [], lists.endpoints ?? [], lists.routes ?? []).run(lists.listeners ?? [], '');
     return issues;
@@ -253,7 +256,8 @@ export class EnvoyValidator {
     this.since(full, path || full, issues);
     switch (full) {
       case 'google.protobuf.Any':
-        return this.any(value, path, issues);
+        this.any(value, path, issues);
+        return;
       case 'google.protobuf.Duration':
         if (typeof value !== 'string' || durationNanos(value) === undefined)
           issues.push({ path, message: `expected a duration such as "1.5s", got ${JSON.stringify(value)}` });
@@ -275,7 +279,10 @@ export class EnvoyValidator {
         return;
     }
     const wrapped = full.startsWith('google.protobuf.') ? WRAPPERS[full.slice('google.protobuf.'.length)] : undefined;
-    if (wrapped) return this.scalar(wrapped, value, path, issues);
+    if (wrapped) {
+      this.scalar(wrapped, value, path, issues);
+      return;
+    }
     if (!isObject(value)) {
       issues.push({ path, message: `expected an object (${full}), got ${JSON.stringify(value)}` });
       return;
@@ -333,7 +340,9 @@ export class EnvoyValidator {
       const max = rules['(validate.rules).repeated.max_items'];
       if (typeof min === 'number' && value.length < min) issues.push({ path, message: `value must contain at least ${min} item(s)` });
       if (typeof max === 'number' && value.length > max) issues.push({ path, message: `value must contain at most ${max} item(s)` });
-      value.forEach((v, i) => this.single(field, v, `${path}[${i}]`, issues));
+      value.forEach((v, i) => {
+        this.single(field, v, `${path}[${i}]`, issues);
+      });
       return;
     }
     this.single(field, value, path, issues);

@@ -1,5 +1,5 @@
 // Gateways to Envoy listeners, and which routes attach to which listener under which hostnames.
-import { Diagnostics, compare } from './diagnostics.js';
+import { type Diagnostics, compare } from './diagnostics.js';
 import { GATEWAY_GROUP, type Gateway, type HttpRoute, type Inputs, type Listener, type ParentRef } from './model.js';
 
 /** One Envoy filter chain: every HTTP listener on a port, or one HTTPS listener. */
@@ -183,7 +183,10 @@ export function attachRoutes(inputs: Inputs, listeners: EnvoyListener[], diags: 
         any = true;
         routesOf.set(l, (routesOf.get(l) ?? new Set()).add(route));
         let byRoute = attachments.get(chain);
-        if (!byRoute) attachments.set(chain, (byRoute = new Map()));
+        if (!byRoute) {
+          byRoute = new Map();
+          attachments.set(chain, byRoute);
+        }
         const existing = byRoute.get(route);
         if (existing) existing.hostnames = [...new Set([...existing.hostnames, ...hostnames])];
         else {

@@ -1,6 +1,6 @@
 // Turns raw Kubernetes objects into checked, defaulted records indexed by namespace and name. Every
 // later stage reads only these records, so a malformed input is reported once, here.
-import { Diagnostics, compare, type ObjectRef } from './diagnostics.js';
+import { type Diagnostics, compare, type ObjectRef } from './diagnostics.js';
 import { GROUP, INFERENCE_GROUP } from '@extlb/types';
 import { GATEWAY_GROUP, byAge, key, type Inputs, type Meta } from './model.js';
 import { readBackendPool, readInferencePool, readPolicy } from './read-extlb.js';

@@ -2,7 +2,7 @@
 import { GROUP, INFERENCE_GROUP } from '@extlb/types';
 import { readLoadBalancer, readPickerRef } from './loadbalancer.js';
 import type { Meta, Policy, PolicyTarget, Pool } from './model.js';
-import { Reader, type Json } from './read.js';
+import type { Reader, Json } from './read.js';
 
 function readPoolSelector(r: Reader, spec: Json): { selector: Record<string, string>; targetPorts: number[]; h2c: boolean } | undefined {
   const sel = r.object(spec.selector, 'spec.selector');
@@ -81,7 +81,8 @@ export function readPolicy(r: Reader, spec: Json, meta: Meta): Policy | undefine
     const p = `spec.targetRefs[${index}]`;
     const o = r.object(t, p);
     // group is required but may be empty: "" is the core group of a Service.
-    const group = o?.group === undefined ? (r.invalid(`${p}.group`, 'Required value'), undefined) : r.string(o.group, `${p}.group`);
+    const group = o?.group === undefined ? undefined : r.string(o.group, `${p}.group`);
+    if (o?.group === undefined) r.invalid(`${p}.group`, 'Required value');
     const kind = r.string(o?.kind, `${p}.kind`, true);
     const name = r.string(o?.name, `${p}.name`, true);
     if (group === undefined || !kind || !name) return;

@@ -15,7 +15,7 @@ import {
   type Rule,
   type ValueMatch,
 } from './model.js';
-import { HEADER_NAME, Reader, isObject, type Json } from './read.js';
+import { HEADER_NAME, type Reader, isObject, type Json } from './read.js';
 
 const HTTP_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'CONNECT', 'OPTIONS', 'TRACE', 'PATCH'] as const;
 

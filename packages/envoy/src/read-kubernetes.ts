@@ -1,7 +1,7 @@
 // Core Kubernetes kinds: Service, EndpointSlice and Pod.
 import { isIP } from 'node:net';
 import type { EndpointSlice, Meta, Pod, Service, ServicePort } from './model.js';
-import { Reader, isObject, type Json } from './read.js';
+import { type Reader, isObject, type Json } from './read.js';
 
 export function readService(r: Reader, spec: Json, meta: Meta): Service {
   const ports: ServicePort[] = [];

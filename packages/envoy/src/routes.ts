@@ -1,6 +1,6 @@
 // HTTPRoute rules to Envoy routes: matches, filters, weighted backends, timeouts and retries.
 import type { Backend, Backends } from './backends.js';
-import { Diagnostics, compare } from './diagnostics.js';
+import { type Diagnostics, compare } from './diagnostics.js';
 import { envoyDuration } from './duration.js';
 import { INVALID_BACKEND_CLUSTER, NAME, TYPE } from './envoy-names.js';
 import { extProcDisabled, extProcOverrides, usesPicker } from './ext-proc.js';

@@ -72,7 +72,7 @@ test('the ext_proc filter is disabled by default and enabled per route with the 
   const ext = hcm.http_filters.find((f: Json) => f.name === 'envoy.filters.http.ext_proc');
   assert.equal(ext.disabled, true);
   assert.deepEqual(ext.typed_config.metadata_options.receiving_namespaces.untyped, ['envoy.lb']);
-  const [pool, svc] = routes(r)[0]?.route.weighted_clusters.clusters;
+  const [pool, svc] = routes(r)[0]!.route.weighted_clusters.clusters;
   assert.equal(pool.typed_per_filter_config['envoy.filters.http.ext_proc'].overrides.grpc_service.envoy_grpc.cluster_name, 'picker/default/picker:9002');
   assert.equal(svc.typed_per_filter_config['envoy.filters.http.ext_proc'].disabled, true, 'the Service share never calls a picker');
 });
@@ -265,10 +265,15 @@ test('random values anywhere in the objects never crash the converter, and what 
   const paths: (string | number)[][] = [];
   const walk = (v: unknown, at: (string | number)[]) => {
     if (at.length > 1) paths.push(at);
-    if (Array.isArray(v)) v.forEach((x, i) => walk(x, [...at, i]));
-    else if (v !== null && typeof v === 'object') for (const [k, x] of Object.entries(v)) walk(x, [...at, k]);
+    if (Array.isArray(v)) {
+      v.forEach((x, i) => {
+        walk(x, [...at, i]);
+      });
+    } else if (v !== null && typeof v === 'object') for (const [k, x] of Object.entries(v)) walk(x, [...at, k]);
   };
-  base.forEach((o, i) => walk(o, [i]));
+  base.forEach((o, i) => {
+    walk(o, [i]);
+  });
   const anything = fc.oneof(
     fc.string({ maxLength: 6 }),
     fc.integer({ min: -5, max: 70000 }),

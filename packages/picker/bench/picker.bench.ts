@@ -98,7 +98,7 @@ function perSecond(label: string, fn: () => void): void {
 async function main(): Promise<void> {
   const server = spawn(
     process.execPath,
-    [...(process.env['PICKER_PROF'] ? ['--cpu-prof', '--cpu-prof-dir=/tmp/sprof'] : []), '--import', 'tsx', fileURLToPath(import.meta.url), '--serve'],
+    [...(process.env.PICKER_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/sprof'] : []), '--import', 'tsx', fileURLToPath(import.meta.url), '--serve'],
     { stdio: ['pipe', 'pipe', 'inherit'] },
   );
   const [first] = (await once(server.stdout, 'data')) as [Buffer];

@@ -96,16 +96,16 @@ function protoIncludeDirs(): string[] {
 
 function addStreamingFacts(root: protobuf.Root): void {
   const bodyMode = root.lookupEnum('envoy.extensions.filters.http.ext_proc.v3.ProcessingMode.BodySendMode');
-  if (bodyMode.values['FULL_DUPLEX_STREAMED'] === undefined) bodyMode.add('FULL_DUPLEX_STREAMED', 4);
+  if (bodyMode.values.FULL_DUPLEX_STREAMED === undefined) bodyMode.add('FULL_DUPLEX_STREAMED', 4);
   const ns = root.lookup('envoy.service.ext_proc.v3') as protobuf.Namespace;
   const mutation = root.lookupType('envoy.service.ext_proc.v3.BodyMutation');
-  if (!mutation.fields['streamed_response']) {
+  if (!mutation.fields.streamed_response) {
     if (!ns.get('StreamedBodyResponse')) {
       ns.add(new protobuf.Type('StreamedBodyResponse').add(new protobuf.Field('body', 1, 'bytes')).add(new protobuf.Field('end_of_stream', 2, 'bool')));
     }
     const field = new protobuf.Field('streamed_response', 3, 'StreamedBodyResponse');
     mutation.add(field);
-    mutation.oneofs['mutation']?.add(field);
+    mutation.oneofs.mutation?.add(field);
   }
 }
 

@@ -303,13 +303,16 @@ function whyNotFound(value: string, hosts: Map<string, ClusterHost>): string {
 
 function writeSelectedHost(metadata: Record<string, unknown>, key: MetadataKey, host: string): void {
   // Envoy merges into the namespace, so other keys already there survive.
-  const ns = (metadata[key.key] ??= {}) as Record<string, unknown>;
-  let node = ns;
+  const existing = metadata[key.key];
+  let node = (existing !== null && typeof existing === 'object' && !Array.isArray(existing) ? existing : {}) as Record<string, unknown>;
+  metadata[key.key] = node;
   key.path.forEach((segment, i) => {
     if (i === key.path.length - 1) node[segment] = host;
     else {
       const child = node[segment];
-      node = (node[segment] = child !== null && typeof child === 'object' && !Array.isArray(child) ? child : {}) as Record<string, unknown>;
+      const next = (child !== null && typeof child === 'object' && !Array.isArray(child) ? child : {}) as Record<string, unknown>;
+      node[segment] = next;
+      node = next;
     }
   });
 }

@@ -59,7 +59,7 @@ export async function startFakeKubeApi(initial: object[], namespace = 'models'):
       [
         'apiVersion: v1',
         'kind: Config',
-        'clusters: [{name: loopback, cluster: {server: "' + url + '", insecure-skip-tls-verify: true}}]',
+        `clusters: [{name: loopback, cluster: {server: "${url}", insecure-skip-tls-verify: true}}]`,
         'users: [{name: tester, user: {token: not-a-secret}}]',
         `contexts: [{name: loopback, context: {cluster: loopback, user: tester, namespace: ${namespace}}}]`,
         'current-context: loopback',

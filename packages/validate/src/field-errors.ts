@@ -12,10 +12,11 @@ const GO_ESCAPES: Record<string, string> = { '\x07': '\\a', '\b': '\\b', '\f': '
 
 /** Go's %q (strconv.Quote) for the characters user input can hold: controls as \n or \x01. */
 export function goQuote(s: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what Go escapes
   const body = s.replace(/[\\"\x00-\x1f\x7f\u2028\u2029]/g, (c) => {
     if (c === '\\' || c === '"') return `\\${c}`;
-    const escape = GO_ESCAPES[c];
-    if (escape) return escape;
+    const named = GO_ESCAPES[c];
+    if (named) return named;
     const code = c.charCodeAt(0);
     return code > 0xff ? `\\u${code.toString(16).padStart(4, '0')}` : `\\x${code.toString(16).padStart(2, '0')}`;
   });

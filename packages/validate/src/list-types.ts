@@ -50,7 +50,11 @@ function collect(schema: StructuralSchema, value: unknown, path: Segment[], erro
   if (!needsCheck(schema)) return errors;
   if (Array.isArray(value)) {
     if (schema.listType === 'map' || schema.listType === 'set') checkList(schema, value, path, errors);
-    if (schema.items) value.forEach((v, i) => collect(schema.items!, v, [...path, i], errors));
+    const items = schema.items;
+    if (items)
+      value.forEach((v, i) => {
+        collect(items, v, [...path, i], errors);
+      });
   } else if (isPlainObject(value)) {
     for (const key of Object.keys(value)) {
       const prop = propertyOf(schema, key);

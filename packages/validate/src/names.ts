@@ -68,11 +68,11 @@ export function qualifiedName(s: string): string[] {
     else errs.push(...dns1123Subdomain(prefix).map((e) => `prefix part ${e}`));
   } else if (parts.length > 2) {
     return [
-      regexError(
+      `${regexError(
         "a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
         '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]',
         "'MyName',  or 'my.name',  or '123-abc'",
-      ) + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
+      )} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`,
     ];
   }
   if (name.length === 0) errs.push('name part must be non-empty');

@@ -55,7 +55,9 @@ export function diff(from: unknown, to: unknown, options: DiffOptions = {}): Pat
     }
     // Element-wise only when no index shifts; defaulting never changes a list's length.
     if (Array.isArray(a) && Array.isArray(b) && a.length === b.length) {
-      a.forEach((item, i) => walk(item, b[i], `${path}/${i}`));
+      a.forEach((item, i) => {
+        walk(item, b[i], `${path}/${i}`);
+      });
       return;
     }
     if (!sameJson(a, b)) ops.push({ op: 'replace', path, value: b });

@@ -177,7 +177,10 @@ export function checkStructural(schema: JsonObject): StructuralProblem[] {
     if (Array.isArray(rules)) {
       rules.forEach((r, i) => {
         const rule = isObject(r) ? r.rule : undefined;
-        if (typeof rule !== 'string') return add(`x-kubernetes-validations[${i}] has no rule`);
+        if (typeof rule !== 'string') {
+          add(`x-kubernetes-validations[${i}] has no rule`);
+          return;
+        }
         if (!isObject(r) || typeof r.message !== 'string' || r.message.length === 0) add(`x-kubernetes-validations[${i}] has no message`);
         for (const p of checkCelRule(rule, node)) add(`x-kubernetes-validations[${i}] ${p}`);
       });

@@ -72,7 +72,10 @@ describe('generated CRDs are structural and their CEL rules are sound', () => {
   it('counts every CEL rule it checks', () => {
     let rules = 0;
     const count = (v: unknown): void => {
-      if (Array.isArray(v)) return v.forEach(count);
+      if (Array.isArray(v)) {
+        v.forEach(count);
+        return;
+      }
       if (v && typeof v === 'object') {
         for (const [k, c] of Object.entries(v)) if (k === 'x-kubernetes-validations' && Array.isArray(c)) rules += c.length;
         Object.values(v).forEach(count);

@@ -86,7 +86,7 @@ async function run(args: string[], io: Io): Promise<number> {
   }
   source.onError((err) => void write(io.stderr, `extlb picker: endpoint reload failed, keeping the previous endpoints: ${err.message}\n`));
   source.onChange((e) => void write(io.stdout, `extlb picker: ${e.length} endpoint(s): ${e.map((x) => x.address).join(',')}\n`));
-  let picker;
+  let picker: Awaited<ReturnType<typeof startPicker>>;
   try {
     picker = await startPicker({ ...options, source });
   } catch (err) {

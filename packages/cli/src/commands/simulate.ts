@@ -40,7 +40,7 @@ async function run(args: string[], io: Io): Promise<number> {
     headers: flags.header === undefined ? {} : { [DESTINATION_ENDPOINT_KEY]: flags.header },
     metadata: flags.metadata === undefined ? {} : { [LB_METADATA_NAMESPACE]: { [DESTINATION_ENDPOINT_KEY]: flags.metadata } },
   };
-  let result;
+  let result: ReturnType<typeof simulateOverrideHost>;
   try {
     result = simulateOverrideHost(input);
   } catch (err) {

@@ -66,7 +66,7 @@ function parseFlags(args: string[]): Flags {
 async function run(args: string[], io: Io): Promise<number> {
   const flags = parseFlags(args);
   const logger = jsonLogger(io.stdout, flags.logLevel);
-  let server;
+  let server: ReturnType<typeof createWebhookServer>;
   try {
     server = createWebhookServer({
       host: flags.host,

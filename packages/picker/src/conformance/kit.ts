@@ -14,7 +14,7 @@ import {
   parseEndpointList,
 } from '../codec.js';
 import { HEALTH_SERVICES, SERVING_STATUS } from '../health.js';
-import { headerText, toValue, type PbStruct, type PbValue, type ProcessingRequest, type ProcessingResponse } from '../messages.js';
+import { headerText, toValue, type PbStruct, type PbValue, type ProcessingRequest } from '../messages.js';
 import { loadProtos } from '../protos.js';
 import { ExtProcSession, type Received } from './session.js';
 import { RULES, type RuleId } from './rules.js';
@@ -118,7 +118,7 @@ function describe(answer: Answer): string {
 }
 
 /** The endpoint value of an answer (metadata string first, then header), or undefined. */
-function valueOf(answer: Answer): string | undefined {
+function endpointValue(answer: Answer): string | undefined {
   return answer.metadata?.stringValue ?? answer.header;
 }
 
@@ -254,7 +254,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
 
   function clientHeaderVerdict(a: Answer): [RuleStatus, string] {
     if (a.kind !== 'request_headers') return ['skip', `the picker answered the request carrying a client header with ${describe(a)}`];
-    const value = valueOf(a) ?? '';
+    const value = endpointValue(a) ?? '';
     if (value.includes(FOREIGN_CLIENT_ENDPOINT) || (a.header ?? '').includes(FOREIGN_CLIENT_ENDPOINT)) {
       return ['fail', `the client sent ${DESTINATION_ENDPOINT_KEY}: ${FOREIGN_CLIENT_ENDPOINT} and the picker's answer repeats it`];
     }
@@ -279,7 +279,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
           problems.push(`subset [${subset.join(', ')}] was answered with ${describe(a)}`);
           break;
         }
-        const value = valueOf(a);
+        const value = endpointValue(a);
         const named = value === undefined ? [] : parseEndpointList(value).endpoints.map((e) => e.address);
         const outside = named.filter((e) => !subset.includes(e));
         if (named.length === 0) problems.push(`subset [${subset.join(', ')}] was answered without an endpoint`);
@@ -307,7 +307,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     try {
       session.send(requestHeaders({}));
       const a = analyse(await session.next());
-      const value = valueOf(a);
+      const value = endpointValue(a);
       if (a.kind !== 'request_headers' || value === undefined) {
         return set('served.accepted', 'skip', `the request was answered with ${describe(a)}, so there is no response path`);
       }
@@ -406,7 +406,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
       if (m.response === headersKind) {
         if (sawHeaders) problems.push(`${phase} path: headers answered twice`);
         sawHeaders = true;
-        if (phase === 'request' && valueOf(a) === undefined) problems.push('request path: the headers answer names no endpoint');
+        if (phase === 'request' && endpointValue(a) === undefined) problems.push('request path: the headers answer names no endpoint');
       } else if (m.response === bodyKind) {
         if (!sawHeaders) problems.push(`${phase} path: a body answer came before the headers answer`);
         const streamed = m[bodyKind]?.response?.body_mutation?.streamed_response;
@@ -436,7 +436,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     const problems: string[] = [];
     for (const service of HEALTH_SERVICES) {
       const result = await new Promise<{ status?: number; error?: grpc.ServiceError }>((resolve) => {
-        const check = (healthClient as unknown as Record<string, (...a: unknown[]) => void>)['Check'] as (...a: unknown[]) => void;
+        const check = (healthClient as unknown as Record<string, (...a: unknown[]) => void>).Check as (...a: unknown[]) => void;
         check.call(healthClient, { service }, { deadline: Date.now() + timeoutMs }, (error: grpc.ServiceError | null, res?: { status?: number | string }) => {
           resolve(error ? { error } : { status: Number(res?.status ?? 0) });
         });

@@ -3,7 +3,7 @@
  * wait for the picker's answer, with a deadline on every wait so a silent picker fails a rule
  * instead of hanging the kit.
  */
-import * as grpc from '@grpc/grpc-js';
+import type * as grpc from '@grpc/grpc-js';
 import type { ProcessingRequest, ProcessingResponse } from '../messages.js';
 
 export type Received = { kind: 'message'; message: ProcessingResponse } | { kind: 'end'; code: number; details: string } | { kind: 'timeout' };
@@ -19,9 +19,7 @@ export class ExtProcSession {
     private readonly timeoutMs: number,
   ) {
     const method = '/envoy.service.ext_proc.v3.ExternalProcessor/Process';
-    const process = (client as unknown as Record<string, (opts: grpc.CallOptions) => grpc.ClientDuplexStream<ProcessingRequest, ProcessingResponse>>)[
-      'Process'
-    ];
+    const process = (client as unknown as Record<string, (opts: grpc.CallOptions) => grpc.ClientDuplexStream<ProcessingRequest, ProcessingResponse>>).Process;
     if (!process) throw new Error(`client has no ${method}`);
     this.call = process.call(client, { deadline: Date.now() + timeoutMs * 10 });
     this.call.on('data', (message: ProcessingResponse) => this.push({ kind: 'message', message }));

@@ -14,7 +14,10 @@ function kubernetesEnvironment(): Environment {
   const patterns = new Map<string, RegExp>();
   env.registerFunction('string.__matchesCompiled(string): bool', (s: string, pattern: string) => {
     let re = patterns.get(pattern);
-    if (!re) patterns.set(pattern, (re = new RegExp(pattern)));
+    if (!re) {
+      re = new RegExp(pattern);
+      patterns.set(pattern, re);
+    }
     return re.test(s);
   });
   return env;

@@ -24,7 +24,8 @@ const SCALAR_CACHE_LIMIT = 1024;
 function evaluate(rule: CompiledRule, context: { self: unknown; oldSelf: unknown }): unknown {
   const { self } = context;
   if (rule.usesOldSelf || (typeof self !== 'string' && typeof self !== 'bigint')) return rule.program(context);
-  const cache = (rule.scalarResults ??= new Map());
+  rule.scalarResults ??= new Map();
+  const cache = rule.scalarResults;
   if (cache.has(self)) return cache.get(self);
   const result = rule.program(context);
   if (cache.size >= SCALAR_CACHE_LIMIT) cache.clear();
@@ -170,7 +171,9 @@ function walk(schema: StructuralSchema, self: unknown, old: { value: unknown } |
     }
   } else if (Array.isArray(self) && schema.items && hasRulesBelow.get(schema.items)) {
     const items = schema.items;
-    self.forEach((item, i) => walkChild(items, item, correlatedItem(schema, item, old?.value), i, ev));
+    self.forEach((item, i) => {
+      walkChild(items, item, correlatedItem(schema, item, old?.value), i, ev);
+    });
   }
 }
 

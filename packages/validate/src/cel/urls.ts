@@ -15,6 +15,7 @@ export class KubeURL {
 const SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*:/;
 
 export function parseURL(s: string): KubeURL | undefined {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: Go's url.Parse refuses control characters
   if (/[\s\x00-\x1f\x7f]/.test(s)) return undefined;
   const noFragment = s.split('#')[0]!;
   if (noFragment.startsWith('/')) {
