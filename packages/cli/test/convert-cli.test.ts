@@ -107,6 +107,44 @@ describe('extlb convert on files', () => {
     assert.equal((await cli(['x.yaml', '--from-cluster'])).code, 2);
   });
 
+  it('one configuration per Gateway: several need --gateway or --out-dir, and a usage error lists them', async () => {
+    const file = scenario('two-gateways-same-port');
+    const both = await cli([file]);
+    assert.equal(both.code, 2);
+    assert.match(both.stderr, /the input has 2 Gateways \(team-a\/shop, team-b\/blog\); .*--gateway NAMESPACE\/NAME.*--out-dir DIR/);
+    const one = await cli([file, '--gateway', 'team-b/blog']);
+    assert.equal(one.code, 0, one.stderr);
+    assert.deepEqual(
+      parse(one.stdout).static_resources.clusters.map((c: { name: string }) => c.name),
+      ['svc/team-b/posts/80'],
+    );
+    const missing = await cli([file, '--gateway', 'team-c/none']);
+    assert.equal(missing.code, 2);
+    assert.match(missing.stderr, /--gateway team-c\/none: no such Gateway is converted; the input has team-a\/shop, team-b\/blog/);
+    const all = await cli([file, '--out-dir', 'per-gateway', '-o', 'json']);
+    assert.equal(all.code, 0, all.stderr);
+    for (const [ns, name] of [
+      ['team-a', 'shop'],
+      ['team-b', 'blog'],
+    ]) {
+      const bootstrap = JSON.parse(readFileSync(join(dir, 'per-gateway', ns as string, `${name}.json`), 'utf8'));
+      assert.deepEqual(loadEnvoyValidator('1.35').validateBootstrap(bootstrap), []);
+    }
+  });
+
+  it('a bootstrap in eds mode needs --xds-server, and names the node after the Gateway', async () => {
+    const file = scenario('backendpool-picker');
+    const without = await cli([file, '--endpoints', 'eds']);
+    assert.equal(without.code, 2);
+    assert.match(without.stderr, /--endpoints eds with a bootstrap needs --xds-server HOST:PORT/);
+    assert.equal((await cli([file, '--endpoints', 'eds', '--xds-server', 'nope'])).code, 2);
+    const r = await cli([file, '--endpoints', 'eds', '--xds-server', 'extlb-controller.extlb-system:18000', '--node-id', 'envoy-0']);
+    assert.equal(r.code, 0, r.stderr);
+    const bootstrap = parse(r.stdout);
+    assert.deepEqual(bootstrap.node, { id: 'envoy-0', cluster: 'default/gw' });
+    assert.deepEqual(loadEnvoyValidator('1.35').validateBootstrap(bootstrap), []);
+  });
+
   it('convertExamples converts the quickstart and says where the output went', async () => {
     const t = capture();
     const code = await convertExamples({ ...t.io, cwd: repo }, 'examples/quickstart', join(dir, 'quickstart'));

@@ -1,9 +1,23 @@
 // Converts a generated estate at three sizes and prints time, memory and the ratio of conversion
 // time to serializing the output. Full size: 10,000 HTTPRoutes (2 rules each), 1,000 BackendPools,
 // 2,000 Services, 50,000 endpoints; the smaller sizes scale every count with the routes.
-// Target (issue 4): the full estate in under 2 s and 1 GiB RSS on a 2-core machine, near-linear growth.
+// Target: the full estate in under 2 s and 1 GiB RSS on a 2-core machine, near-linear growth; the
+// time of each stage (read, resolve, envoy, status) is printed beside the total.
 import { stringify } from 'yaml';
-import { convert, toBootstrap } from '../src/index.js';
+import {
+  convert,
+  DEFAULT_CONTROLLER,
+  Diagnostics,
+  type EnvoyConfig,
+  envoyOptions,
+  InputEndpoints,
+  readInputs,
+  resolve,
+  statuses,
+  toBootstrap,
+  toEnvoy,
+} from '../src/index.js';
+import { envoyOf } from '../test/golden.js';
 
 const NOW = '2026-01-01T00:00:00Z';
 
@@ -121,33 +135,54 @@ function median(xs: number[]): number {
 }
 
 const gc = (globalThis as { gc?: () => void }).gc;
+
+/** One conversion, stage by stage, as convert() composes them. */
+function stages(objects: unknown[]) {
+  const diags = new Diagnostics();
+  const [inputs, readMs] = time(() => readInputs(objects, diags));
+  const [resolved, resolveMs] = time(() => resolve(inputs, {}, diags));
+  const [configs, envoyMs] = time(() => {
+    const endpoints = new InputEndpoints(inputs);
+    const options = envoyOptions({}, diags);
+    return resolved.ir.gateways.map((g) => toEnvoy(g, endpoints, options, diags));
+  });
+  const [, statusMs] = time(() => statuses(resolved.outcomes, { controllerName: DEFAULT_CONTROLLER, now: NOW }));
+  return { config: configs[0] as EnvoyConfig, ms: { read: readMs, resolve: resolveMs, envoy: envoyMs, status: statusMs } };
+}
+
 const rows: string[] = [];
 let peakRss = 0;
 for (const routes of [1000, 5000, 10000]) {
   const objects = estate(routes);
   convert(objects, { now: NOW }); // warm-up
   const runs: number[] = [];
-  let result = convert(objects, { now: NOW });
+  const stageRuns: Record<string, number[]> = { read: [], resolve: [], envoy: [], status: [] };
+  let config = envoyOf(convert(objects, { now: NOW }));
   for (let i = 0; i < 3; i++) {
     gc?.();
     const [r, ms] = time(() => convert(objects, { now: NOW }));
-    result = r;
+    config = envoyOf(r);
     runs.push(ms);
     peakRss = Math.max(peakRss, process.memoryUsage().rss);
+    gc?.();
+    for (const [stage, ms] of Object.entries(stages(objects).ms)) stageRuns[stage]?.push(ms);
   }
   gc?.();
-  const [bootstrap, renderMs] = time(() => toBootstrap(result.envoy));
+  const [bootstrap, renderMs] = time(() => toBootstrap(config));
   const [json, jsonMs] = time(() => JSON.stringify(bootstrap));
   const [, yamlMs] = time(() => stringify(bootstrap, { lineWidth: 0, aliasDuplicateObjects: false }));
-  const endpoints = result.envoy.clusters.reduce(
+  const endpoints = config.clusters.reduce(
     (n, c) =>
       n + ((c.load_assignment as { endpoints?: { lb_endpoints: unknown[] }[] } | undefined)?.endpoints ?? []).reduce((m, e) => m + e.lb_endpoints.length, 0),
     0,
   );
   const convertMs = median(runs);
+  const perStage = Object.entries(stageRuns)
+    .map(([stage, ms]) => `${stage} ${median(ms).toFixed(0)}`)
+    .join(' / ');
   rows.push(
-    `${String(routes).padStart(6)} routes  ${String(objects.length).padStart(6)} objects  ${String(result.envoy.clusters.length).padStart(5)} clusters  ${String(endpoints).padStart(6)} endpoints  ` +
-      `convert ${convertMs.toFixed(0).padStart(5)} ms  toBootstrap ${renderMs.toFixed(0)} ms  JSON ${jsonMs.toFixed(0)} ms (${(json.length / 1e6).toFixed(1)} MB, convert/JSON ${(convertMs / jsonMs).toFixed(1)}x)  YAML ${yamlMs.toFixed(0)} ms (convert/YAML ${(convertMs / yamlMs).toFixed(2)}x)`,
+    `${String(routes).padStart(6)} routes  ${String(objects.length).padStart(6)} objects  ${String(config.clusters.length).padStart(5)} clusters  ${String(endpoints).padStart(6)} endpoints  ` +
+      `convert ${convertMs.toFixed(0).padStart(5)} ms (${perStage} ms)  toBootstrap ${renderMs.toFixed(0)} ms  JSON ${jsonMs.toFixed(0)} ms (${(json.length / 1e6).toFixed(1)} MB, convert/JSON ${(convertMs / jsonMs).toFixed(1)}x)  YAML ${yamlMs.toFixed(0)} ms (convert/YAML ${(convertMs / yamlMs).toFixed(2)}x)`,
   );
   peakRss = Math.max(peakRss, process.memoryUsage().rss);
 }

@@ -1,3 +1,7 @@
+// What the converter tells its caller about the input: a closed set of codes, each with a
+// severity, a sentence, the object and the API-server field path it is about.
+import { compare } from './json.js';
+
 /** The object a diagnostic or status is about, as `kubectl` names it. */
 export interface ObjectRef {
   kind: string;
@@ -8,14 +12,62 @@ export interface ObjectRef {
 export type Severity = 'error' | 'warning' | 'info';
 
 /**
+ * Every code the converter emits. A code is part of the API: callers match on it, so one is only
+ * ever added here (and tested in test/diagnostics.test.ts), never invented at a call site.
+ */
+export const DIAGNOSTIC_CODES = [
+  // Reading objects
+  'Invalid',
+  'Duplicate',
+  'IgnoredKind',
+  'UnownedEndpointSlice',
+  'InvalidOption',
+  // Gateways and their listeners
+  'UnsupportedProtocol',
+  'UnsupportedValue',
+  'ProtocolConflict',
+  'HostnameConflict',
+  // Route attachment
+  'UnsupportedParent',
+  'OtherGatewayClass',
+  'ParentNotFound',
+  'NoMatchingParent',
+  'NotAllowedByListeners',
+  'NoMatchingListenerHostname',
+  // Route rules
+  'UnsupportedFilter',
+  'IncompatibleFilters',
+  // Backends, policies and pickers
+  'InvalidKind',
+  'BackendNotFound',
+  'InvalidBackend',
+  'RefNotPermitted',
+  'TargetNotFound',
+  'Conflicted',
+  'PickerNotFound',
+  'NoEndpointPicker',
+  // Envoy output
+  'NoEndpoints',
+  'StaticEndpoints',
+  'LegacyNoFallback',
+  'ServedEndpointNeeds138',
+  'FailOpenStreaming',
+  'RetryBackoff',
+  'MessageTimeout',
+  'FailureModePerListener',
+] as const;
+
+export type DiagnosticCode = (typeof DIAGNOSTIC_CODES)[number];
+
+/**
  * One finding of the converter. `error` means an input object is invalid or refers to something
  * missing (the CLI exits 1); `warning` means the output works but differs from what was asked
  * (an unsupported feature, a default Envoy cannot honour); `info` explains a choice.
  */
 export interface Diagnostic {
   severity: Severity;
-  /** A stable, machine-readable code, e.g. `BackendNotFound` or `UnsupportedFilter`. */
-  code: string;
+  code: DiagnosticCode;
+  /** A sentence that does not repeat the object or the path. */
   message: string;
   object?: ObjectRef;
   /** API-server field path inside `object`, e.g. `spec.rules[0].backendRefs[1].name`. */
@@ -25,40 +77,40 @@ export interface Diagnostic {
 export class Diagnostics {
   readonly list: Diagnostic[] = [];
 
-  add(severity: Severity, code: string, message: string, object?: ObjectRef, path?: string): void {
+  add(severity: Severity, code: DiagnosticCode, message: string, object?: ObjectRef, path?: string): void {
     const d: Diagnostic = { severity, code, message };
     if (object) d.object = object;
     if (path) d.path = path;
     this.list.push(d);
   }
-  error(code: string, message: string, object?: ObjectRef, path?: string): void {
+  error(code: DiagnosticCode, message: string, object?: ObjectRef, path?: string): void {
     this.add('error', code, message, object, path);
   }
-  warning(code: string, message: string, object?: ObjectRef, path?: string): void {
+  warning(code: DiagnosticCode, message: string, object?: ObjectRef, path?: string): void {
     this.add('warning', code, message, object, path);
   }
-  info(code: string, message: string, object?: ObjectRef, path?: string): void {
+  info(code: DiagnosticCode, message: string, object?: ObjectRef, path?: string): void {
     this.add('info', code, message, object, path);
   }
 
-  /** Sorted by object, then path, then message, so the output is independent of input order. */
+  /**
+   * Sorted by object, then path, then message, so the output is independent of input order; the
+   * same finding reached twice (a backend used by two Gateways) is reported once.
+   */
   sorted(): Diagnostic[] {
-    const key = (d: Diagnostic) => [d.object?.kind ?? '', d.object?.namespace ?? '', d.object?.name ?? '', d.path ?? '', d.code, d.message].join('\u0000');
-    const seen = new Set<string>();
+    const keyed = this.list.map((d) => ({
+      d,
+      key: [d.object?.kind ?? '', d.object?.namespace ?? '', d.object?.name ?? '', d.path ?? '', d.code, d.message, d.severity].join('\u0000'),
+    }));
+    keyed.sort((a, b) => compare(a.key, b.key));
     const out: Diagnostic[] = [];
-    for (const d of [...this.list].sort((a, b) => compare(key(a), key(b)))) {
-      const k = `${d.severity}\u0000${key(d)}`;
-      if (seen.has(k)) continue; // the same backend referenced by many routes reports once
-      seen.add(k);
-      out.push(d);
+    let last: string | undefined;
+    for (const { d, key } of keyed) {
+      if (key !== last) out.push(d);
+      last = key;
     }
     return out;
   }
-}
-
-/** Code-unit order, independent of the locale (localeCompare is not). */
-export function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 export function describeRef(ref: ObjectRef): string {

@@ -1,3 +1,4 @@
+// Gateway API durations (GEP-2257).
 const UNIT_MS: Record<string, number> = { h: 3_600_000, m: 60_000, s: 1000, ms: 1 };
 const GATEWAY_DURATION = /^([0-9]{1,5}(h|m|s|ms)){1,4}$/;
 
@@ -7,11 +8,4 @@ export function parseDuration(value: unknown): number | undefined {
   let ms = 0;
   for (const m of value.matchAll(/([0-9]+)(ms|h|m|s)/g)) ms += Number(m[1]) * (UNIT_MS[m[2] as string] ?? 0);
   return ms;
-}
-
-/** Envoy's proto3 JSON form of a Duration: seconds with up to 3 decimals (`1.500s`, `0s`). */
-export function envoyDuration(ms: number): string {
-  const s = Math.floor(ms / 1000);
-  const rest = ms % 1000;
-  return rest === 0 ? `${s}s` : `${s}.${String(rest).padStart(3, '0')}s`;
 }

@@ -1,4 +1,12 @@
-export { convert, DEFAULT_CONTROLLER, type ConvertOptions, type ConvertResult, type EnvoyConfig } from './convert.js';
-export { toBootstrap, toXds, type BootstrapOptions } from './output.js';
-export { describeRef, type Diagnostic, type ObjectRef, type Severity } from './diagnostics.js';
-export type { EndpointMode, EnvoyTarget } from './clusters.js';
+// @extlb/envoy: Gateway API and extlb objects → one Envoy configuration per Gateway, and statuses.
+// convert() runs every stage; the stages are exported for callers that drive them one by one (a
+// controller re-running only the Envoy stage when endpoints change, a benchmark timing each).
+export { convert, DEFAULT_CONTROLLER, envoyOptions, type ConvertOptions, type ConvertResult } from './convert.js';
+export { describeRef, DIAGNOSTIC_CODES, Diagnostics, type Diagnostic, type DiagnosticCode, type ObjectRef, type Severity } from './diagnostics.js';
+export type { EndpointMode, EnvoyTarget } from './envoy-target.js';
+export { adsBootstrap, parseHostPort, toBootstrap, toEnvoy, toXds, type BootstrapOptions, type EnvoyConfig, type EnvoyOptions } from './envoy/index.js';
+export type { JsonObject } from './json.js';
+export { readInputs, type Inputs } from './read/index.js';
+export { InputEndpoints, type EndpointLookup, type HostPort } from './resolve/endpoints.js';
+export { resolve, shadowServiceName, type IR, type Outcomes, type Resolved, type ResolveOptions } from './resolve/index.js';
+export { statuses, type StatusOptions } from './status/index.js';

@@ -3,20 +3,21 @@ import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { convert, toBootstrap, toXds, type ConvertResult } from '../src/index.js';
-import { envoyDuration, parseDuration } from '../src/duration.js';
-import { intersect } from '../src/gateway.js';
-import { loadEnvoyValidator } from '../src/validator.js';
-import { readObjects } from './golden.js';
+import { parseDuration } from '../src/duration.js';
+import { envoyDuration } from '../src/envoy/duration.js';
+import { intersect } from '../src/resolve/hostnames.js';
+import { loadEnvoyValidator } from '../src/validator/index.js';
+import { envoyOf, readObjects } from './golden.js';
 
 type Json = Record<string, any>;
 const NOW = '2026-01-01T00:00:00Z';
 const scenario = (name: string) => readObjects(fileURLToPath(new URL(`./scenarios/${name}/input.yaml`, import.meta.url)));
 
 function routes(r: ConvertResult): Json[] {
-  return (r.envoy.routes as Json[]).flatMap((rc) => rc.virtual_hosts.flatMap((vh: Json) => vh.routes));
+  return (envoyOf(r).routes as Json[]).flatMap((rc) => rc.virtual_hosts.flatMap((vh: Json) => vh.routes));
 }
 function filters(r: ConvertResult): string[] {
-  return (r.envoy.listeners[0] as Json).filter_chains[0].filters[0].typed_config.http_filters.map((f: Json) => f.name);
+  return (envoyOf(r).listeners[0] as Json).filter_chains[0].filters[0].typed_config.http_filters.map((f: Json) => f.name);
 }
 function status(r: ConvertResult, kind: string, name: string): Json {
   const s = r.statuses.find((x) => x.kind === kind && (x.metadata as Json).name === name);
@@ -52,7 +53,7 @@ test('a client-sent endpoint header is stripped before the picker runs', () => {
     const names = filters(r);
     const strip = names.indexOf('envoy.filters.http.header_mutation');
     assert.ok(strip >= 0 && strip < names.indexOf('envoy.filters.http.ext_proc'), `${name}: ${names.join(', ')}`);
-    const mutation = (r.envoy.listeners[0] as Json).filter_chains[0].filters[0].typed_config.http_filters[strip].typed_config;
+    const mutation = (envoyOf(r).listeners[0] as Json).filter_chains[0].filters[0].typed_config.http_filters[strip].typed_config;
     assert.deepEqual(mutation.mutations.request_mutations, [{ remove: 'x-gateway-destination-endpoint' }]);
   }
 });
@@ -68,7 +69,7 @@ test('retries let Envoy walk the picker list: maxEndpoints - 1 retries with a pe
 
 test('the ext_proc filter is disabled by default and enabled per route with the backend picker', () => {
   const r = convert(scenario('mixed-pool-and-service'), { now: NOW });
-  const hcm = (r.envoy.listeners[0] as Json).filter_chains[0].filters[0].typed_config;
+  const hcm = (envoyOf(r).listeners[0] as Json).filter_chains[0].filters[0].typed_config;
   const ext = hcm.http_filters.find((f: Json) => f.name === 'envoy.filters.http.ext_proc');
   assert.equal(ext.disabled, true);
   assert.deepEqual(ext.typed_config.metadata_options.receiving_namespaces.untyped, ['envoy.lb']);
@@ -117,7 +118,7 @@ test('the oldest policy wins; the newer one is Conflicted, a policy without targ
   assert.equal(conditions(status(r, 'LoadBalancerPolicy', 'older'), 'ancestors').Accepted?.reason, 'Accepted');
   assert.equal(conditions(status(r, 'LoadBalancerPolicy', 'newer'), 'ancestors').Accepted?.reason, 'Conflicted');
   assert.equal(conditions(status(r, 'LoadBalancerPolicy', 'orphan'), 'ancestors').Accepted?.reason, 'TargetNotFound');
-  const cluster = r.envoy.clusters.find((c) => c.name === 'bpool/default/llm') as Json;
+  const cluster = envoyOf(r).clusters.find((c) => c.name === 'bpool/default/llm') as Json;
   assert.equal(cluster.load_balancing_policy.policies[0].typed_extension_config.name, 'envoy.load_balancing_policies.ring_hash');
   assert.deepEqual(routes(r)[0]?.route.hash_policy, [{ header: { header_name: 'x-session' } }]);
 });
@@ -143,7 +144,7 @@ test('InferencePool failureMode maps to per-route failure_mode_allow', () => {
 test('served-endpoint reporting needs 1.38; on 1.35 it is left out', () => {
   const input = scenario('served-endpoint-1.38');
   const key = (r: ConvertResult) =>
-    (r.envoy.clusters.find((c) => c.name === 'bpool/default/llm') as Json).load_balancing_policy.policies[0].typed_extension_config.typed_config
+    (envoyOf(r).clusters.find((c) => c.name === 'bpool/default/llm') as Json).load_balancing_policy.policies[0].typed_extension_config.typed_config
       .selected_host_key;
   assert.deepEqual(key(convert(input, { envoy: '1.38', now: NOW })), { key: 'envoy.lb', path: [{ key: 'x-gateway-destination-endpoint-served' }] });
   const old = convert(input, { envoy: '1.35', now: NOW });
@@ -156,21 +157,25 @@ test('served-endpoint reporting needs 1.38; on 1.35 it is left out', () => {
 
 test('dns mode emits a headless Service per pool; eds mode emits ClusterLoadAssignments', () => {
   const dns = convert(scenario('backendpool-picker'), { endpoints: 'dns', now: NOW });
-  const svc = dns.envoy.manifests[0] as Json;
+  const svc = envoyOf(dns).manifests[0] as Json;
   assert.equal(svc.spec.clusterIP, 'None');
   assert.deepEqual(svc.spec.selector, { app: 'llm' });
-  const cluster = dns.envoy.clusters.find((c) => c.name === 'bpool/default/llm') as Json;
+  const cluster = envoyOf(dns).clusters.find((c) => c.name === 'bpool/default/llm') as Json;
   assert.equal(cluster.type, 'STRICT_DNS');
   assert.equal(cluster.load_assignment.endpoints[0].lb_endpoints[0].endpoint.address.socket_address.address, 'llm-extlb.default.svc.cluster.local');
   const eds = convert(scenario('backendpool-picker'), { endpoints: 'eds', now: NOW });
-  assert.equal((eds.envoy.clusters.find((c) => c.name === 'bpool/default/llm') as Json).type, 'EDS');
-  assert.equal((eds.envoy.endpoints[0] as Json).endpoints[0].lb_endpoints.length, 3);
-  assert.ok((toBootstrap(eds.envoy) as Json).dynamic_resources.ads_config);
+  assert.equal((envoyOf(eds).clusters.find((c) => c.name === 'bpool/default/llm') as Json).type, 'EDS');
+  assert.equal((envoyOf(eds).endpoints[0] as Json).endpoints[0].lb_endpoints.length, 3);
+  assert.throws(() => toBootstrap(envoyOf(eds)), /EDS clusters need an xDS server/);
+  const bootstrap = toBootstrap(envoyOf(eds), { xdsServer: '[fd00::1]:18000' }) as Json;
+  assert.ok(bootstrap.dynamic_resources.ads_config);
+  assert.deepEqual(bootstrap.node, { id: 'default/gw', cluster: 'default/gw' }, 'an ADS client must announce its node; the cluster names the Gateway');
+  assert.equal(bootstrap.static_resources.clusters.at(-1).load_assignment.endpoints[0].lb_endpoints[0].endpoint.address.socket_address.address, 'fd00::1');
 });
 
 test('legacy mode: ORIGINAL_DST with a warning that there is no fallback list', () => {
   const r = convert(scenario('legacy-mode'), { envoy: 'legacy', now: NOW });
-  const c = r.envoy.clusters.find((x) => x.name === 'bpool/default/llm') as Json;
+  const c = envoyOf(r).clusters.find((x) => x.name === 'bpool/default/llm') as Json;
   assert.equal(c.type, 'ORIGINAL_DST');
   assert.deepEqual(c.original_dst_lb_config, { use_http_header: true, http_header_name: 'x-gateway-destination-endpoint' });
   assert.ok(r.diagnostics.some((d) => d.code === 'LegacyNoFallback' && d.severity === 'warning'));
@@ -178,7 +183,7 @@ test('legacy mode: ORIGINAL_DST with a warning that there is no fallback list', 
 
 test('match precedence: exact, then regex, then the longest prefix; ties by route age', () => {
   const r = convert(scenario('route-features'), { now: NOW });
-  const names = (r.envoy.routes[0] as Json).virtual_hosts[0].routes.map((x: Json) => x.name);
+  const names = (envoyOf(r).routes[0] as Json).virtual_hosts[0].routes.map((x: Json) => x.name);
   assert.equal(names[0], 'default/shop/rule/0/match/1', 'Exact /login');
   assert.equal(names[1], 'default/shop/rule/2/match/0', 'RegularExpression');
   assert.equal(names[names.length - 1], 'default/shop/rule/3/match/0', 'the / prefix comes last');
@@ -198,24 +203,14 @@ test('Gateway status: attached routes per listener, unsupported listeners not ac
   const tcp = Object.fromEntries(listeners[2]?.conditions.map((c: Json) => [c.type, c]));
   assert.equal(tcp.Accepted.status, 'False');
   assert.equal(tcp.Accepted.reason, 'UnsupportedProtocol');
-  const both = [
-    ...scenario('backendpool-picker'),
-    ...scenario('route-features').map((o: any) =>
-      o.kind === 'Gateway' ? { ...o, spec: { ...o.spec, listeners: [{ name: 'clash', port: 8080, protocol: 'HTTP' }] } } : o,
-    ),
-  ];
-  const clash = convert(both, { now: NOW });
-  const web = Object.fromEntries((status(clash, 'Gateway', 'web').status.listeners[0] as Json).conditions.map((c: Json) => [c.type, c]));
-  assert.equal(web.Accepted.reason, 'PortUnavailable', 'the younger (or later by name) Gateway loses the port');
-  assert.equal(status(clash, 'Gateway', 'web').status.conditions[0].reason, 'ListenersNotValid');
 });
 
 test('gatewayClassNames converts only those Gateways; routes to other classes get no status entry from us', () => {
   const objects = scenario('backendpool-picker');
   const mine = convert(objects, { now: NOW, gatewayClassNames: ['extlb'] });
-  assert.equal(mine.envoy.listeners.length, 1);
+  assert.equal(envoyOf(mine).listeners.length, 1);
   const theirs = convert(objects, { now: NOW, gatewayClassNames: ['someone-else'] });
-  assert.equal(theirs.envoy.listeners.length, 0);
+  assert.deepEqual(Object.keys(theirs.gateways), []);
   assert.deepEqual(status(theirs, 'HTTPRoute', 'chat').status.parents, []);
   assert.ok(theirs.diagnostics.some((d) => d.code === 'OtherGatewayClass' && d.path === 'spec.parentRefs[0]'));
 });
@@ -242,13 +237,14 @@ test('invalid input gives diagnostics with object and field path, never an excep
   );
   const paths = r.diagnostics.filter((d) => d.severity === 'error').map((d) => `${d.object?.kind ?? ''} ${d.path ?? ''}`);
   assert.ok(paths.includes('BackendPool spec.targetPorts[0].number'), paths.join('\n'));
-  assert.ok(paths.includes('LoadBalancerPolicy spec.loadBalancer.external'), paths.join('\n'));
+  assert.ok(paths.includes('LoadBalancerPolicy spec.loadBalancer'), paths.join('\n'));
   assert.ok(paths.includes('HTTPRoute spec.rules'), paths.join('\n'));
 });
 
 test('output is byte-identical whatever the input order', () => {
   const objects = [...scenario('route-features'), ...scenario('conflicting-policies'), ...scenario('cross-namespace-refs'), ...scenario('weighted-70-30')];
-  const render = (r: ConvertResult) => JSON.stringify([toBootstrap(r.envoy), toXds(r.envoy), r.statuses, r.diagnostics]);
+  const render = (r: ConvertResult) =>
+    JSON.stringify([Object.entries(r.gateways).map(([name, c]) => [name, toBootstrap(c), toXds(c)]), r.statuses, r.diagnostics]);
   const expected = render(convert(objects, { now: NOW }));
   fc.assert(
     fc.property(fc.shuffledSubarray(objects, { minLength: objects.length, maxLength: objects.length }), (shuffled) => {
@@ -297,8 +293,10 @@ test('random values anywhere in the objects never crash the converter, and what 
         if (node !== null && typeof node === 'object') node[path[path.length - 1] as string] = value;
       }
       const r = convert(objects, { now: NOW });
-      assert.deepEqual(validator.validateBootstrap(toBootstrap(r.envoy)), []);
-      assert.deepEqual(validator.validateXds(toXds(r.envoy)), []);
+      for (const config of Object.values(r.gateways)) {
+        assert.deepEqual(validator.validateBootstrap(toBootstrap(config)), []);
+        assert.deepEqual(validator.validateXds(toXds(config)), []);
+      }
     }),
     { numRuns: 300, seed: 4 },
   );

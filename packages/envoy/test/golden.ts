@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
+import type { ConvertResult, EnvoyConfig } from '../src/index.js';
 
 export function toYaml(value: unknown): string {
   return stringify(value, { lineWidth: 0, aliasDuplicateObjects: false });
@@ -23,4 +24,11 @@ export function readObjects(file: string): unknown[] {
   return parseAllDocuments(readFileSync(file, 'utf8'))
     .map((d) => d.toJS() as unknown)
     .filter((o) => o !== null);
+}
+
+/** The Envoy configuration of the one Gateway a conversion had. */
+export function envoyOf(result: ConvertResult): EnvoyConfig {
+  const configs = Object.values(result.gateways);
+  assert.equal(configs.length, 1, `expected one Gateway, got ${Object.keys(result.gateways).join(', ') || 'none'}`);
+  return configs[0] as EnvoyConfig;
 }

@@ -3,14 +3,14 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { convert, toBootstrap, toXds } from '../src/index.js';
-import { loadEnvoyValidator } from '../src/validator.js';
-import { readObjects } from './golden.js';
+import { loadEnvoyValidator } from '../src/validator/index.js';
+import { envoyOf, readObjects } from './golden.js';
 
 type Json = Record<string, any>;
 const input = readObjects(fileURLToPath(new URL('./scenarios/backendpool-picker/input.yaml', import.meta.url)));
 
 function good(envoy: '1.35' | '1.38' = '1.35'): Json {
-  return structuredClone(toBootstrap(convert(input, { envoy, now: '2026-01-01T00:00:00Z' }).envoy)) as Json;
+  return structuredClone(toBootstrap(envoyOf(convert(input, { envoy, now: '2026-01-01T00:00:00Z' })))) as Json;
 }
 
 const hcm = (b: Json) => b.static_resources.listeners[0].filter_chains[0].filters[0].typed_config;
@@ -173,7 +173,7 @@ test('a STATIC cluster lists IP addresses only', () => {
 });
 
 test('xDS lists: an EDS cluster needs its ClusterLoadAssignment, and rds names must exist', () => {
-  const xds = structuredClone(toXds(convert(input, { endpoints: 'eds', now: '2026-01-01T00:00:00Z' }).envoy)) as Json;
+  const xds = structuredClone(toXds(envoyOf(convert(input, { endpoints: 'eds', now: '2026-01-01T00:00:00Z' })))) as Json;
   const v = loadEnvoyValidator('1.35');
   assert.deepEqual(v.validateXds(xds), []);
   xds.endpoints = [];

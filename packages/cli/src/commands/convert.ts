@@ -1,10 +1,20 @@
 // `extlb convert PATH...` (or `--from-cluster`): Gateway API and extlb objects in, Envoy
 // configuration on stdout, statuses to a file, diagnostics on stderr at file:line:col.
 import { mkdir, writeFile } from 'node:fs/promises';
-import { dirname, isAbsolute, resolve } from 'node:path';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { convert, describeRef, toBootstrap, toXds, type ConvertOptions, type Diagnostic, type EndpointMode, type EnvoyTarget } from '@extlb/envoy';
-import { isValidatedKind, validate } from '@extlb/validate';
+import {
+  type ConvertOptions,
+  type Diagnostic,
+  type EndpointMode,
+  type EnvoyConfig,
+  type EnvoyTarget,
+  convert,
+  describeRef,
+  parseHostPort,
+  toBootstrap,
+  toXds,
+} from '@extlb/envoy';
 import { stringify } from 'yaml';
 import type { Command } from '../command.js';
 import { oneOf, usageErrors } from '../flags.js';
@@ -13,9 +23,9 @@ import { loadManifests, positionOf, type LoadProblem, type Manifest } from '../m
 import { bracketMapKeys } from './validate.js';
 
 const USAGE =
-  'extlb convert [PATH...|--from-cluster [--context NAME] [--kubeconfig FILE]] [--format bootstrap|xds] [-o yaml|json] ' +
-  '[--envoy 1.35|1.38|legacy] [--endpoints static|dns|eds] [--status-out FILE] [--manifests-out FILE] [--out FILE] ' +
-  '[--gateway-class NAME]... [-v] [--controller-name NAME] [--cluster-domain DOMAIN] [--per-try-timeout DURATION] [--xds-server HOST:PORT]';
+  'extlb convert [PATH...|--from-cluster [--context NAME] [--kubeconfig FILE]] [--gateway NAMESPACE/NAME | --out-dir DIR] [--format bootstrap|xds] [-o yaml|json] ' +
+  '[--envoy 1.35|1.38|legacy] [--endpoints static|dns|eds] [--xds-server HOST:PORT] [--node-id ID] [--node-cluster NAME] [--status-out FILE] [--manifests-out FILE] [--out FILE] ' +
+  '[--gateway-class NAME]... [-v] [--controller-name NAME] [--cluster-domain DOMAIN] [--per-try-timeout DURATION]';
 
 /** The kinds the converter reads from a cluster: apiVersion and kind. */
 export const CLUSTER_KINDS: [string, string][] = [
@@ -32,7 +42,8 @@ export const CLUSTER_KINDS: [string, string][] = [
 ];
 
 export interface ConvertRun {
-  output: string;
+  /** The rendered configuration of each Gateway, by `namespace/name`. */
+  outputs: Map<string, string>;
   statuses: string;
   manifests: string;
   manifestCount: number;
@@ -76,27 +87,14 @@ function formatProblem(p: LoadProblem): string {
   return p.line > 0 ? `${p.file}:${p.line}:${p.col}: error: ${p.message}` : `${p.file}: error: ${p.message}`;
 }
 
-/**
- * API-server validation of the extlb kinds (schema, defaults, CEL), so that an object the API
- * server would refuse is reported with the API server's own message, not just converted.
- */
-function validateExtlbKinds(manifests: Manifest[]): string[] {
-  const lines: string[] = [];
-  for (const m of manifests) {
-    const o = m.object as { apiVersion?: unknown; kind?: unknown } | null;
-    if (!o || !isValidatedKind(o.apiVersion, o.kind)) continue;
-    for (const e of validate(m.object).errors) {
-      const { line, col } = positionOf(m, bracketMapKeys(m.object, e.field));
-      lines.push(`${m.file}:${line}:${col}: error: ${e.message}`);
-    }
-  }
-  return lines;
-}
-
 export interface RenderOptions {
   format: 'bootstrap' | 'xds';
   output: 'yaml' | 'json';
   xdsServer?: string;
+  nodeId?: string;
+  nodeCluster?: string;
+  /** Convert only this Gateway (`namespace/name`). */
+  gateway?: string;
 }
 
 function render(value: unknown, output: 'yaml' | 'json'): string {
@@ -109,6 +107,15 @@ function renderObjects(objects: unknown[], output: 'yaml' | 'json'): string {
   return objects.map((o) => `---\n${render(o, 'yaml')}`).join('');
 }
 
+function renderConfig(config: EnvoyConfig, r: RenderOptions): string {
+  if (r.format === 'xds') return render(toXds(config), r.output);
+  const options: Parameters<typeof toBootstrap>[1] = {};
+  if (r.xdsServer !== undefined) options.xdsServer = r.xdsServer;
+  if (r.nodeId !== undefined) options.nodeId = r.nodeId;
+  if (r.nodeCluster !== undefined) options.nodeCluster = r.nodeCluster;
+  return render(toBootstrap(config, options), r.output);
+}
+
 /** Converts objects and renders everything the command writes. */
 export function runConversion(
   objects: unknown[],
@@ -118,20 +125,20 @@ export function runConversion(
   source: string,
 ): ConvertRun {
   const result = convert(objects, options);
-  const bootstrapOptions = renderOptions.xdsServer ? { xdsServer: renderOptions.xdsServer } : {};
-  const config = renderOptions.format === 'xds' ? toXds(result.envoy) : toBootstrap(result.envoy, bootstrapOptions);
+  const names = Object.keys(result.gateways);
+  if (renderOptions.gateway !== undefined && !names.includes(renderOptions.gateway)) {
+    throw new UsageError(`--gateway ${renderOptions.gateway}: no such Gateway is converted; the input has ${names.length === 0 ? 'none' : names.join(', ')}`);
+  }
+  const selected = renderOptions.gateway === undefined ? names : [renderOptions.gateway];
+  const configs = selected.flatMap((name) => result.gateways[name] ?? []);
   const messages = result.diagnostics.filter((d) => d.severity !== 'info').map((d) => formatDiagnostic(d, where, source));
   const infos = result.diagnostics.filter((d) => d.severity === 'info').map((d) => formatDiagnostic(d, where, source));
-  if (renderOptions.format === 'bootstrap' && result.envoy.endpoints.length > 0) {
-    messages.push(
-      `${source}: warning: ${result.envoy.endpoints.length} ClusterLoadAssignments (eds endpoints) are not part of a bootstrap; write them with --format xds`,
-    );
-  }
+  const manifests = configs.flatMap((c) => c.manifests);
   return {
-    output: render(config, renderOptions.output),
+    outputs: new Map(configs.map((c) => [`${c.gateway.namespace ?? ''}/${c.gateway.name}`, renderConfig(c, renderOptions)])),
     statuses: renderObjects(result.statuses, renderOptions.output),
-    manifests: renderObjects(result.envoy.manifests, renderOptions.output),
-    manifestCount: result.envoy.manifests.length,
+    manifests: renderObjects(manifests, renderOptions.output),
+    manifestCount: manifests.length,
     messages,
     infos,
     errors: result.diagnostics.filter((d) => d.severity === 'error').length,
@@ -180,6 +187,10 @@ function parseFlags(args: string[]) {
         'cluster-domain': { type: 'string' },
         'per-try-timeout': { type: 'string' },
         'xds-server': { type: 'string' },
+        'node-id': { type: 'string' },
+        'node-cluster': { type: 'string' },
+        gateway: { type: 'string' },
+        'out-dir': { type: 'string' },
         'gateway-class': { type: 'string', multiple: true },
         verbose: { type: 'boolean', short: 'v' },
       },
@@ -216,11 +227,24 @@ export const command: Command = {
       format: oneOf('--format', values.format, ['bootstrap', 'xds'] as const) ?? 'bootstrap',
       output: oneOf('-o', values.output, ['yaml', 'json'] as const) ?? 'yaml',
     };
-    if (values['xds-server'] !== undefined) renderOptions.xdsServer = values['xds-server'];
     const options: ConvertOptions = {
       envoy: oneOf<EnvoyTarget>('--envoy', values.envoy, ['1.35', '1.38', 'legacy']) ?? '1.35',
       endpoints: oneOf<EndpointMode>('--endpoints', values.endpoints, ['static', 'dns', 'eds']) ?? 'static',
     };
+    const xdsServer = values['xds-server'];
+    if (xdsServer !== undefined && !parseHostPort(xdsServer)) throw new UsageError(`--xds-server must be HOST:PORT, not ${JSON.stringify(xdsServer)}`);
+    if (options.endpoints === 'eds' && renderOptions.format === 'bootstrap' && xdsServer === undefined) {
+      throw new UsageError('--endpoints eds with a bootstrap needs --xds-server HOST:PORT: the proxy gets its endpoints from that server');
+    }
+    if (xdsServer !== undefined) renderOptions.xdsServer = xdsServer;
+    if (values['node-id'] !== undefined) renderOptions.nodeId = values['node-id'];
+    if (values['node-cluster'] !== undefined) renderOptions.nodeCluster = values['node-cluster'];
+    if (values.gateway !== undefined) {
+      if (!/^[^/]+\/[^/]+$/.test(values.gateway)) throw new UsageError(`--gateway must be NAMESPACE/NAME, not ${JSON.stringify(values.gateway)}`);
+      renderOptions.gateway = values.gateway;
+    }
+    const outDir = values['out-dir'];
+    if (outDir !== undefined && values.out !== undefined) throw new UsageError('give either --out or --out-dir, not both');
     if (values['controller-name'] !== undefined) options.controllerName = values['controller-name'];
     if (values['cluster-domain'] !== undefined) options.clusterDomain = values['cluster-domain'];
     if (values['per-try-timeout'] !== undefined) options.perTryTimeout = values['per-try-timeout'];
@@ -243,17 +267,30 @@ export const command: Command = {
       const loaded = await loadManifests(positionals, io);
       objects = loaded.manifests.map((m) => m.object);
       where = indexManifests(loaded.manifests);
-      const invalid = validateExtlbKinds(loaded.manifests);
-      lines.push(...loaded.problems.map(formatProblem), ...invalid);
-      failed += loaded.problems.length + invalid.length;
+      lines.push(...loaded.problems.map(formatProblem));
+      failed += loaded.problems.length;
     }
     const run = runConversion(objects, options, renderOptions, where, fromCluster ? 'cluster' : 'input');
     lines.push(...run.messages);
     if (values.verbose === true) lines.push(...run.infos);
     else if (run.infos.length > 0) lines.push(`${run.infos.length} info message(s), such as ignored kinds; -v shows them`);
     failed += run.errors;
-    if (values.out !== undefined) await writeOut(io, values.out, run.output);
-    else await write(io.stdout, run.output);
+    const ext = renderOptions.output === 'json' ? 'json' : 'yaml';
+    if (outDir !== undefined) {
+      for (const [name, text] of run.outputs) await writeOut(io, join(outDir, `${name}.${ext}`), text);
+    } else if (run.outputs.size > 1) {
+      const names = [...run.outputs.keys()].join(', ');
+      throw new UsageError(
+        `the input has ${run.outputs.size} Gateways (${names}); each is its own proxy: pick one with --gateway NAMESPACE/NAME, or write them all with --out-dir DIR`,
+      );
+    } else {
+      const [only] = run.outputs.values();
+      if (only === undefined) {
+        lines.push(`${fromCluster ? 'cluster' : 'input'}: error: no Gateway is converted, so there is no Envoy configuration to write`);
+        failed += 1;
+      } else if (values.out !== undefined) await writeOut(io, values.out, only);
+      else await write(io.stdout, only);
+    }
     if (values['status-out'] !== undefined) await writeOut(io, values['status-out'], run.statuses);
     if (values['manifests-out'] !== undefined) await writeOut(io, values['manifests-out'], run.manifests);
     else if (run.manifestCount > 0)

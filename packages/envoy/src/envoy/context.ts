@@ -1,0 +1,33 @@
+// What every Envoy builder of one Gateway shares.
+import type { Diagnostics } from '../diagnostics.js';
+import type { EndpointMode, EnvoyTarget } from '../envoy-target.js';
+import type { JsonObject } from '../json.js';
+import type { EndpointLookup } from '../resolve/endpoints.js';
+import type { Gateway } from '../resolve/index.js';
+
+export interface EnvoyOptions {
+  envoy: EnvoyTarget;
+  endpoints: EndpointMode;
+  connectTimeoutMs: number;
+  /** Per-try timeout when a route walks a picker's list and sets no backendRequest timeout. */
+  perTryTimeoutMs: number;
+  clusterDomain: string;
+  /** Folder with `<namespace>/<secret>/tls.crt` and `tls.key` for HTTPS listeners. */
+  certDir: string;
+}
+
+export interface BuildContext {
+  gateway: Gateway;
+  options: EnvoyOptions;
+  endpoints: EndpointLookup;
+  diags: Diagnostics;
+  /** Kubernetes objects the output relies on (dns mode: headless Services), by `namespace/name`. */
+  manifests: Map<string, JsonObject>;
+  /** ClusterLoadAssignments (eds mode), by cluster name. */
+  assignments: Map<string, JsonObject>;
+}
+
+/** DNS name of a Service inside the cluster. */
+export function serviceHost(ctx: BuildContext, namespace: string, name: string): string {
+  return `${name}.${namespace}.svc.${ctx.options.clusterDomain}`;
+}

@@ -1,0 +1,120 @@
+// IR listeners to Envoy listeners and route configurations: one Envoy listener per port, one filter
+// chain per server (TLS chosen by SNI), its HTTP filters, and one route table per server.
+import type { JsonObject } from '../json.js';
+import { type Backend, type Listener, type Server, usesPicker } from '../resolve/index.js';
+import type { BuildContext } from './context.js';
+import { envoyDuration } from './duration.js';
+import { extProcFilter, stripEndpointHeaderFilter } from './ext-proc.js';
+import { NAME, TYPE } from './names.js';
+import { envoyRoute } from './routes.js';
+import { compare } from '../json.js';
+
+function statPrefix(name: string): string {
+  return name.replace(/[^A-Za-z0-9_.-]/g, '_');
+}
+
+/** The backends a server's routes send to or mirror to. */
+function usedBackends(server: Server, ctx: BuildContext): Backend[] {
+  const keys = new Set<string>();
+  for (const vh of server.virtualHosts) {
+    for (const r of vh.routes) {
+      if (r.action.type !== 'forward') continue;
+      for (const d of r.action.destinations) if (d.backend !== undefined) keys.add(d.backend);
+      for (const m of r.action.mirrors) keys.add(m.backend);
+    }
+  }
+  return [...keys].flatMap((k) => ctx.gateway.backends[k] ?? []);
+}
+
+/**
+ * The HTTP filters of a server: when a backend reads the endpoint header, strip the client's copy
+ * first; then the picker's ext_proc filter (disabled until a route enables it); the router last.
+ */
+function httpFilters(server: Server, ctx: BuildContext): JsonObject[] {
+  const used = usedBackends(server, ctx);
+  const pickers = used.filter(usesPicker);
+  const filters: JsonObject[] = [];
+  const legacy = ctx.options.envoy === 'legacy';
+  if (pickers.length > 0) {
+    const timeouts = new Set(pickers.map((b) => b.lb.external?.messageTimeoutMs ?? 200));
+    const longest = Math.max(...timeouts);
+    if (timeouts.size > 1) {
+      ctx.diags.info(
+        'MessageTimeout',
+        `listener ${server.name}: pickers ask for different messageTimeouts; Envoy sets it per listener, so the longest (${envoyDuration(longest)}) is used`,
+        ctx.gateway.ref,
+      );
+    }
+    const defaultCluster = pickers.map((b) => b.pickers ?? '').sort(compare)[0] ?? '';
+    const failOpen = legacy && pickers.every((b) => b.lb.external?.failureMode === 'FailOpen');
+    if (legacy && !failOpen && pickers.some((b) => b.lb.external?.failureMode === 'FailOpen')) {
+      ctx.diags.warning(
+        'FailureModePerListener',
+        `legacy mode: Envoy before 1.35 sets failure_mode_allow per listener, and ${server.name} mixes FailOpen and FailClose pickers, so all fail closed`,
+        ctx.gateway.ref,
+      );
+    }
+    filters.push(stripEndpointHeaderFilter(), extProcFilter(defaultCluster, longest, failOpen));
+  } else if (used.some((b) => b.lb.type === 'External')) {
+    // Fail-open backends without a reachable picker still read the endpoint header.
+    filters.push(stripEndpointHeaderFilter());
+  }
+  filters.push({ name: NAME.router, typed_config: { '@type': TYPE.router } });
+  return filters;
+}
+
+/** One filter chain: TLS for an HTTPS server, then the HTTP connection manager. */
+function filterChain(server: Server, ctx: BuildContext): JsonObject {
+  const fc: JsonObject = {};
+  if (server.tls) {
+    const certDir = ctx.options.certDir;
+    if (server.tls.hostname) fc.filter_chain_match = { server_names: [server.tls.hostname] };
+    fc.transport_socket = {
+      name: NAME.tls,
+      typed_config: {
+        '@type': TYPE.downstreamTls,
+        common_tls_context: {
+          tls_certificates: server.tls.certificates.map((c) => ({
+            certificate_chain: { filename: `${certDir}/${c.namespace}/${c.name}/tls.crt` },
+            private_key: { filename: `${certDir}/${c.namespace}/${c.name}/tls.key` },
+          })),
+        },
+      },
+    };
+  }
+  fc.filters = [
+    {
+      name: NAME.hcm,
+      typed_config: {
+        '@type': TYPE.hcm,
+        stat_prefix: statPrefix(server.name),
+        codec_type: 'AUTO',
+        rds: { route_config_name: server.name, config_source: { ads: {}, resource_api_version: 'V3' } },
+        http_filters: httpFilters(server, ctx),
+        normalize_path: true,
+        strip_any_host_port: true,
+      },
+    },
+  ];
+  return fc;
+}
+
+function routeConfig(server: Server, ctx: BuildContext): JsonObject {
+  return {
+    name: server.name,
+    virtual_hosts: server.virtualHosts.map((vh) => ({ name: vh.hostname, domains: [vh.hostname], routes: vh.routes.map((r) => envoyRoute(r, ctx)) })),
+    validate_clusters: false,
+  };
+}
+
+/** An Envoy listener and the route configurations its servers use. */
+export function envoyListener(l: Listener, ctx: BuildContext): { listener: JsonObject; routes: JsonObject[] } {
+  return {
+    listener: {
+      name: l.name,
+      address: { socket_address: { address: '0.0.0.0', port_value: l.port } },
+      filter_chains: l.servers.map((s) => filterChain(s, ctx)),
+    },
+    routes: l.servers.map((s) => routeConfig(s, ctx)),
+  };
+}

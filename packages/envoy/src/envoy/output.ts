@@ -1,0 +1,114 @@
+// Renders an EnvoyConfig as a bootstrap (`static_resources`, routes inlined) or as xDS resource lists.
+import { type JsonObject, isObject } from '../json.js';
+import type { EnvoyConfig } from './config.js';
+import { NAME, TYPE } from './names.js';
+
+export interface BootstrapOptions {
+  /** `host:port` of the xDS (ADS) server; required when the configuration has EDS clusters. */
+  xdsServer?: string;
+  /** Envoy's node id and cluster; both default to the Gateway's `namespace/name`. */
+  nodeId?: string;
+  nodeCluster?: string;
+  adminPort?: number;
+}
+
+const XDS_CLUSTER = 'extlb-xds';
+
+/** Splits `host:port` (`[v6]:port` for IPv6); undefined when it is not one. */
+export function parseHostPort(value: string): { host: string; port: number } | undefined {
+  const m = /^(?:\[([0-9A-Fa-f:.]+)\]|([^:[\]]+)):(\d{1,5})$/.exec(value);
+  const port = Number(m?.[3]);
+  const host = m?.[1] ?? m?.[2];
+  return host && port >= 1 && port <= 65535 ? { host, port } : undefined;
+}
+
+/** The cluster Envoy reaches its xDS server through: gRPC, so HTTP/2. */
+function xdsCluster(server: string): JsonObject {
+  const hp = parseHostPort(server);
+  if (!hp) throw new Error(`the xDS server must be HOST:PORT, not ${JSON.stringify(server)}`);
+  return {
+    name: XDS_CLUSTER,
+    type: 'STRICT_DNS',
+    connect_timeout: '5s',
+    load_assignment: {
+      cluster_name: XDS_CLUSTER,
+      endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: hp.host, port_value: hp.port } } } }] }],
+    },
+    typed_extension_protocol_options: {
+      [NAME.httpProtocolOptions]: { '@type': TYPE.httpProtocolOptions, explicit_http_config: { http2_protocol_options: {} } },
+    },
+  };
+}
+
+/** The node an ADS server knows this proxy by: `node.cluster` names the Gateway it serves. */
+function node(gateway: EnvoyConfig['gateway'], options: BootstrapOptions): JsonObject {
+  const name = `${gateway.namespace ?? ''}/${gateway.name}`;
+  return { id: options.nodeId ?? name, cluster: options.nodeCluster ?? name };
+}
+
+function admin(options: BootstrapOptions): JsonObject {
+  return { address: { socket_address: { address: '127.0.0.1', port_value: options.adminPort ?? 9901 } } };
+}
+
+const ADS = { api_type: 'GRPC', transport_api_version: 'V3', grpc_services: [{ envoy_grpc: { cluster_name: XDS_CLUSTER } }] };
+
+/** Replaces each HCM's `rds` with its route configuration inline. */
+function inlineRoutes(listener: JsonObject, routes: Map<string, JsonObject>): JsonObject {
+  const chains = (listener.filter_chains as JsonObject[]).map((fc) => ({
+    ...fc,
+    filters: (fc.filters as JsonObject[]).map((f) => {
+      const tc = f.typed_config;
+      if (f.name !== NAME.hcm || !isObject(tc) || !isObject(tc.rds)) return f;
+      const { rds, ...rest } = tc;
+      const ordered: JsonObject = {};
+      for (const [k, v] of Object.entries(rest)) {
+        ordered[k] = v;
+        if (k === 'codec_type') ordered.route_config = routes.get(String(rds.route_config_name));
+      }
+      return { ...f, typed_config: ordered };
+    }),
+  }));
+  return { ...listener, filter_chains: chains };
+}
+
+/**
+ * A bootstrap with everything static, routes inlined. In eds mode the endpoints still come over
+ * ADS, so the bootstrap then names the xDS server and the node (it throws when no server is given:
+ * that is a caller's mistake, never a default to guess).
+ */
+export function toBootstrap(envoy: EnvoyConfig, options: BootstrapOptions = {}): JsonObject {
+  const routes = new Map(envoy.routes.map((r) => [String(r.name), r]));
+  const clusters = [...envoy.clusters];
+  const bootstrap: JsonObject = { admin: admin(options), static_resources: { listeners: envoy.listeners.map((l) => inlineRoutes(l, routes)), clusters } };
+  if (clusters.some((c) => c.type === 'EDS')) {
+    if (options.xdsServer === undefined) throw new Error('EDS clusters need an xDS server: pass xdsServer (HOST:PORT)');
+    clusters.push(xdsCluster(options.xdsServer));
+    bootstrap.node = node(envoy.gateway, options);
+    bootstrap.dynamic_resources = { ads_config: ADS };
+  }
+  return bootstrap;
+}
+
+/**
+ * The small bootstrap an Envoy pod starts with when an xDS server (`extlb controller`) serves it
+ * everything: listeners and clusters over ADS, the rest following from them.
+ */
+export function adsBootstrap(gateway: EnvoyConfig['gateway'], options: BootstrapOptions & { xdsServer: string }): JsonObject {
+  return {
+    node: node(gateway, options),
+    admin: admin(options),
+    dynamic_resources: { ads_config: ADS, lds_config: { ads: {}, resource_api_version: 'V3' }, cds_config: { ads: {}, resource_api_version: 'V3' } },
+    static_resources: { clusters: [xdsCluster(options.xdsServer)] },
+  };
+}
+
+/** xDS resources grouped by type, each with its `@type`, as an xDS server would send them. */
+export function toXds(envoy: EnvoyConfig): JsonObject {
+  const typed = (type: string, list: JsonObject[]) => list.map((r) => ({ '@type': type, ...r }));
+  return {
+    listeners: typed(TYPE.listener, envoy.listeners),
+    routes: typed(TYPE.routeConfiguration, envoy.routes),
+    clusters: typed(TYPE.cluster, envoy.clusters),
+    endpoints: typed(TYPE.clusterLoadAssignment, envoy.endpoints),
+  };
+}

@@ -1,0 +1,222 @@
+// IR routes to Envoy routes: matches, header and path changes, weighted clusters with the picker
+// each one asks, mirrors, hash policies, and the timeouts and retries a picker's list needs.
+import { type JsonObject, compare } from '../json.js';
+import type { External, HeaderModifier, Match, ValueMatch } from '../read/index.js';
+import { type Backend, type Forward, type RedirectAction, type Route, usesPicker } from '../resolve/index.js';
+import type { BuildContext } from './context.js';
+import { envoyDuration } from './duration.js';
+import { extProcDisabled, extProcOverrides } from './ext-proc.js';
+import { INVALID_BACKEND_CLUSTER, NAME, TYPE } from './names.js';
+
+const REDIRECT_CODES: Record<number, string> = {
+  301: 'MOVED_PERMANENTLY',
+  302: 'FOUND',
+  303: 'SEE_OTHER',
+  307: 'TEMPORARY_REDIRECT',
+  308: 'PERMANENT_REDIRECT',
+};
+
+function stringMatch(m: ValueMatch): JsonObject {
+  return m.type === 'Exact' ? { exact: m.value } : { safe_regex: { regex: m.value } };
+}
+
+/** Envoy's form of one HTTPRoute match. PathPrefix is element-wise, as path_separated_prefix is. */
+function envoyMatch(m: Match): JsonObject {
+  const out: JsonObject = {};
+  const { type, value } = m.path;
+  if (type === 'Exact') out.path = value;
+  else if (type === 'RegularExpression') out.safe_regex = { regex: value };
+  else {
+    const trimmed = value.replace(/\/+$/, '');
+    if (trimmed === '') out.prefix = '/';
+    else out.path_separated_prefix = trimmed;
+  }
+  const headers = m.headers.map((h) => ({ name: h.name, string_match: stringMatch(h) }));
+  if (m.method) headers.push({ name: ':method', string_match: { exact: m.method } });
+  if (headers.length > 0) out.headers = headers;
+  if (m.queryParams.length > 0) out.query_parameters = m.queryParams.map((q) => ({ name: q.name, string_match: stringMatch(q) }));
+  return out;
+}
+
+function headerChanges(h: HeaderModifier | undefined, prefix: 'request' | 'response', into: JsonObject): void {
+  if (!h) return;
+  const add = [
+    ...h.set.map((v) => ({ header: { key: v.name, value: v.value }, append_action: 'OVERWRITE_IF_EXISTS_OR_ADD' })),
+    ...h.add.map((v) => ({ header: { key: v.name, value: v.value }, append_action: 'APPEND_IF_EXISTS_OR_ADD' })),
+  ];
+  if (add.length) into[`${prefix}_headers_to_add`] = add;
+  if (h.remove.length) into[`${prefix}_headers_to_remove`] = h.remove;
+}
+
+function escapeRegex(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+function redirect(a: RedirectAction): JsonObject {
+  const r = a.redirect;
+  const out: JsonObject = {};
+  if (r.scheme) out.scheme_redirect = r.scheme;
+  if (r.hostname !== undefined) out.host_redirect = r.hostname;
+  if (r.port !== undefined) out.port_redirect = r.port;
+  if (r.path?.type === 'ReplaceFullPath') out.path_redirect = r.path.value;
+  else if (r.path?.type === 'ReplacePrefixMatch') out.prefix_rewrite = r.path.value;
+  out.response_code = REDIRECT_CODES[r.statusCode] ?? 'FOUND';
+  return out;
+}
+
+function rewrite(f: Forward, ra: JsonObject): void {
+  const rw = f.rewrite;
+  if (!rw) return;
+  if (rw.hostname !== undefined) ra.host_rewrite_literal = rw.hostname;
+  if (rw.path?.type === 'ReplaceFullPath') ra.regex_rewrite = { pattern: { regex: '^/.*$' }, substitution: rw.path.value };
+  else if (rw.path?.type === 'ReplacePrefixMatch' && rw.prefix !== undefined) {
+    if (rw.path.value === '/' || rw.prefix === '') {
+      // prefix_rewrite would leave `//rest`; a regex drops the whole matched prefix instead.
+      ra.regex_rewrite = { pattern: { regex: `^${escapeRegex(rw.prefix)}/*` }, substitution: rw.path.value.replace(/\/*$/, '/') };
+    } else ra.prefix_rewrite = rw.path.value;
+  }
+}
+
+function hashPolicies(backends: Backend[]): JsonObject[] {
+  const out = new Map<string, JsonObject>();
+  for (const b of backends) {
+    const ch = b.lb.consistentHash;
+    if (!ch) continue;
+    let policy: JsonObject;
+    if (ch.type === 'Header') policy = { header: { header_name: ch.header } };
+    else if (ch.type === 'Cookie')
+      policy = { cookie: { name: ch.cookie?.name, ...(ch.cookie?.ttlMs !== undefined ? { ttl: envoyDuration(ch.cookie.ttlMs) } : {}) } };
+    else policy = { connection_properties: { source_ip: true } };
+    out.set(JSON.stringify(policy), policy);
+  }
+  return [...out.entries()].sort(([a], [b]) => compare(a, b)).map(([, p]) => p);
+}
+
+const RETRY_ORDER = [
+  'retry_on',
+  'num_retries',
+  'per_try_timeout',
+  'retry_host_predicate',
+  'host_selection_retry_max_attempts',
+  'retriable_status_codes',
+  'retry_back_off',
+];
+
+/**
+ * Gateway API timeouts and retry (GEP-1742, GEP-1731), plus what override_host needs: each retry
+ * takes the next endpoint of the picker's list, so a list of n endpoints needs n-1 retries, and a
+ * per-try timeout so a slow endpoint does not use up the whole request timeout.
+ */
+function timeoutsAndRetries(route: Route, f: Forward, ra: JsonObject, externals: External[], ctx: BuildContext): void {
+  const { requestMs, backendRequestMs } = f.timeouts;
+  const walk = Math.max(0, ...externals.map((e) => e.maxEndpoints - 1));
+  const retry = f.retry;
+  if (!retry && walk === 0) {
+    if (requestMs !== undefined) ra.timeout = envoyDuration(requestMs);
+    else if (backendRequestMs !== undefined) ra.timeout = envoyDuration(backendRequestMs);
+    if (requestMs !== undefined && backendRequestMs !== undefined) ra.retry_policy = { num_retries: 0, per_try_timeout: envoyDuration(backendRequestMs) };
+    return;
+  }
+  const retryOn = new Set<string>();
+  const policy: JsonObject = {};
+  let attempts = walk;
+  if (retry) {
+    // GEP-1731: implementations should retry on connection errors whenever retry is set.
+    for (const c of ['connect-failure', 'refused-stream', 'reset']) retryOn.add(c);
+    if (retry.codes.length > 0) {
+      retryOn.add('retriable-status-codes');
+      policy.retriable_status_codes = [...retry.codes].sort((a, b) => a - b);
+    }
+    attempts = Math.max(attempts, retry.attempts ?? 1);
+  }
+  if (walk > 0) for (const c of ['connect-failure', 'reset', '5xx']) retryOn.add(c);
+  const perTry = backendRequestMs ?? (walk > 0 ? ctx.options.perTryTimeoutMs : undefined);
+  policy.retry_on = [...retryOn].sort().join(',');
+  policy.num_retries = attempts;
+  if (perTry !== undefined) policy.per_try_timeout = envoyDuration(perTry);
+  if (retry?.backoffMs !== undefined) {
+    if (retry.backoffMs > 0) policy.retry_back_off = { base_interval: envoyDuration(retry.backoffMs) };
+    else
+      ctx.diags.info(
+        'RetryBackoff',
+        'a zero retry backoff cannot be expressed in Envoy; its default (25ms) applies',
+        route.route,
+        `spec.rules[${route.rule}].retry.backoff`,
+      );
+  }
+  if (walk > 0) {
+    // Once the picker's list is used up the fallback policy picks; it should not re-pick a host
+    // that already failed.
+    policy.retry_host_predicate = [{ name: NAME.previousHosts, typed_config: { '@type': TYPE.previousHosts } }];
+    policy.host_selection_retry_max_attempts = '5';
+  }
+  ra.retry_policy = Object.fromEntries(RETRY_ORDER.filter((k) => k in policy).map((k) => [k, policy[k]]));
+  if (requestMs !== undefined) ra.timeout = envoyDuration(requestMs);
+  else if (perTry !== undefined && walk > 0) ra.timeout = envoyDuration(perTry * (attempts + 1)); // room for every attempt
+}
+
+function forward(route: Route, f: Forward, out: JsonObject, ctx: BuildContext): void {
+  const backends = ctx.gateway.backends;
+  const entries: { backend: Backend; weight: number }[] = [];
+  let invalidWeight = 0;
+  for (const d of f.destinations) {
+    const b = d.backend === undefined ? undefined : backends[d.backend];
+    if (!b || d.invalid !== undefined) invalidWeight += d.weight;
+    else if (d.weight > 0) entries.push({ backend: b, weight: d.weight });
+  }
+  const ra: JsonObject = {};
+  const externals = entries.filter((e) => usesPicker(e.backend));
+  if (entries.length === 1 && invalidWeight === 0) ra.cluster = entries[0]?.backend.key;
+  else {
+    const clusters: JsonObject[] = entries.map((e) => {
+      const c: JsonObject = { name: e.backend.key, weight: e.weight };
+      if (externals.length > 0) c.typed_per_filter_config = { [NAME.extProc]: usesPicker(e.backend) ? extProcOverrides(e.backend, ctx) : extProcDisabled() };
+      return c;
+    });
+    if (invalidWeight > 0) clusters.push({ name: INVALID_BACKEND_CLUSTER, weight: invalidWeight });
+    ra.weighted_clusters = { clusters };
+    if (invalidWeight > 0) ra.cluster_not_found_response_code = 'INTERNAL_SERVER_ERROR';
+  }
+  const first = externals[0];
+  if (first) {
+    // Route level enables the disabled-by-default filter; a weighted entry's own config, more
+    // specific, then says which picker (or none) its backend uses.
+    out.typed_per_filter_config = { [NAME.extProc]: extProcOverrides(first.backend, ctx) };
+  }
+  rewrite(f, ra);
+  if (f.mirrors.length > 0) {
+    ra.request_mirror_policies = f.mirrors.map((m) => {
+      const mirror: JsonObject = { cluster: m.backend };
+      if (m.percent !== undefined) mirror.runtime_fraction = { default_value: { numerator: m.percent, denominator: 'HUNDRED' } };
+      else if (m.fraction)
+        mirror.runtime_fraction = {
+          default_value: { numerator: Math.round((m.fraction.numerator * 1_000_000) / m.fraction.denominator), denominator: 'MILLION' },
+        };
+      return mirror;
+    });
+  }
+  const hash = hashPolicies(entries.map((e) => e.backend));
+  if (hash.length > 0) ra.hash_policy = hash;
+  timeoutsAndRetries(
+    route,
+    f,
+    ra,
+    externals.map((e) => e.backend.lb.external as External),
+    ctx,
+  );
+  out.route = ra;
+}
+
+/** One Envoy route. */
+export function envoyRoute(route: Route, ctx: BuildContext): JsonObject {
+  const out: JsonObject = { name: route.name, match: envoyMatch(route.match) };
+  const a = route.action;
+  if (a.type === 'forward') {
+    headerChanges(a.requestHeaders, 'request', out);
+    headerChanges(a.responseHeaders, 'response', out);
+  }
+  if (a.type === 'direct') out.direct_response = { status: a.status };
+  else if (a.type === 'redirect') out.redirect = redirect(a);
+  else forward(route, a, out, ctx);
+  return out;
+}

@@ -1,0 +1,356 @@
+// Gateway API kinds as written: Gateway, HTTPRoute and ReferenceGrant.
+import { parseDuration } from '../duration.js';
+import { type JsonObject, isObject } from '../json.js';
+import { HEADER_NAME, type Reader } from './reader.js';
+import type {
+  BackendRef,
+  Filter,
+  Gateway,
+  HeaderModifier,
+  HeaderValue,
+  HttpRoute,
+  ListenerSpec,
+  Match,
+  Meta,
+  ParentRef,
+  PathModifier,
+  Redirect,
+  ReferenceGrant,
+  Rewrite,
+  Rule,
+  SecretRef,
+  ValueMatch,
+} from './records.js';
+
+export const GATEWAY_GROUP = 'gateway.networking.k8s.io';
+
+const HTTP_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'CONNECT', 'OPTIONS', 'TRACE', 'PATCH'] as const;
+const REDIRECT_CODES = [301, 302, 303, 307, 308] as const;
+
+function readListener(r: Reader, raw: unknown, index: number, namespace: string): ListenerSpec | undefined {
+  const p = `spec.listeners[${index}]`;
+  const l = r.object(raw, p);
+  if (!l) return undefined;
+  const name = r.string(l.name, `${p}.name`, true);
+  const port = r.integer(l.port, `${p}.port`, 1, 65535, true);
+  const protocol = r.string(l.protocol, `${p}.protocol`, true);
+  if (name === undefined || port === undefined || protocol === undefined) return undefined;
+  const allowed = r.object(l.allowedRoutes, `${p}.allowedRoutes`);
+  const ns = r.object(allowed?.namespaces, `${p}.allowedRoutes.namespaces`);
+  const sel = r.object(ns?.selector, `${p}.allowedRoutes.namespaces.selector`);
+  const listener: ListenerSpec = {
+    name,
+    index,
+    port,
+    protocol,
+    namespaces: {
+      from: r.oneOf(ns?.from, `${p}.allowedRoutes.namespaces.from`, ['Same', 'All', 'Selector'] as const, 'Same') ?? 'Same',
+      hasExpressions: sel?.matchExpressions !== undefined,
+    },
+  };
+  if (listener.namespaces.from === 'Selector') listener.namespaces.selector = r.labels(sel?.matchLabels, `${p}.allowedRoutes.namespaces.selector.matchLabels`);
+  const hostname = r.string(l.hostname, `${p}.hostname`);
+  if (hostname) listener.hostname = hostname.toLowerCase();
+  if (allowed?.kinds !== undefined) {
+    listener.kinds = r.array(allowed.kinds, `${p}.allowedRoutes.kinds`).flatMap((k, i) => {
+      const o = r.object(k, `${p}.allowedRoutes.kinds[${i}]`);
+      const kind = r.string(o?.kind, `${p}.allowedRoutes.kinds[${i}].kind`, true);
+      return kind ? [{ group: r.string(o?.group, `${p}.allowedRoutes.kinds[${i}].group`) ?? GATEWAY_GROUP, kind }] : [];
+    });
+  }
+  const tls = r.object(l.tls, `${p}.tls`);
+  if (tls) {
+    listener.tls = {
+      mode: r.string(tls.mode, `${p}.tls.mode`) ?? 'Terminate',
+      certificateRefs: r.array(tls.certificateRefs, `${p}.tls.certificateRefs`).flatMap((c, i): SecretRef[] => {
+        const cp = `${p}.tls.certificateRefs[${i}]`;
+        const cr = r.object(c, cp);
+        const certName = r.string(cr?.name, `${cp}.name`, true);
+        if (!certName) return [];
+        return [
+          {
+            group: r.string(cr?.group, `${cp}.group`) ?? '',
+            kind: r.string(cr?.kind, `${cp}.kind`) ?? 'Secret',
+            namespace: r.string(cr?.namespace, `${cp}.namespace`) ?? namespace,
+            name: certName,
+            path: cp,
+          },
+        ];
+      }),
+    };
+  }
+  return listener;
+}
+
+export function readGateway(r: Reader, spec: JsonObject, meta: Meta): Gateway {
+  const listeners = r.array(spec.listeners, 'spec.listeners').flatMap((raw, i) => readListener(r, raw, i, meta.namespace) ?? []);
+  return { ref: r.ref, meta, gatewayClassName: r.string(spec.gatewayClassName, 'spec.gatewayClassName', true) ?? '', listeners };
+}
+
+/**
+ * Envoy compiles regexes with RE2: reject what RE2 or JavaScript cannot compile (lookaround and
+ * backreferences are JavaScript-only), so a bad regex is reported here, not by Envoy at load time.
+ */
+function validRegex(r: Reader, value: string, path: string): boolean {
+  let ok = value !== '' && !/\(\?<?[=!]|\\[1-9]/.test(value);
+  if (ok) {
+    try {
+      new RegExp(value, 'u');
+    } catch {
+      ok = false;
+    }
+  }
+  if (!ok) r.invalid(path, `${JSON.stringify(value)} is not a valid RE2 regular expression`);
+  return ok;
+}
+
+function readValueMatches(r: Reader, raw: unknown, path: string, lowerCase: boolean): ValueMatch[] {
+  const out: ValueMatch[] = [];
+  const seen = new Set<string>();
+  r.array(raw, path).forEach((h, i) => {
+    const o = r.object(h, `${path}[${i}]`);
+    const name = r.string(o?.name, `${path}[${i}].name`, true);
+    const value = r.string(o?.value, `${path}[${i}].value`, true);
+    const type = r.oneOf(o?.type, `${path}[${i}].type`, ['Exact', 'RegularExpression'] as const, 'Exact');
+    if (name === undefined || value === undefined || !type) return;
+    if (type === 'RegularExpression' && !validRegex(r, value, `${path}[${i}].value`)) return;
+    if (lowerCase && !HEADER_NAME.test(name)) {
+      r.invalid(`${path}[${i}].name`, 'must be a header name (RFC 7230 token)');
+      return;
+    }
+    const k = lowerCase ? name.toLowerCase() : name;
+    // Gateway API: with duplicate names the first entry wins and the others are ignored.
+    if (seen.has(k)) return;
+    seen.add(k);
+    out.push({ name: k, type, value });
+  });
+  return out;
+}
+
+function readMatch(r: Reader, raw: unknown, path: string, index: number): Match | undefined {
+  const o = r.object(raw, path) ?? {};
+  const pathObj = r.object(o.path, `${path}.path`);
+  const type = r.oneOf(pathObj?.type, `${path}.path.type`, ['Exact', 'PathPrefix', 'RegularExpression'] as const, 'PathPrefix');
+  const value = r.string(pathObj?.value, `${path}.path.value`) ?? '/';
+  if (!type) return undefined;
+  if (type === 'RegularExpression' && !validRegex(r, value, `${path}.path.value`)) return undefined;
+  if (type !== 'RegularExpression' && !value.startsWith('/')) {
+    r.invalid(`${path}.path.value`, "value must be an absolute path and start with '/' when type one of ['Exact', 'PathPrefix']");
+    return undefined;
+  }
+  const m: Match = {
+    index,
+    path: { type, value },
+    headers: readValueMatches(r, o.headers, `${path}.headers`, true),
+    queryParams: readValueMatches(r, o.queryParams, `${path}.queryParams`, false),
+  };
+  const method = r.oneOf(o.method, `${path}.method`, HTTP_METHODS);
+  if (method) m.method = method;
+  else if (o.method !== undefined) return undefined;
+  return m;
+}
+
+function readDurationField(r: Reader, raw: unknown, path: string): number | undefined {
+  if (raw === undefined) return undefined;
+  const ms = parseDuration(raw);
+  if (ms === undefined) r.invalid(path, `${JSON.stringify(raw)} is not a Gateway API duration such as 10s or 1m30s`);
+  return ms;
+}
+
+function readHeaderModifier(r: Reader, spec: unknown, path: string): HeaderModifier {
+  const o = r.object(spec, path) ?? {};
+  const values = (field: 'set' | 'add'): HeaderValue[] =>
+    r.array(o[field], `${path}.${field}`).flatMap((h, i) => {
+      if (isObject(h) && typeof h.name === 'string' && HEADER_NAME.test(h.name) && typeof h.value === 'string') return [{ name: h.name, value: h.value }];
+      r.invalid(`${path}.${field}[${i}]`, 'needs a header name and a value');
+      return [];
+    });
+  const remove = r.array(o.remove, `${path}.remove`).flatMap((h, i) => {
+    if (typeof h === 'string' && HEADER_NAME.test(h)) return [h];
+    r.invalid(`${path}.remove[${i}]`, 'must be a header name');
+    return [];
+  });
+  return { set: values('set'), add: values('add'), remove };
+}
+
+function readPathModifier(r: Reader, raw: unknown, path: string): PathModifier | undefined {
+  const o = r.object(raw, path);
+  if (!o) return undefined;
+  if (o.type === 'ReplaceFullPath' && typeof o.replaceFullPath === 'string') return { type: 'ReplaceFullPath', value: o.replaceFullPath };
+  if (o.type === 'ReplacePrefixMatch' && typeof o.replacePrefixMatch === 'string') return { type: 'ReplacePrefixMatch', value: o.replacePrefixMatch };
+  r.invalid(path, 'path needs type ReplaceFullPath with replaceFullPath, or ReplacePrefixMatch with replacePrefixMatch');
+  return undefined;
+}
+
+function readRedirect(r: Reader, raw: unknown, path: string): Redirect {
+  const o = r.object(raw, path) ?? {};
+  const redirect: Redirect = { statusCode: 302 };
+  const scheme = r.oneOf(o.scheme, `${path}.scheme`, ['http', 'https'] as const);
+  if (scheme) redirect.scheme = scheme;
+  const hostname = r.string(o.hostname, `${path}.hostname`);
+  if (hostname) redirect.hostname = hostname;
+  const port = r.integer(o.port, `${path}.port`, 1, 65535);
+  if (port !== undefined) redirect.port = port;
+  const pm = readPathModifier(r, o.path, `${path}.path`);
+  if (pm) redirect.path = pm;
+  if (o.statusCode !== undefined) {
+    const code = REDIRECT_CODES.find((c) => c === o.statusCode);
+    if (code) redirect.statusCode = code;
+    else r.invalid(`${path}.statusCode`, `statusCode ${JSON.stringify(o.statusCode)} is not one of 301, 302, 303, 307, 308`);
+  }
+  return redirect;
+}
+
+function readRewrite(r: Reader, raw: unknown, path: string): Rewrite {
+  const o = r.object(raw, path) ?? {};
+  const rewrite: Rewrite = {};
+  const hostname = r.string(o.hostname, `${path}.hostname`);
+  if (hostname) rewrite.hostname = hostname;
+  const pm = readPathModifier(r, o.path, `${path}.path`);
+  if (pm) rewrite.path = pm;
+  return rewrite;
+}
+
+function readBackendRef(r: Reader, raw: unknown, path: string, index: number, namespace: string, withFilters: boolean): BackendRef | undefined {
+  const o = r.object(raw, path);
+  const name = r.string(o?.name, `${path}.name`, true);
+  if (!o || name === undefined) return undefined;
+  const ref: BackendRef = {
+    index,
+    group: r.string(o.group, `${path}.group`) ?? '',
+    kind: r.string(o.kind, `${path}.kind`) ?? 'Service',
+    name,
+    namespace: r.string(o.namespace, `${path}.namespace`) ?? namespace,
+    weight: r.integer(o.weight, `${path}.weight`, 0, 1_000_000) ?? 1,
+    filters: withFilters ? readFilters(r, o.filters, `${path}.filters`, namespace) : [],
+    path,
+  };
+  const port = r.integer(o.port, `${path}.port`, 1, 65535);
+  if (port !== undefined) ref.port = port;
+  return ref;
+}
+
+function readFilters(r: Reader, raw: unknown, path: string, namespace: string): Filter[] {
+  return r.array(raw, path).flatMap((f, index): Filter[] => {
+    const p = `${path}[${index}]`;
+    const o = r.object(f, p);
+    const type = r.string(o?.type, `${p}.type`, true);
+    if (!o || !type) return [];
+    switch (type) {
+      case 'RequestHeaderModifier':
+        return [{ index, path: p, type, headers: readHeaderModifier(r, o.requestHeaderModifier, `${p}.requestHeaderModifier`) }];
+      case 'ResponseHeaderModifier':
+        return [{ index, path: p, type, headers: readHeaderModifier(r, o.responseHeaderModifier, `${p}.responseHeaderModifier`) }];
+      case 'RequestRedirect':
+        return [{ index, path: p, type, redirect: readRedirect(r, o.requestRedirect, `${p}.requestRedirect`) }];
+      case 'URLRewrite':
+        return [{ index, path: p, type, rewrite: readRewrite(r, o.urlRewrite, `${p}.urlRewrite`) }];
+      case 'RequestMirror': {
+        const mp = `${p}.requestMirror`;
+        const m = r.object(o.requestMirror, mp) ?? {};
+        if (m.backendRef === undefined) r.invalid(`${mp}.backendRef`, 'Required value');
+        const backendRef = m.backendRef === undefined ? undefined : readBackendRef(r, m.backendRef, `${mp}.backendRef`, 0, namespace, false);
+        if (!backendRef) return [];
+        const mirror: Extract<Filter, { type: 'RequestMirror' }>['mirror'] = { backendRef };
+        const percent = r.integer(m.percent, `${mp}.percent`, 0, 100);
+        const fraction = r.object(m.fraction, `${mp}.fraction`);
+        if (percent !== undefined) mirror.percent = percent;
+        else if (fraction) {
+          const numerator = r.integer(fraction.numerator, `${mp}.fraction.numerator`, 0, 2 ** 31 - 1, true);
+          const denominator = r.integer(fraction.denominator, `${mp}.fraction.denominator`, 1, 2 ** 31 - 1) ?? 100;
+          if (numerator !== undefined) mirror.fraction = { numerator, denominator };
+        }
+        return [{ index, path: p, type, mirror }];
+      }
+      default:
+        return [{ index, path: p, type: 'Unsupported', name: type }];
+    }
+  });
+}
+
+function readRule(r: Reader, raw: unknown, path: string, index: number, namespace: string): Rule {
+  const o = r.object(raw, path) ?? {};
+  const rawMatches = r.array(o.matches, `${path}.matches`);
+  const matches = (rawMatches.length === 0 ? [{}] : rawMatches).flatMap((m, i) => readMatch(r, m, `${path}.matches[${i}]`, i) ?? []);
+  const backendRefs = r
+    .array(o.backendRefs, `${path}.backendRefs`)
+    .flatMap((b, i) => readBackendRef(r, b, `${path}.backendRefs[${i}]`, i, namespace, true) ?? []);
+  const rule: Rule = {
+    index,
+    matches,
+    filters: readFilters(r, o.filters, `${path}.filters`, namespace),
+    backendRefs,
+    timeouts: {},
+    sessionPersistence: o.sessionPersistence !== undefined,
+  };
+  const name = r.string(o.name, `${path}.name`);
+  if (name) rule.name = name;
+  const t = r.object(o.timeouts, `${path}.timeouts`);
+  if (t) {
+    const request = readDurationField(r, t.request, `${path}.timeouts.request`);
+    const backend = readDurationField(r, t.backendRequest, `${path}.timeouts.backendRequest`);
+    if (request !== undefined) rule.timeouts.requestMs = request;
+    if (backend !== undefined) rule.timeouts.backendRequestMs = backend;
+    if (request !== undefined && backend !== undefined && request !== 0 && backend > request) {
+      r.invalid(`${path}.timeouts`, 'backendRequest timeout cannot be longer than request timeout');
+    }
+  }
+  const retry = r.object(o.retry, `${path}.retry`);
+  if (retry) {
+    const codes: number[] = [];
+    r.array(retry.codes, `${path}.retry.codes`).forEach((c, i) => {
+      const code = r.integer(c, `${path}.retry.codes[${i}]`, 400, 599);
+      if (code !== undefined && !codes.includes(code)) codes.push(code);
+    });
+    rule.retry = { codes };
+    const attempts = r.integer(retry.attempts, `${path}.retry.attempts`, 0, 1_000);
+    if (attempts !== undefined) rule.retry.attempts = attempts;
+    const backoff = readDurationField(r, retry.backoff, `${path}.retry.backoff`);
+    if (backoff !== undefined) rule.retry.backoffMs = backoff;
+  }
+  return rule;
+}
+
+export function readRoute(r: Reader, spec: JsonObject, meta: Meta): HttpRoute {
+  const parentRefs = r.array(spec.parentRefs, 'spec.parentRefs').flatMap((raw, index): ParentRef[] => {
+    const p = `spec.parentRefs[${index}]`;
+    const o = r.object(raw, p);
+    const name = r.string(o?.name, `${p}.name`, true);
+    if (!o || name === undefined) return [];
+    const ref: ParentRef = {
+      index,
+      group: r.string(o.group, `${p}.group`) ?? GATEWAY_GROUP,
+      kind: r.string(o.kind, `${p}.kind`) ?? 'Gateway',
+      namespace: r.string(o.namespace, `${p}.namespace`) ?? meta.namespace,
+      name,
+    };
+    const section = r.string(o.sectionName, `${p}.sectionName`);
+    if (section) ref.sectionName = section;
+    const port = r.integer(o.port, `${p}.port`, 1, 65535);
+    if (port !== undefined) ref.port = port;
+    return [ref];
+  });
+  const hostnames = r.array(spec.hostnames, 'spec.hostnames').flatMap((h, i) => r.string(h, `spec.hostnames[${i}]`)?.toLowerCase() ?? []);
+  const rawRules = r.array(spec.rules, 'spec.rules');
+  const rules = (rawRules.length === 0 ? [{}] : rawRules).map((rule, i) => readRule(r, rule, `spec.rules[${i}]`, i, meta.namespace));
+  return { ref: r.ref, meta, parentRefs, hostnames, rules, problems: r.problems };
+}
+
+export function readGrant(r: Reader, spec: JsonObject, meta: Meta): ReferenceGrant {
+  const from = r.array(spec.from, 'spec.from').flatMap((f, i) => {
+    const o = r.object(f, `spec.from[${i}]`);
+    const kind = r.string(o?.kind, `spec.from[${i}].kind`, true);
+    const namespace = r.string(o?.namespace, `spec.from[${i}].namespace`, true);
+    return kind && namespace ? [{ group: r.string(o?.group, `spec.from[${i}].group`) ?? '', kind, namespace }] : [];
+  });
+  const to = r.array(spec.to, 'spec.to').flatMap((t, i) => {
+    const o = r.object(t, `spec.to[${i}]`);
+    const kind = r.string(o?.kind, `spec.to[${i}].kind`, true);
+    if (!kind) return [];
+    const entry: { group: string; kind: string; name?: string } = { group: r.string(o?.group, `spec.to[${i}].group`) ?? '', kind };
+    const name = r.string(o?.name, `spec.to[${i}].name`);
+    if (name) entry.name = name;
+    return [entry];
+  });
+  return { ref: r.ref, meta, from, to };
+}

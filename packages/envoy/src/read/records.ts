@@ -1,0 +1,292 @@
+// The typed, defaulted records the read stage makes of Kubernetes objects, one per object. Later
+// stages read only these; what they hold is what the object says, not yet what it means.
+import type { BodyMode, ExternalLoadBalancer, LoadBalancer as ApiLoadBalancer } from '@extlb/types';
+import type { ObjectRef } from '../diagnostics.js';
+
+export interface Meta {
+  name: string;
+  namespace: string;
+  /** ISO timestamp; objects without one sort as the newest. */
+  creationTimestamp: string;
+  generation?: number;
+  labels: Record<string, string>;
+}
+
+/** A field the object sets to a value the converter cannot use, and why. */
+export interface Problem {
+  path: string;
+  message: string;
+}
+
+interface Base {
+  ref: ObjectRef;
+  meta: Meta;
+}
+
+// ---- Gateway API -------------------------------------------------------------------------------
+
+export interface RouteGroupKind {
+  group: string;
+  kind: string;
+}
+
+export interface SecretRef {
+  group: string;
+  kind: string;
+  namespace: string;
+  name: string;
+  /** Where the reference was written. */
+  path: string;
+}
+
+/** A Gateway listener as written. */
+export interface ListenerSpec {
+  name: string;
+  index: number;
+  port: number;
+  protocol: string;
+  hostname?: string;
+  tls?: { mode: string; certificateRefs: SecretRef[] };
+  namespaces: { from: 'Same' | 'All' | 'Selector'; selector?: Record<string, string>; hasExpressions: boolean };
+  /** undefined: every kind the protocol allows. */
+  kinds?: RouteGroupKind[];
+}
+
+export interface Gateway extends Base {
+  gatewayClassName: string;
+  listeners: ListenerSpec[];
+}
+
+export interface ParentRef {
+  index: number;
+  group: string;
+  kind: string;
+  namespace: string;
+  name: string;
+  sectionName?: string;
+  port?: number;
+}
+
+export type PathType = 'Exact' | 'PathPrefix' | 'RegularExpression';
+
+export interface ValueMatch {
+  name: string;
+  type: 'Exact' | 'RegularExpression';
+  value: string;
+}
+
+export interface Match {
+  index: number;
+  path: { type: PathType; value: string };
+  headers: ValueMatch[];
+  queryParams: ValueMatch[];
+  method?: string;
+}
+
+export interface HeaderValue {
+  name: string;
+  value: string;
+}
+
+export interface HeaderModifier {
+  set: HeaderValue[];
+  add: HeaderValue[];
+  remove: string[];
+}
+
+export type PathModifier = { type: 'ReplaceFullPath'; value: string } | { type: 'ReplacePrefixMatch'; value: string };
+
+export interface Redirect {
+  scheme?: 'http' | 'https';
+  hostname?: string;
+  port?: number;
+  path?: PathModifier;
+  statusCode: 301 | 302 | 303 | 307 | 308;
+}
+
+export interface Rewrite {
+  hostname?: string;
+  path?: PathModifier;
+}
+
+export interface Mirror {
+  backendRef: BackendRef;
+  /** The share of requests mirrored: `percent`, or `fraction` (numerator over denominator). */
+  percent?: number;
+  fraction?: { numerator: number; denominator: number };
+}
+
+interface FilterBase {
+  index: number;
+  /** The filter's path in its object, e.g. `spec.rules[0].filters[1]`. */
+  path: string;
+}
+
+export type Filter =
+  | (FilterBase & { type: 'RequestHeaderModifier' | 'ResponseHeaderModifier'; headers: HeaderModifier })
+  | (FilterBase & { type: 'RequestRedirect'; redirect: Redirect })
+  | (FilterBase & { type: 'URLRewrite'; rewrite: Rewrite })
+  | (FilterBase & { type: 'RequestMirror'; mirror: Mirror })
+  /** A filter type the converter does not implement (CORS, ExtensionRef, ...). */
+  | (FilterBase & { type: 'Unsupported'; name: string });
+
+export interface BackendRef {
+  index: number;
+  group: string;
+  kind: string;
+  name: string;
+  namespace: string;
+  port?: number;
+  weight: number;
+  filters: Filter[];
+  path: string;
+}
+
+export interface Rule {
+  index: number;
+  name?: string;
+  /** The matches whose values are usable; a rule left with none serves nothing. */
+  matches: Match[];
+  filters: Filter[];
+  backendRefs: BackendRef[];
+  timeouts: { requestMs?: number; backendRequestMs?: number };
+  retry?: { codes: number[]; attempts?: number; backoffMs?: number };
+  sessionPersistence: boolean;
+}
+
+export interface HttpRoute extends Base {
+  parentRefs: ParentRef[];
+  hostnames: string[];
+  rules: Rule[];
+  /** Values the route sets that cannot be used (a regex RE2 refuses, a malformed duration). */
+  problems: Problem[];
+}
+
+export interface ReferenceGrant extends Base {
+  from: { group: string; kind: string; namespace: string }[];
+  to: { group: string; kind: string; name?: string }[];
+}
+
+// ---- Core Kubernetes ---------------------------------------------------------------------------
+
+export interface ServicePort {
+  name?: string;
+  port: number;
+  targetPort?: number | string;
+  appProtocol?: string;
+}
+
+export interface Service extends Base {
+  type: string;
+  headless: boolean;
+  ports: ServicePort[];
+  selector?: Record<string, string>;
+}
+
+export interface EndpointSlice extends Base {
+  serviceName: string;
+  /** Addresses of the ready endpoints. */
+  addresses: string[];
+  ports: { name: string; port: number }[];
+}
+
+export interface Pod extends Base {
+  ip?: string;
+  ready: boolean;
+}
+
+// ---- extlb and GIE -----------------------------------------------------------------------------
+
+// The enums come from the generated API types, so a value added to the schema fails to compile
+// where the converter maps it.
+export type { BodyMode };
+export type LbType = ApiLoadBalancer['type'];
+export type EndpointSource = NonNullable<ExternalLoadBalancer['endpointSource']>;
+export type Fallback = NonNullable<ExternalLoadBalancer['fallback']>;
+export type FailureMode = NonNullable<ExternalLoadBalancer['failureMode']>;
+
+export interface PickerRef {
+  group: string;
+  kind: string;
+  name: string;
+  port?: number;
+  /** Where the reference was written, for diagnostics. */
+  path: string;
+}
+
+export interface External {
+  refs: PickerRef[];
+  failureMode: FailureMode;
+  fallback: Fallback;
+  endpointSource: EndpointSource;
+  messageTimeoutMs: number;
+  requestBodyMode: BodyMode;
+  responseBodyMode: BodyMode;
+  reportServedEndpoint: boolean;
+  maxEndpoints: number;
+}
+
+export interface ConsistentHash {
+  type: 'Header' | 'Cookie' | 'SourceIP';
+  header?: string;
+  cookie?: { name: string; ttlMs?: number };
+}
+
+/** The LoadBalancer stanza with every schema default applied. */
+export interface LoadBalancer {
+  type: LbType;
+  external?: External;
+  consistentHash?: ConsistentHash;
+  slowStart?: { windowMs: number; minWeightPercent: number };
+}
+
+export interface Pool extends Base {
+  kind: 'BackendPool' | 'InferencePool';
+  selector: Record<string, string>;
+  targetPorts: number[];
+  h2c: boolean;
+  /** The pool's own load balancer: BackendPool's `loadBalancer`, InferencePool's picker. */
+  lb?: LoadBalancer;
+  /** The API server would refuse the object; this says why (the validator's messages). */
+  invalid?: string;
+}
+
+export interface PolicyTarget {
+  index: number;
+  group: string;
+  kind: string;
+  name: string;
+  sectionName?: string;
+}
+
+export interface Policy extends Base {
+  targets: PolicyTarget[];
+  lb?: LoadBalancer;
+  invalid?: string;
+}
+
+// ---- All of them -------------------------------------------------------------------------------
+
+/** Every record, indexed as the later stages look them up; lists are in a canonical order. */
+export interface Inputs {
+  gateways: Gateway[];
+  routes: HttpRoute[];
+  /** `namespace/name` → Service. */
+  services: Map<string, Service>;
+  /** `namespace/service` → its EndpointSlices, by name. */
+  slicesByService: Map<string, EndpointSlice[]>;
+  /** namespace → Pods, by name. */
+  pods: Map<string, Pod[]>;
+  /** namespace → ReferenceGrants, by name. */
+  grants: Map<string, ReferenceGrant[]>;
+  /** `kind/namespace/name` → pool. */
+  pools: Map<string, Pool>;
+  policies: Policy[];
+  /** Namespace name → labels. */
+  namespaces: Map<string, Record<string, string>>;
+}
+
+/** `namespace/name`, the key of every index. */
+export function key(namespace: string, name: string): string {
+  return `${namespace}/${name}`;
+}

@@ -1,0 +1,118 @@
+// Routes to listeners: which parentRefs a route can attach through, under which hostnames, and
+// the outcome of each parentRef for the route's status.
+import type { Diagnostics } from '../diagnostics.js';
+import { GATEWAY_GROUP, type Gateway, type HttpRoute, type Inputs, type ParentRef } from '../read/index.js';
+import { intersect } from './hostnames.js';
+import type { ActiveListener, GatewayListeners } from './listeners.js';
+import { type ParentOutcome, verdict } from './outcomes.js';
+
+/** A route attached to a listener, with the hostnames it serves there. */
+export interface Attachment {
+  route: HttpRoute;
+  hostnames: string[];
+}
+
+export interface Attachments {
+  /** Per route, the outcome of each parentRef this controller answers for. */
+  parents: Map<HttpRoute, ParentOutcome[]>;
+  /** Per listener, the routes attached to it, in route order. */
+  routes: Map<ActiveListener, Attachment[]>;
+}
+
+function namespaceAllowed(l: ActiveListener, gw: Gateway, route: HttpRoute, inputs: Inputs): boolean {
+  const { from, selector } = l.spec.namespaces;
+  if (from === 'All') return true;
+  if (from === 'Same') return route.meta.namespace === gw.meta.namespace;
+  const labels = inputs.namespaces.get(route.meta.namespace);
+  return labels !== undefined && Object.entries(selector ?? {}).every(([k, v]) => Object.hasOwn(labels, k) && labels[k] === v);
+}
+
+/** What a parentRef asks for, as a phrase: `listener "http"`, `a listener on port 80`, ... */
+function wanted(parent: ParentRef): string {
+  if (parent.sectionName !== undefined && parent.port !== undefined) return `listener "${parent.sectionName}" on port ${parent.port}`;
+  if (parent.sectionName !== undefined) return `listener "${parent.sectionName}"`;
+  if (parent.port !== undefined) return `listener on port ${parent.port}`;
+  return 'listener';
+}
+
+/**
+ * Attaches every route to the listeners of its parents. `gateways` are the converted Gateways;
+ * `others` are Gateways of classes this controller does not convert (their routes' status
+ * entries belong to another controller).
+ */
+export function attachRoutes(
+  inputs: Inputs,
+  gateways: Map<string, { gateway: Gateway; listeners: GatewayListeners }>,
+  others: Map<string, Gateway>,
+  diags: Diagnostics,
+): Attachments {
+  const parents = new Map<HttpRoute, ParentOutcome[]>();
+  const routes = new Map<ActiveListener, Map<HttpRoute, Attachment>>();
+  for (const route of inputs.routes) {
+    const outcomes: ParentOutcome[] = [];
+    const reject = (parent: ParentRef, reason: string, message: string) => outcomes.push({ parent, accepted: verdict(false, reason, message) });
+    for (const parent of route.parentRefs) {
+      const path = `spec.parentRefs[${parent.index}]`;
+      const gwName = `${parent.namespace}/${parent.name}`;
+      if (parent.group !== GATEWAY_GROUP || parent.kind !== 'Gateway') {
+        diags.warning('UnsupportedParent', `parent ${parent.kind}.${parent.group} is not supported; only Gateways are`, route.ref, path);
+        reject(parent, 'NoMatchingParent', `parent kind ${parent.kind} is not supported`);
+        continue;
+      }
+      const other = others.get(gwName);
+      if (other) {
+        diags.info('OtherGatewayClass', `Gateway ${gwName} is of class ${other.gatewayClassName}, which is not converted`, route.ref, path);
+        continue;
+      }
+      const entry = gateways.get(gwName);
+      if (!entry) {
+        diags.error('ParentNotFound', `Gateway ${gwName} not found`, route.ref, path);
+        reject(parent, 'NoMatchingParent', `Gateway ${gwName} not found`);
+        continue;
+      }
+      const { gateway: gw, listeners } = entry;
+      const candidates = listeners.active.filter(
+        (l) => (parent.sectionName === undefined || l.spec.name === parent.sectionName) && (parent.port === undefined || l.spec.port === parent.port),
+      );
+      if (candidates.length === 0) {
+        diags.error('NoMatchingParent', `Gateway ${gwName} has no convertible ${wanted(parent)}`, route.ref, path);
+        reject(parent, 'NoMatchingParent', `no ${wanted(parent)} on the Gateway`);
+        continue;
+      }
+      const allowed = candidates.filter((l) => l.allowsHttpRoute && namespaceAllowed(l, gw, route, inputs));
+      if (allowed.length === 0) {
+        diags.warning('NotAllowedByListeners', `no listener of Gateway ${gwName} allows HTTPRoutes from namespace ${route.meta.namespace}`, route.ref, path);
+        reject(parent, 'NotAllowedByListeners', 'no listener allows this route');
+        continue;
+      }
+      let any = false;
+      for (const l of allowed) {
+        const hostnames =
+          route.hostnames.length === 0 ? [l.spec.hostname ?? '*'] : [...new Set(route.hostnames.flatMap((h) => intersect(l.spec.hostname, h) ?? []))];
+        if (hostnames.length === 0) continue;
+        any = true;
+        let attached = routes.get(l);
+        if (!attached) {
+          attached = new Map();
+          routes.set(l, attached);
+        }
+        const existing = attached.get(route);
+        if (existing) existing.hostnames = [...new Set([...existing.hostnames, ...hostnames])];
+        else attached.set(route, { route, hostnames });
+      }
+      if (!any) {
+        diags.warning('NoMatchingListenerHostname', `no hostname of the route matches a listener of Gateway ${gwName}`, route.ref, 'spec.hostnames');
+        reject(parent, 'NoMatchingListenerHostname', 'no route hostname matches a listener hostname');
+        continue;
+      }
+      outcomes.push({ parent, accepted: verdict(true, 'Accepted', 'Route is accepted') });
+    }
+    parents.set(route, outcomes);
+  }
+  const lists = new Map<ActiveListener, Attachment[]>();
+  for (const [l, attached] of routes) {
+    l.outcome.attachedRoutes = attached.size;
+    lists.set(l, [...attached.values()]);
+  }
+  return { parents, routes: lists };
+}

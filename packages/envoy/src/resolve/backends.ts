@@ -1,0 +1,213 @@
+// backendRefs to backends: what a reference points at, whether it may, and how one endpoint of it
+// is chosen — a LoadBalancerPolicy on the target, else the pool's own stanza, else round robin —
+// including the pickers an External load balancer names.
+import { GROUP, INFERENCE_GROUP } from '@extlb/types';
+import { type Diagnostics, type ObjectRef, describeRef } from '../diagnostics.js';
+import { type BackendRef, GATEWAY_GROUP, type Inputs, type LoadBalancer, type Pool, type Service, key } from '../read/index.js';
+import { permitted } from './grants.js';
+import type { Backend, Picker, PickerSet } from './ir.js';
+import type { PickerProblem, RefProblem } from './outcomes.js';
+import { PolicyIndex } from './policies.js';
+
+export const ROUND_ROBIN: LoadBalancer = { type: 'RoundRobin' };
+
+export type Resolution = { ok: true; backend: Backend } | { ok: false; problem: Omit<RefProblem, 'path'> };
+
+const SERVICE = 'Service';
+
+function groupKind(group: string, kind: string): string {
+  return group === '' ? kind : `${kind}.${group}`;
+}
+
+/** The name of the headless Service that selects a pool's Pods (dns mode, and the controller). */
+export function shadowServiceName(pool: Pool): string {
+  return `${pool.meta.name}-extlb`.slice(0, 63);
+}
+
+/** The port a Service port leads to on its Pods; a named targetPort is taken from the EndpointSlices. */
+function targetPortOf(port: Service['ports'][number]): number {
+  return typeof port.targetPort === 'number' ? port.targetPort : port.port;
+}
+
+export class Backends {
+  readonly policies: PolicyIndex;
+  private readonly cache = new Map<string, Backend>();
+  /** By owner (`describeRef`): the set its stanza names and the refs that did not resolve. */
+  private readonly pickerSets = new Map<string, { set?: PickerSet; problems: PickerProblem[] }>();
+  private readonly pickerSetsByKey = new Map<string, PickerSet>();
+
+  constructor(
+    private readonly inputs: Inputs,
+    private readonly diags: Diagnostics,
+  ) {
+    this.policies = new PolicyIndex(inputs, diags);
+  }
+
+  /** Resolves a backendRef written in `route` (an HTTPRoute); diagnostics are the caller's to report. */
+  resolve(route: ObjectRef, ref: BackendRef): Resolution {
+    const gk = groupKind(ref.group, ref.kind);
+    const isService = ref.group === '' && ref.kind === SERVICE;
+    const isPool = (ref.group === GROUP && ref.kind === 'BackendPool') || (ref.group === INFERENCE_GROUP && ref.kind === 'InferencePool');
+    if (!isService && !isPool) {
+      return {
+        ok: false,
+        problem: {
+          reason: 'InvalidKind',
+          message: `backendRef kind ${gk} is not supported; extlb converts Service, BackendPool.${GROUP} and InferencePool.${INFERENCE_GROUP}`,
+        },
+      };
+    }
+    const allowed = permitted(this.inputs, {
+      from: { group: GATEWAY_GROUP, kind: route.kind, namespace: route.namespace ?? '' },
+      to: { group: ref.group, kind: ref.kind, namespace: ref.namespace, name: ref.name },
+    });
+    if (!allowed) {
+      return {
+        ok: false,
+        problem: {
+          reason: 'RefNotPermitted',
+          message: `backendRef to ${gk} ${ref.namespace}/${ref.name} is not permitted: no ReferenceGrant in namespace ${ref.namespace} allows ${route.kind}s from namespace ${route.namespace ?? ''}`,
+        },
+      };
+    }
+    return isService ? this.service(ref) : this.pool(ref, gk);
+  }
+
+  private pool(ref: BackendRef, gk: string): Resolution {
+    const cacheKey = `${ref.kind}/${ref.namespace}/${ref.name}`;
+    const cached = this.cache.get(cacheKey);
+    if (cached) return { ok: true, backend: cached };
+    const pool = this.inputs.pools.get(`${ref.kind}/${key(ref.namespace, ref.name)}`);
+    if (!pool) return { ok: false, problem: { reason: 'BackendNotFound', message: `${gk} ${ref.namespace}/${ref.name} not found` } };
+    if (pool.invalid !== undefined)
+      return { ok: false, problem: { reason: 'InvalidBackend', message: `${gk} ${ref.namespace}/${ref.name} is invalid: ${pool.invalid}` } };
+    const policy = this.policies.policyFor(ref.kind, ref.namespace, ref.name);
+    const lb = policy?.lb ?? pool.lb ?? ROUND_ROBIN;
+    if (!policy && !pool.lb && pool.kind === 'InferencePool') {
+      this.diags.warning(
+        'NoEndpointPicker',
+        'the InferencePool has no endpointPickerRef and no LoadBalancerPolicy gives it one, so its endpoints are load-balanced round robin',
+        pool.ref,
+        'spec.endpointPickerRef',
+      );
+    }
+    const backend: Backend = {
+      key: `${ref.kind === 'BackendPool' ? 'bpool' : 'infpool'}/${ref.namespace}/${ref.name}`,
+      kind: pool.kind,
+      ref: pool.ref,
+      endpoints: {
+        type: 'pool',
+        namespace: pool.meta.namespace,
+        selector: pool.selector,
+        targetPorts: pool.targetPorts,
+        shadowService: shadowServiceName(pool),
+      },
+      h2c: pool.h2c,
+      lb,
+      lbFrom: policy ? policy.ref : pool.lb ? pool.ref : 'default',
+    };
+    this.attachPickers(backend, policy?.ref ?? pool.ref);
+    this.cache.set(cacheKey, backend);
+    return { ok: true, backend };
+  }
+
+  private service(ref: BackendRef): Resolution {
+    if (ref.port === undefined)
+      return { ok: false, problem: { reason: 'BackendNotFound', message: `backendRef to Service ${ref.namespace}/${ref.name} needs a port` } };
+    const cacheKey = `Service/${ref.namespace}/${ref.name}/${ref.port}`;
+    const cached = this.cache.get(cacheKey);
+    if (cached) return { ok: true, backend: cached };
+    const service = this.inputs.services.get(key(ref.namespace, ref.name));
+    if (!service) return { ok: false, problem: { reason: 'BackendNotFound', message: `Service ${ref.namespace}/${ref.name} not found` } };
+    if (service.type === 'ExternalName') {
+      return {
+        ok: false,
+        problem: { reason: 'InvalidKind', message: `Service ${ref.namespace}/${ref.name} is of type ExternalName, which Gateway API backends do not support` },
+      };
+    }
+    const servicePort = service.ports.find((p) => p.port === ref.port);
+    if (!servicePort) return { ok: false, problem: { reason: 'BackendNotFound', message: `Service ${ref.namespace}/${ref.name} has no port ${ref.port}` } };
+    const policy = this.policies.policyFor(SERVICE, ref.namespace, ref.name, servicePort.name);
+    const backend: Backend = {
+      key: `svc/${ref.namespace}/${ref.name}/${ref.port}`,
+      kind: 'Service',
+      ref: service.ref,
+      endpoints: {
+        type: 'service',
+        namespace: ref.namespace,
+        service: ref.name,
+        port: servicePort.port,
+        portName: servicePort.name ?? '',
+        targetPort: targetPortOf(servicePort),
+        headless: service.headless,
+      },
+      h2c: servicePort.appProtocol === 'kubernetes.io/h2c',
+      lb: policy?.lb ?? ROUND_ROBIN,
+      lbFrom: policy ? policy.ref : 'default',
+    };
+    if (policy) this.attachPickers(backend, policy.ref);
+    this.cache.set(cacheKey, backend);
+    return { ok: true, backend };
+  }
+
+  /** Resolves the picker refs of an External load balancer, in the namespace of their owner. */
+  private attachPickers(backend: Backend, owner: ObjectRef): void {
+    const ext = backend.lb.external;
+    if (!ext) return;
+    const ns = owner.namespace ?? '';
+    const cacheKey = describeRef(owner);
+    let entry = this.pickerSets.get(cacheKey);
+    if (!entry) {
+      const pickers: Picker[] = [];
+      const problems: PickerProblem[] = [];
+      for (const ref of ext.refs) {
+        const problem = (message: string) => problems.push({ ref, message });
+        if (ref.group !== '' || ref.kind !== SERVICE) {
+          problem(`picker kind ${groupKind(ref.group, ref.kind)} is not supported; a picker must be a Service`);
+          continue;
+        }
+        const service = this.inputs.services.get(key(ns, ref.name));
+        const port = service?.ports.find((p) => p.port === ref.port);
+        if (!service) problem(`picker Service ${ns}/${ref.name} not found`);
+        else if (service.type === 'ExternalName') problem(`picker Service ${ns}/${ref.name} is of type ExternalName, which is not supported`);
+        else if (!port) problem(`picker Service ${ns}/${ref.name} has no port ${ref.port ?? ''}`);
+        else {
+          const picker: Picker = {
+            namespace: ns,
+            service: ref.name,
+            port: port.port,
+            portName: port.name ?? '',
+            targetPort: targetPortOf(port),
+            headless: service.headless,
+          };
+          if (service.selector) picker.selector = service.selector;
+          pickers.push(picker);
+        }
+      }
+      for (const p of problems) this.diags.error('PickerNotFound', p.message, owner, p.ref.path);
+      entry = { problems };
+      if (pickers.length > 0) {
+        const k = `picker/${ns}/${pickers.map((p) => `${p.service}:${p.port}`).join(',')}`;
+        entry.set = this.pickerSetsByKey.get(k) ?? { key: k, owner, pickers };
+        this.pickerSetsByKey.set(k, entry.set);
+      }
+      this.pickerSets.set(cacheKey, entry);
+    }
+    if (entry.set) backend.pickers = entry.set.key;
+  }
+
+  /** The picker set a backend asks, once resolved. */
+  pickerSet(key: string): PickerSet | undefined {
+    return this.pickerSetsByKey.get(key);
+  }
+
+  /** Problems with the pickers an object's stanza names, once a backend using it was resolved. */
+  pickerProblems(owner: ObjectRef): PickerProblem[] {
+    return this.pickerSets.get(describeRef(owner))?.problems ?? [];
+  }
+}
+
+/** Whether a backend asks a picker on its routes: External, with at least one picker resolved. */
+export function usesPicker(b: Backend): boolean {
+  return b.lb.type === 'External' && b.pickers !== undefined;
+}

@@ -1,0 +1,162 @@
+// The intermediate representation: what the Gateways mean once Gateway API's rules are applied —
+// which listener serves which hostnames, which route rules apply there in which order, where each
+// request goes and how one endpoint is chosen — with no proxy names in it. It is the one seam
+// between Gateway API and a proxy: the Envoy stage reads only this (and endpoints), and a test can
+// read it as a golden. Plain data, so it serializes as it is; backends are referenced by key.
+import type { ObjectRef } from '../diagnostics.js';
+import type { HeaderModifier, LoadBalancer, Match, PathModifier, Redirect } from '../read/records.js';
+
+export type { HeaderModifier, LoadBalancer, Match, PathModifier, Redirect };
+
+/** Every converted Gateway, sorted by `namespace/name`. */
+export interface IR {
+  gateways: Gateway[];
+}
+
+/** A Gateway is one proxy: it owns its ports, and nothing is shared with another Gateway. */
+export interface Gateway {
+  /** `namespace/name`. */
+  name: string;
+  ref: ObjectRef;
+  /** One per port, sorted by port. */
+  listeners: Listener[];
+  /** Every backend a route of this Gateway sends to (or mirrors to), by key. */
+  backends: Record<string, Backend>;
+  /** Every picker set those backends ask, by key. */
+  pickerSets: Record<string, PickerSet>;
+}
+
+/** A port of the proxy: the Gateway API listeners that share it (same port, same protocol). */
+export interface Listener {
+  /** `namespace/gateway/port`, unique in the output. */
+  name: string;
+  port: number;
+  protocol: 'HTTP' | 'HTTPS';
+  /** HTTP: one server for every listener of the port. HTTPS: one per listener, chosen by TLS SNI. */
+  servers: Server[];
+}
+
+/** The requests one route table answers. */
+export interface Server {
+  /** Unique in the output; the name of its route table. */
+  name: string;
+  /** HTTPS: the TLS settings, and the SNI hostname that selects this server (none: any). */
+  tls?: { hostname?: string; certificates: CertificateRef[] };
+  /** Sorted by hostname precedence: exact names first, then longer wildcards, `*` last. */
+  virtualHosts: VirtualHost[];
+  /**
+   * HTTPS: a request whose Host belongs to no virtual host of this server came in on a TLS
+   * connection meant for another listener; it answers 421 Misdirected Request.
+   */
+  misdirected: boolean;
+}
+
+export interface CertificateRef {
+  namespace: string;
+  name: string;
+}
+
+/**
+ * A hostname and the routes served for it. Listener isolation is already applied: a hostname
+ * belongs to the most specific listener that matches it, and only that listener's routes are here.
+ */
+export interface VirtualHost {
+  hostname: string;
+  /** The Gateway API listener whose routes these are. */
+  listener: string;
+  /** In Gateway API precedence order: the first that matches a request serves it. */
+  routes: Route[];
+}
+
+export interface Route {
+  /** `namespace/route/rule/i/match/j`. */
+  name: string;
+  route: ObjectRef;
+  rule: number;
+  match: Match;
+  action: Action;
+}
+
+export type Action = Forward | RedirectAction | DirectResponse;
+
+export interface RedirectAction {
+  type: 'redirect';
+  redirect: Redirect;
+  /** The matched prefix a ReplacePrefixMatch path replaces. */
+  prefix?: string;
+}
+
+/** A fixed answer: 500 for a rule that cannot be served as written. */
+export interface DirectResponse {
+  type: 'direct';
+  status: number;
+}
+
+export interface Forward {
+  type: 'forward';
+  /** Weighted destinations; an invalid one answers 500 for its share. */
+  destinations: Destination[];
+  requestHeaders?: HeaderModifier;
+  responseHeaders?: HeaderModifier;
+  rewrite?: { hostname?: string; path?: PathModifier; prefix?: string };
+  mirrors: Mirror[];
+  timeouts: { requestMs?: number; backendRequestMs?: number };
+  retry?: { codes: number[]; attempts?: number; backoffMs?: number };
+}
+
+export interface Destination {
+  /** Key of the backend in the Gateway's `backends`; absent when the reference did not resolve. */
+  backend?: string;
+  weight: number;
+  /** Why the destination cannot be used: its requests answer 500. */
+  invalid?: string;
+}
+
+export interface Mirror {
+  backend: string;
+  percent?: number;
+  fraction?: { numerator: number; denominator: number };
+}
+
+/** Where a backend's endpoints come from. */
+export type EndpointSource =
+  /** A Service port: its EndpointSlices, the port taken by name. */
+  | { type: 'service'; namespace: string; service: string; port: number; portName: string; targetPort: number; headless: boolean }
+  /** A pool: the ready Pods its selector matches, on each target port. */
+  | { type: 'pool'; namespace: string; selector: Record<string, string>; targetPorts: number[]; shadowService: string };
+
+export interface Backend {
+  /** Stable and unique: `svc/ns/name/port`, `bpool/ns/name`, `infpool/ns/name`. */
+  key: string;
+  kind: 'Service' | 'BackendPool' | 'InferencePool';
+  ref: ObjectRef;
+  endpoints: EndpointSource;
+  /** The endpoints speak HTTP/2 without TLS. */
+  h2c: boolean;
+  /** The effective load balancer. */
+  lb: LoadBalancer;
+  /** Where it came from: a policy, the pool itself, or the default (round robin). */
+  lbFrom: ObjectRef | 'default';
+  /** External backends: the key of the picker set that chooses their endpoints, when any resolved. */
+  pickers?: string;
+}
+
+/** The endpoint pickers one LoadBalancer stanza names, in priority order. */
+export interface PickerSet {
+  key: string;
+  /** The object whose stanza names them. */
+  owner: ObjectRef;
+  pickers: Picker[];
+}
+
+export interface Picker {
+  namespace: string;
+  service: string;
+  /** The Service port the reference names, and where it leads on the picker pods. */
+  port: number;
+  portName: string;
+  targetPort: number;
+  headless: boolean;
+  /** The picker Service's selector, for a headless copy where one is needed. */
+  selector?: Record<string, string>;
+}

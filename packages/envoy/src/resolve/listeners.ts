@@ -1,0 +1,147 @@
+// A Gateway's listeners: which ones extlb can serve, and how they share ports. Two Gateways never
+// share anything (each is its own proxy); inside one Gateway, listeners on the same port and
+// protocol share one proxy listener, and the ones that cannot are Conflicted.
+import type { Diagnostics } from '../diagnostics.js';
+import { GATEWAY_GROUP, type Gateway, type ListenerSpec, type RouteGroupKind } from '../read/index.js';
+import { type ListenerOutcome, type Verdict, verdict } from './outcomes.js';
+
+const HTTP_ROUTE: RouteGroupKind = { group: GATEWAY_GROUP, kind: 'HTTPRoute' };
+
+/** A listener extlb serves. */
+export interface ActiveListener {
+  spec: ListenerSpec;
+  protocol: 'HTTP' | 'HTTPS';
+  /** Whether HTTPRoute is among the listener's allowed kinds. */
+  allowsHttpRoute: boolean;
+  outcome: ListenerOutcome;
+}
+
+/** The listeners of one port. */
+export interface PortGroup {
+  port: number;
+  protocol: 'HTTP' | 'HTTPS';
+  listeners: ActiveListener[];
+}
+
+export interface GatewayListeners {
+  /** Sorted by port. */
+  ports: PortGroup[];
+  active: ActiveListener[];
+  /** Every listener, in the order of `spec.listeners`. */
+  outcomes: ListenerOutcome[];
+}
+
+const ALL_RESOLVED = verdict(true, 'ResolvedRefs', 'All references are resolved');
+const NO_CONFLICTS = verdict(false, 'NoConflicts', 'No conflicts');
+
+function rejected(l: ListenerSpec, accepted: Verdict, resolvedRefs: Verdict, conflicted: Verdict, message: string): ListenerOutcome {
+  return {
+    name: l.name,
+    index: l.index,
+    supportedKinds: [],
+    attachedRoutes: 0,
+    accepted,
+    programmed: verdict(false, 'Invalid', message),
+    resolvedRefs,
+    conflicted,
+  };
+}
+
+/** Why a listener cannot be served on its own (before ports are shared), or undefined. */
+function unsupported(gw: Gateway, l: ListenerSpec, diags: Diagnostics): ListenerOutcome | undefined {
+  const p = `spec.listeners[${l.index}]`;
+  if (l.protocol !== 'HTTP' && l.protocol !== 'HTTPS') {
+    const message = `listener "${l.name}" uses protocol ${l.protocol}, which extlb does not convert; only HTTP and HTTPS listeners are`;
+    diags.warning('UnsupportedProtocol', message, gw.ref, `${p}.protocol`);
+    return rejected(l, verdict(false, 'UnsupportedProtocol', message), ALL_RESOLVED, NO_CONFLICTS, message);
+  }
+  if (l.protocol === 'HTTPS') {
+    const mode = l.tls?.mode ?? 'Terminate';
+    if (mode !== 'Terminate') {
+      const message = `listener "${l.name}": TLS mode ${mode} is not supported; only Terminate is`;
+      diags.warning('UnsupportedValue', message, gw.ref, `${p}.tls.mode`);
+      return rejected(l, verdict(false, 'UnsupportedValue', message), ALL_RESOLVED, NO_CONFLICTS, message);
+    }
+    if ((l.tls?.certificateRefs.length ?? 0) === 0) {
+      const message = `listener "${l.name}": an HTTPS listener needs at least one certificateRef`;
+      diags.error('Invalid', message, gw.ref, `${p}.tls.certificateRefs`);
+      return rejected(l, verdict(false, 'Invalid', message), verdict(false, 'InvalidCertificateRef', message), NO_CONFLICTS, message);
+    }
+  }
+  return undefined;
+}
+
+function conflict(
+  gw: Gateway,
+  l: ListenerSpec,
+  reason: 'ProtocolConflict' | 'HostnameConflict',
+  message: string,
+  field: string,
+  diags: Diagnostics,
+): ListenerOutcome {
+  diags.error(reason, message, gw.ref, `spec.listeners[${l.index}].${field}`);
+  return rejected(l, verdict(true, 'Accepted', 'Listener is valid but conflicts'), ALL_RESOLVED, verdict(true, reason, message), message);
+}
+
+export function resolveListeners(gw: Gateway, diags: Diagnostics): GatewayListeners {
+  const byPort = new Map<number, PortGroup>();
+  const active: ActiveListener[] = [];
+  const outcomes: ListenerOutcome[] = [];
+  for (const l of gw.listeners) {
+    const bad = unsupported(gw, l, diags);
+    if (bad) {
+      outcomes.push(bad);
+      continue;
+    }
+    const protocol = l.protocol as 'HTTP' | 'HTTPS';
+    const p = `spec.listeners[${l.index}]`;
+    if (l.namespaces.hasExpressions) {
+      diags.warning(
+        'UnsupportedValue',
+        'namespace selectors with matchExpressions are not supported; only matchLabels is read',
+        gw.ref,
+        `${p}.allowedRoutes.namespaces.selector.matchExpressions`,
+      );
+    }
+    let group = byPort.get(l.port);
+    if (group && group.protocol !== protocol) {
+      outcomes.push(
+        conflict(
+          gw,
+          l,
+          'ProtocolConflict',
+          `listener "${l.name}" mixes ${protocol} with another protocol on port ${l.port}; it is not converted`,
+          'protocol',
+          diags,
+        ),
+      );
+      continue;
+    }
+    if (group?.listeners.some((o) => o.spec.hostname === l.hostname)) {
+      const message = `listener "${l.name}" has the same hostname as another ${protocol} listener on port ${l.port}; it is not converted`;
+      outcomes.push(conflict(gw, l, 'HostnameConflict', message, 'hostname', diags));
+      continue;
+    }
+    if (!group) {
+      group = { port: l.port, protocol, listeners: [] };
+      byPort.set(l.port, group);
+    }
+    const allowsHttpRoute = l.kinds === undefined || l.kinds.length === 0 || l.kinds.some((k) => k.kind === HTTP_ROUTE.kind && k.group === HTTP_ROUTE.group);
+    const outcome: ListenerOutcome = {
+      name: l.name,
+      index: l.index,
+      supportedKinds: allowsHttpRoute ? [HTTP_ROUTE] : [],
+      attachedRoutes: 0,
+      accepted: verdict(true, 'Accepted', 'Listener is accepted'),
+      programmed: verdict(true, 'Programmed', 'Listener is in the Envoy configuration'),
+      resolvedRefs: allowsHttpRoute ? ALL_RESOLVED : verdict(false, 'InvalidRouteKinds', 'no allowed route kind is supported; extlb supports HTTPRoute'),
+      conflicted: NO_CONFLICTS,
+    };
+    const a: ActiveListener = { spec: l, protocol, allowsHttpRoute, outcome };
+    group.listeners.push(a);
+    active.push(a);
+    outcomes.push(outcome);
+  }
+  outcomes.sort((a, b) => a.index - b.index);
+  return { ports: [...byPort.values()].sort((a, b) => a.port - b.port), active, outcomes };
+}

@@ -1,0 +1,85 @@
+// What the resolve stage found about each input object, in the terms of its status: the status
+// stage turns these into conditions, and never looks at diagnostics.
+import type { ObjectRef } from '../diagnostics.js';
+import type { Gateway, HttpRoute, ParentRef, PickerRef, Policy, Pool, Problem, RouteGroupKind } from '../read/index.js';
+
+/** One condition: its status, a CamelCase reason and a sentence. */
+export interface Verdict {
+  status: boolean;
+  reason: string;
+  message: string;
+}
+
+export interface ListenerOutcome {
+  name: string;
+  index: number;
+  supportedKinds: RouteGroupKind[];
+  attachedRoutes: number;
+  accepted: Verdict;
+  programmed: Verdict;
+  resolvedRefs: Verdict;
+  conflicted: Verdict;
+}
+
+export interface GatewayOutcome {
+  gateway: Gateway;
+  accepted: Verdict;
+  programmed: Verdict;
+  /** In the order of `spec.listeners`. */
+  listeners: ListenerOutcome[];
+}
+
+export interface ParentOutcome {
+  parent: ParentRef;
+  accepted: Verdict;
+}
+
+/** A backendRef that cannot be used, and why (the route's ResolvedRefs condition). */
+export interface RefProblem {
+  reason: 'InvalidKind' | 'BackendNotFound' | 'InvalidBackend' | 'RefNotPermitted';
+  message: string;
+  path: string;
+}
+
+export interface RouteOutcome {
+  route: HttpRoute;
+  /** One per parentRef this controller answers for (other classes' Gateways are left out). */
+  parents: ParentOutcome[];
+  refProblems: RefProblem[];
+  /** Values the route sets that cannot be used, sorted by path. */
+  invalid: Problem[];
+  /** Every rule lost its matches to invalid values: the route serves nothing. */
+  noRuleLeft: boolean;
+}
+
+export interface PickerProblem {
+  ref: PickerRef;
+  message: string;
+}
+
+export interface PoolOutcome {
+  pool: Pool;
+  /** The Gateways whose routes use the pool, by `namespace/name`, sorted. */
+  gateways: ObjectRef[];
+  /** Problems with the pickers the pool's own stanza names. */
+  pickerProblems: PickerProblem[];
+}
+
+export interface PolicyOutcome {
+  policy: Policy;
+  /** The Gateways the policy is reported against, sorted. */
+  ancestors: ObjectRef[];
+  accepted: Verdict;
+  pickerProblems: PickerProblem[];
+}
+
+export interface Outcomes {
+  gateways: GatewayOutcome[];
+  routes: RouteOutcome[];
+  pools: PoolOutcome[];
+  policies: PolicyOutcome[];
+}
+
+export function verdict(status: boolean, reason: string, message: string): Verdict {
+  return { status, reason, message };
+}

@@ -1,0 +1,91 @@
+// GEP-713 policy arbitration for LoadBalancerPolicies: on each target the oldest policy wins (then
+// `namespace/name`), and a policy for one Service port beats one for the whole Service.
+import { type Diagnostics, type ObjectRef, describeRef } from '../diagnostics.js';
+import { compare } from '../json.js';
+import { type Inputs, type Policy, byAge, key } from '../read/index.js';
+
+/** How one policy fared on one of its targets. */
+export interface TargetOutcome {
+  index: number;
+  found: boolean;
+  winner: boolean;
+  /** The established policy when this one lost. */
+  establishedBy?: ObjectRef;
+}
+
+const SERVICE = 'Service';
+
+function targetKey(kind: string, namespace: string, name: string, section?: string): string {
+  return `${kind}/${namespace}/${name}#${section ?? ''}`;
+}
+
+function groupKind(group: string, kind: string): string {
+  return group === '' ? kind : `${kind}.${group}`;
+}
+
+export class PolicyIndex {
+  private readonly winners = new Map<string, Policy>();
+  readonly outcomes = new Map<Policy, TargetOutcome[]>();
+
+  constructor(inputs: Inputs, diags: Diagnostics) {
+    const contenders = new Map<string, Policy[]>();
+    for (const policy of inputs.policies) {
+      const outcomes: TargetOutcome[] = [];
+      for (const t of policy.targets) {
+        const ns = policy.meta.namespace;
+        const path = `spec.targetRefs[${t.index}]`;
+        let found: boolean;
+        if (t.kind === SERVICE) {
+          const svc = inputs.services.get(key(ns, t.name));
+          found = svc !== undefined && (t.sectionName === undefined || svc.ports.some((p) => p.name === t.sectionName));
+          if (!svc) diags.error('TargetNotFound', `${groupKind(t.group, t.kind)} ${ns}/${t.name} not found`, policy.ref, path);
+          else if (!found) diags.error('TargetNotFound', `Service ${ns}/${t.name} has no port named "${t.sectionName}"`, policy.ref, `${path}.sectionName`);
+        } else {
+          found = inputs.pools.has(`${t.kind}/${key(ns, t.name)}`);
+          if (!found) diags.error('TargetNotFound', `${groupKind(t.group, t.kind)} ${ns}/${t.name} not found`, policy.ref, path);
+        }
+        outcomes.push({ index: t.index, found, winner: false });
+        if (found && policy.lb) {
+          const k = targetKey(t.kind, ns, t.name, t.sectionName);
+          const list = contenders.get(k) ?? [];
+          if (!list.includes(policy)) list.push(policy);
+          contenders.set(k, list);
+        }
+      }
+      this.outcomes.set(policy, outcomes);
+    }
+    for (const [k, list] of [...contenders].sort(([a], [b]) => compare(a, b))) {
+      const [winner, ...losers] = [...list].sort(byAge);
+      if (!winner) continue;
+      this.winners.set(k, winner);
+      const [kind, ns, rest] = k.split('/') as [string, string, string];
+      const [name, section] = rest.split('#') as [string, string];
+      const matches = (p: Policy) => p.targets.filter((t) => t.kind === kind && t.name === name && (t.sectionName ?? '') === section);
+      for (const t of matches(winner)) {
+        const o = this.outcomes.get(winner)?.find((x) => x.index === t.index);
+        if (o) o.winner = true;
+      }
+      for (const loser of losers) {
+        for (const t of matches(loser)) {
+          const o = this.outcomes.get(loser)?.find((x) => x.index === t.index);
+          if (o) o.establishedBy = winner.ref;
+        }
+        diags.warning(
+          'Conflicted',
+          `${kind} ${ns}/${name}${section ? ` port ${section}` : ''} is already targeted by ${describeRef(winner.ref)}, which is older (or first by name); this policy is not applied to it`,
+          loser.ref,
+          'spec.targetRefs',
+        );
+      }
+    }
+  }
+
+  /** The policy that applies to a target, if any; a port-specific policy beats a whole-Service one. */
+  policyFor(kind: string, namespace: string, name: string, section?: string): Policy | undefined {
+    if (section !== undefined) {
+      const specific = this.winners.get(targetKey(kind, namespace, name, section));
+      if (specific) return specific;
+    }
+    return this.winners.get(targetKey(kind, namespace, name));
+  }
+}

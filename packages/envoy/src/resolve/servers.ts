@@ -1,0 +1,115 @@
+// Route tables: per port of a Gateway, which hostnames are served and by which route rules, in
+// Gateway API's precedence order, with listener isolation — a request is served only by the routes
+// of the most specific listener whose hostname matches it.
+import type { HttpRoute, Match } from '../read/index.js';
+import type { Attachment } from './attach.js';
+import { compareHostnames, compareListenerHostnames, contains } from './hostnames.js';
+import type { Listener, Route, Server, VirtualHost } from './ir.js';
+import type { ActiveListener, PortGroup } from './listeners.js';
+import type { CompiledRoute } from './routes.js';
+
+const PATH_RANK: Record<Match['path']['type'], number> = { Exact: 0, RegularExpression: 1, PathPrefix: 2 };
+
+/**
+ * Gateway API precedence between two matches (negative: `a` first): exact path, then the longest
+ * path, then method, most headers, most query params. Ties are broken by the caller (route age,
+ * then rule and match order).
+ */
+export function comparePrecedence(a: Match, b: Match): number {
+  return (
+    PATH_RANK[a.path.type] - PATH_RANK[b.path.type] ||
+    b.path.value.replace(/\/+$/, '').length - a.path.value.replace(/\/+$/, '').length ||
+    Number(b.method !== undefined) - Number(a.method !== undefined) ||
+    b.headers.length - a.headers.length ||
+    b.queryParams.length - a.queryParams.length
+  );
+}
+
+interface Entry {
+  route: HttpRoute;
+  routeOrder: number;
+  rule: number;
+  ir: Route;
+}
+
+/** The listener of a server that a host belongs to: the most specific one whose hostname contains it. */
+function ownerOf(host: string, listeners: ActiveListener[]): ActiveListener | undefined {
+  let best: ActiveListener | undefined;
+  for (const l of listeners) {
+    if (!contains(l.spec.hostname, host)) continue;
+    if (!best || compareListenerHostnames(l.spec.hostname, best.spec.hostname) < 0) best = l;
+  }
+  return best;
+}
+
+export interface ServerInputs {
+  attachments: Map<ActiveListener, Attachment[]>;
+  compiled: Map<HttpRoute, CompiledRoute>;
+  routeOrder: Map<HttpRoute, number>;
+}
+
+function virtualHosts(listeners: ActiveListener[], inputs: ServerInputs): VirtualHost[] {
+  const byHost = new Map<string, { listener: ActiveListener; entries: Entry[] }>();
+  const hostFor = (host: string, listener: ActiveListener) => {
+    let vh = byHost.get(host);
+    if (!vh) {
+      vh = { listener, entries: [] };
+      byHost.set(host, vh);
+    }
+    return vh;
+  };
+  // With several listeners, each one's hostname gets a virtual host even without routes, so that
+  // its requests never fall through to a less specific listener's routes.
+  if (listeners.length > 1) for (const l of listeners) hostFor(l.spec.hostname ?? '*', l);
+  for (const l of listeners) {
+    for (const { route, hostnames } of inputs.attachments.get(l) ?? []) {
+      const compiled = inputs.compiled.get(route);
+      if (!compiled) continue;
+      for (const host of hostnames) {
+        if (ownerOf(host, listeners) !== l) continue;
+        const vh = hostFor(host, l);
+        for (const c of compiled.rules) {
+          for (const match of c.rule.matches) {
+            vh.entries.push({
+              route,
+              routeOrder: inputs.routeOrder.get(route) ?? 0,
+              rule: c.rule.index,
+              ir: {
+                name: `${route.meta.namespace}/${route.meta.name}/rule/${c.rule.index}/match/${match.index}`,
+                route: route.ref,
+                rule: c.rule.index,
+                match,
+                action: c.action,
+              },
+            });
+          }
+        }
+      }
+    }
+  }
+  return [...byHost.keys()].sort(compareHostnames).map((host) => {
+    const vh = byHost.get(host) as { listener: ActiveListener; entries: Entry[] };
+    vh.entries.sort(
+      (a, b) => comparePrecedence(a.ir.match, b.ir.match) || a.routeOrder - b.routeOrder || a.rule - b.rule || a.ir.match.index - b.ir.match.index,
+    );
+    return { hostname: host, listener: vh.listener.spec.name, routes: vh.entries.map((e) => e.ir) };
+  });
+}
+
+/** The proxy listeners of one Gateway, one per port. */
+export function buildListeners(gatewayName: string, ports: PortGroup[], inputs: ServerInputs): Listener[] {
+  return ports.map((group) => {
+    const name = `${gatewayName}/${group.port}`;
+    const servers: Server[] =
+      group.protocol === 'HTTP'
+        ? [{ name, virtualHosts: virtualHosts(group.listeners, inputs), misdirected: false }]
+        : group.listeners.map((l) => {
+            const tls: NonNullable<Server['tls']> = {
+              certificates: (l.spec.tls?.certificateRefs ?? []).map((c) => ({ namespace: c.namespace, name: c.name })),
+            };
+            if (l.spec.hostname) tls.hostname = l.spec.hostname;
+            return { name: `${name}/${l.spec.name}`, tls, virtualHosts: virtualHosts([l], inputs), misdirected: false };
+          });
+    return { name, port: group.port, protocol: group.protocol, servers };
+  });
+}

@@ -1,0 +1,126 @@
+// The status stage: the status each input object should get, as Gateway API, GEP-713 and GIE
+// define them, from the resolve stage's outcomes. Only the status stanza and enough metadata to
+// apply it (`kubectl apply --subresource=status`, or a patch).
+import { API_VERSION, INFERENCE_API_VERSION } from '@extlb/types';
+import type { ObjectRef } from '../diagnostics.js';
+import { type JsonObject, compare } from '../json.js';
+import { GATEWAY_GROUP, type Meta } from '../read/index.js';
+import type { GatewayOutcome, ListenerOutcome, Outcomes, PickerProblem, PolicyOutcome, PoolOutcome, RouteOutcome, Verdict } from '../resolve/index.js';
+
+export interface StatusOptions {
+  controllerName: string;
+  /** lastTransitionTime of every condition. */
+  now: string;
+}
+
+function condition(ctx: StatusOptions, meta: Meta, type: string, v: Verdict): JsonObject {
+  const c: JsonObject = { type, status: v.status ? 'True' : 'False' };
+  if (meta.generation !== undefined) c.observedGeneration = meta.generation;
+  c.lastTransitionTime = ctx.now;
+  c.reason = v.reason;
+  c.message = v.message;
+  return c;
+}
+
+function gatewayParentRef(gw: ObjectRef): JsonObject {
+  return { group: GATEWAY_GROUP, kind: 'Gateway', namespace: gw.namespace, name: gw.name };
+}
+
+function statusObject(apiVersion: string, ref: ObjectRef, status: JsonObject): JsonObject {
+  return { apiVersion, kind: ref.kind, metadata: { namespace: ref.namespace, name: ref.name }, status };
+}
+
+function listenerStatus(ctx: StatusOptions, meta: Meta, l: ListenerOutcome): JsonObject {
+  return {
+    name: l.name,
+    supportedKinds: l.supportedKinds,
+    attachedRoutes: l.attachedRoutes,
+    conditions: [
+      condition(ctx, meta, 'Accepted', l.accepted),
+      condition(ctx, meta, 'Programmed', l.programmed),
+      condition(ctx, meta, 'ResolvedRefs', l.resolvedRefs),
+      condition(ctx, meta, 'Conflicted', l.conflicted),
+    ],
+  };
+}
+
+function gatewayStatus(ctx: StatusOptions, o: GatewayOutcome): JsonObject {
+  const { meta, ref } = o.gateway;
+  return statusObject(`${GATEWAY_GROUP}/v1`, ref, {
+    conditions: [condition(ctx, meta, 'Accepted', o.accepted), condition(ctx, meta, 'Programmed', o.programmed)],
+    listeners: o.listeners.map((l) => listenerStatus(ctx, meta, l)),
+  });
+}
+
+/**
+ * HTTPRoute status per parent. Invalid values (a regex RE2 cannot compile, a malformed duration)
+ * drop the rules they break, which Gateway API reports as PartiallyInvalid, or as Accepted=False
+ * when no rule is left.
+ */
+function routeStatus(ctx: StatusOptions, o: RouteOutcome): JsonObject {
+  const { meta } = o.route;
+  const invalidMessage = o.invalid.map((p) => `${p.path}: ${p.message}`).join('; ');
+  const first = o.refProblems[0];
+  const resolved: Verdict = first
+    ? { status: false, reason: first.reason, message: o.refProblems.map((p) => `${p.path}: ${p.message}`).join('; ') }
+    : { status: true, reason: 'ResolvedRefs', message: 'All references are resolved' };
+  const parents = o.parents.map((p) => {
+    const parentRef: JsonObject = { group: p.parent.group, kind: p.parent.kind, namespace: p.parent.namespace, name: p.parent.name };
+    if (p.parent.sectionName !== undefined) parentRef.sectionName = p.parent.sectionName;
+    if (p.parent.port !== undefined) parentRef.port = p.parent.port;
+    const accepted = p.accepted.status && o.noRuleLeft ? { status: false, reason: 'UnsupportedValue', message: invalidMessage } : p.accepted;
+    const conditions = [condition(ctx, meta, 'Accepted', accepted), condition(ctx, meta, 'ResolvedRefs', resolved)];
+    if (p.accepted.status && o.invalid.length > 0 && !o.noRuleLeft) {
+      conditions.push(condition(ctx, meta, 'PartiallyInvalid', { status: true, reason: 'UnsupportedValue', message: invalidMessage }));
+    }
+    return { parentRef, controllerName: ctx.controllerName, conditions };
+  });
+  return statusObject(`${GATEWAY_GROUP}/v1`, o.route.ref, { parents });
+}
+
+function pickerVerdict(problems: PickerProblem[]): Verdict {
+  if (problems.length === 0) return { status: true, reason: 'ResolvedRefs', message: 'All references are resolved' };
+  return { status: false, reason: 'InvalidExtensionRef', message: problems.map((p) => `${p.ref.path}: ${p.message}`).join('; ') };
+}
+
+/** BackendPool and InferencePool status: one parent entry per Gateway whose routes use the pool. */
+function poolStatus(ctx: StatusOptions, o: PoolOutcome): JsonObject {
+  const { pool } = o;
+  const parents = o.gateways.map((gw) => ({
+    parentRef: gatewayParentRef(gw),
+    controllerName: ctx.controllerName,
+    conditions: [
+      condition(ctx, pool.meta, 'Accepted', { status: true, reason: 'Accepted', message: 'Pool is referenced by an accepted route' }),
+      condition(ctx, pool.meta, 'ResolvedRefs', pickerVerdict(o.pickerProblems)),
+    ],
+  }));
+  return statusObject(pool.kind === 'BackendPool' ? API_VERSION : INFERENCE_API_VERSION, pool.ref, { parents });
+}
+
+/** LoadBalancerPolicy status (GEP-713): one ancestor entry per Gateway the policy reaches. */
+function policyStatus(ctx: StatusOptions, o: PolicyOutcome): JsonObject {
+  const { meta, ref } = o.policy;
+  return statusObject(API_VERSION, ref, {
+    ancestors: o.ancestors.map((gw) => ({
+      ancestorRef: gatewayParentRef(gw),
+      controllerName: ctx.controllerName,
+      conditions: [condition(ctx, meta, 'Accepted', o.accepted), condition(ctx, meta, 'ResolvedRefs', pickerVerdict(o.pickerProblems))],
+    })),
+  });
+}
+
+function statusKey(s: JsonObject): string {
+  const m = s.metadata as { namespace?: string; name?: string };
+  return `${String(s.kind)}\u0000${m.namespace ?? ''}\u0000${m.name ?? ''}`;
+}
+
+/** Every status, sorted by kind, namespace and name. */
+export function statuses(outcomes: Outcomes, ctx: StatusOptions): JsonObject[] {
+  const out = [
+    ...outcomes.gateways.map((o) => gatewayStatus(ctx, o)),
+    ...outcomes.routes.map((o) => routeStatus(ctx, o)),
+    ...outcomes.pools.filter((o) => o.gateways.length > 0).map((o) => poolStatus(ctx, o)),
+    ...outcomes.policies.map((o) => policyStatus(ctx, o)),
+  ];
+  return out.sort((a, b) => compare(statusKey(a), statusKey(b)));
+}

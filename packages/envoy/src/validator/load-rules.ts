@@ -1,0 +1,232 @@
+// Rules Envoy's C++ checks when it loads a configuration, beyond what its protos can express
+// (each message below is Envoy's own error text where it has one).
+import { isIP } from 'node:net';
+import { type JsonObject, isObject } from '../json.js';
+import type { ValidationIssue } from './issue.js';
+
+// Envoy identifies filters and options by their config's type, whatever name the config gives them.
+const HCM = 'envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager';
+const ROUTER = 'envoy.extensions.filters.http.router.v3.Router';
+const EXT_PROC = 'envoy.extensions.filters.http.ext_proc.v3.ExternalProcessor';
+const EXT_PROC_PER_ROUTE = 'envoy.extensions.filters.http.ext_proc.v3.ExtProcPerRoute';
+const HTTP_PROTOCOL_OPTIONS = 'envoy.extensions.upstreams.http.v3.HttpProtocolOptions';
+
+const LB_FACTORIES = new Set([
+  'envoy.extensions.load_balancing_policies.round_robin.v3.RoundRobin',
+  'envoy.extensions.load_balancing_policies.least_request.v3.LeastRequest',
+  'envoy.extensions.load_balancing_policies.random.v3.Random',
+  'envoy.extensions.load_balancing_policies.ring_hash.v3.RingHash',
+  'envoy.extensions.load_balancing_policies.maglev.v3.Maglev',
+  'envoy.extensions.load_balancing_policies.override_host.v3.OverrideHost',
+]);
+const OVERRIDE_HOST = 'envoy.extensions.load_balancing_policies.override_host.v3.OverrideHost';
+
+function typeName(v: unknown): string {
+  return isObject(v) && typeof v['@type'] === 'string' ? v['@type'].slice(v['@type'].lastIndexOf('/') + 1) : '';
+}
+
+function policies(lbp: unknown): JsonObject[] {
+  return isObject(lbp) && Array.isArray(lbp.policies) ? (lbp.policies as JsonObject[]) : [];
+}
+
+function list(v: unknown): JsonObject[] {
+  return Array.isArray(v) ? (v as JsonObject[]).filter(isObject) : [];
+}
+
+/** Rules Envoy's C++ checks when it loads a configuration, which the protos cannot express. */
+export class LoadRules {
+  private readonly clusters = new Map<string, JsonObject>();
+  private readonly routes = new Map<string, JsonObject>();
+  private readonly assignments = new Set<string>();
+
+  constructor(
+    private readonly issues: ValidationIssue[],
+    clusters: JsonObject[],
+    endpoints: JsonObject[],
+    routes: JsonObject[] | undefined,
+  ) {
+    clusters.forEach((c, i) => {
+      const name = String(c.name);
+      if (this.clusters.has(name)) this.issue(`clusters[${i}]`, `duplicate cluster name ${name}`);
+      this.clusters.set(name, c);
+      this.cluster(c, `clusters[${i}]`);
+    });
+    for (const e of endpoints) this.assignments.add(String(e.cluster_name));
+    for (const r of routes ?? []) this.routes.set(String(r.name), r);
+    for (const [name, c] of this.clusters) {
+      if (c.type === 'EDS' && routes !== undefined && !this.assignments.has(String((c.eds_cluster_config as JsonObject | undefined)?.service_name ?? name))) {
+        this.issue(`clusters[${name}]`, `EDS cluster ${name} has no ClusterLoadAssignment`);
+      }
+    }
+  }
+
+  private issue(path: string, message: string): void {
+    this.issues.push({ path, message });
+  }
+
+  run(listeners: JsonObject[], base: string): void {
+    const names = new Set<string>();
+    listeners.forEach((l, i) => {
+      const p = `${base ? `${base}.` : ''}listeners[${i}]`;
+      if (names.has(String(l.name))) this.issue(p, `duplicate listener name ${String(l.name)}`);
+      names.add(String(l.name));
+      const matches = new Set<string>();
+      list(l.filter_chains).forEach((fc, j) => {
+        const key = JSON.stringify(fc.filter_chain_match ?? {});
+        if (matches.has(key)) this.issue(`${p}.filter_chains[${j}]`, 'multiple filter chains with the same matching rules are defined');
+        matches.add(key);
+        list(fc.filters).forEach((f, k) => {
+          if (typeName(f.typed_config) === HCM && isObject(f.typed_config)) this.hcm(f.typed_config, `${p}.filter_chains[${j}].filters[${k}].typed_config`);
+        });
+      });
+    });
+  }
+
+  private cluster(c: JsonObject, p: string): void {
+    const lbp = c.load_balancing_policy;
+    if (lbp !== undefined) {
+      if (c.lb_subset_config !== undefined) this.issue(p, 'load_balancing_policy cannot be combined with lb_subset_config');
+      const ps = policies(lbp);
+      if (!ps.some((x) => LB_FACTORIES.has(typeName((x.typed_extension_config as JsonObject | undefined)?.typed_config)))) {
+        this.issue(`${p}.load_balancing_policy`, `cluster: didn't find a registered load balancer factory implementation for cluster: '${String(c.name)}'`);
+      }
+      ps.forEach((x, i) => {
+        const tc = (x.typed_extension_config as JsonObject | undefined)?.typed_config;
+        if (typeName(tc) === OVERRIDE_HOST && isObject(tc))
+          this.overrideHost(c, tc, `${p}.load_balancing_policy.policies[${i}].typed_extension_config.typed_config`);
+      });
+    }
+    if (c.type === 'ORIGINAL_DST') {
+      if (c.lb_policy !== 'CLUSTER_PROVIDED') this.issue(p, "Only 'CLUSTER_PROVIDED' is allowed with cluster type 'ORIGINAL_DST'");
+      if (c.load_assignment !== undefined) this.issue(p, 'ORIGINAL_DST clusters must have no load assignment configured');
+      const odc = isObject(c.original_dst_lb_config) ? c.original_dst_lb_config : {};
+      if (odc.http_header_name !== undefined && odc.use_http_header !== true)
+        this.issue(`${p}.original_dst_lb_config`, 'Set use_http_header to true if http_header_name is desired.');
+    }
+    if (c.type === 'STATIC') {
+      for (const ep of list((c.load_assignment as JsonObject | undefined)?.endpoints)) {
+        for (const lbe of list(ep.lb_endpoints)) {
+          const addr = (((lbe.endpoint as JsonObject | undefined)?.address as JsonObject | undefined)?.socket_address as JsonObject | undefined)?.address;
+          if (typeof addr !== 'string' || isIP(addr) === 0)
+            this.issue(`${p}.load_assignment`, `STATIC cluster endpoint ${JSON.stringify(addr)} is not an IP address`);
+        }
+      }
+    }
+    if (list(c.health_checks).some((h) => h.grpc_health_check !== undefined) && !this.http2(c)) {
+      this.issue(`${p}.health_checks`, 'gRPC health checks need an HTTP/2 cluster');
+    }
+  }
+
+  private overrideHost(c: JsonObject, oh: JsonObject, p: string): void {
+    if (c.type === 'ORIGINAL_DST') this.issue(p, 'override_host needs a cluster with a host set; ORIGINAL_DST has none');
+    const clc = isObject(c.common_lb_config) ? c.common_lb_config : {};
+    for (const k of ['zone_aware_lb_config', 'locality_weighted_lb_config', 'consistent_hashing_lb_config']) {
+      if (clc[k] !== undefined) this.issue(`${p}`, `load_balancing_policy cannot be combined with common_lb_config.${k}`);
+    }
+    list(oh.override_host_sources).forEach((s, i) => {
+      const has = (s.header !== undefined ? 1 : 0) + (s.metadata !== undefined ? 1 : 0);
+      if (has === 0) this.issue(`${p}.override_host_sources[${i}]`, 'Empty override source');
+      if (has === 2) this.issue(`${p}.override_host_sources[${i}]`, 'Only one override source must be set');
+    });
+    const fb = policies(oh.fallback_policy);
+    if (
+      !fb.some(
+        (x) =>
+          LB_FACTORIES.has(typeName((x.typed_extension_config as JsonObject | undefined)?.typed_config)) &&
+          typeName((x.typed_extension_config as JsonObject | undefined)?.typed_config) !== OVERRIDE_HOST,
+      )
+    ) {
+      this.issue(`${p}.fallback_policy`, "dynamic forwarding LB: didn't find a registered fallback load balancer factory");
+    }
+  }
+
+  private http2(c: JsonObject): boolean {
+    const opts = isObject(c.typed_extension_protocol_options) ? c.typed_extension_protocol_options[HTTP_PROTOCOL_OPTIONS] : undefined;
+    const explicit = isObject(opts) && isObject(opts.explicit_http_config) ? opts.explicit_http_config : undefined;
+    return explicit?.http2_protocol_options !== undefined;
+  }
+
+  private grpcCluster(grpc: unknown, p: string): void {
+    const name = isObject(grpc) && isObject(grpc.envoy_grpc) ? grpc.envoy_grpc.cluster_name : undefined;
+    if (typeof name !== 'string') return;
+    const c = this.clusters.get(name);
+    if (!c) this.issue(p, `gRPC service cluster ${name} does not exist`);
+    else if (!this.http2(c)) this.issue(p, `gRPC service cluster ${name} must use HTTP/2`);
+  }
+
+  private processingMode(pm: unknown, p: string): void {
+    if (!isObject(pm)) return;
+    for (const dir of ['request', 'response']) {
+      if (pm[`${dir}_body_mode`] === 'FULL_DUPLEX_STREAMED' && pm[`${dir}_trailer_mode`] !== 'SEND') {
+        this.issue(p, `If the ext_proc filter has the ${dir}_body_mode set to FULL_DUPLEX_STREAMED, then the ${dir}_trailer_mode has to be set to SEND`);
+      }
+    }
+  }
+
+  private hcm(hcm: JsonObject, p: string): void {
+    const filters = list(hcm.http_filters);
+    const last = filters[filters.length - 1];
+    if (!last || typeName(last.typed_config) !== ROUTER) this.issue(`${p}.http_filters`, 'the router filter must be the last HTTP filter');
+    filters.forEach((f, i) => {
+      const tc = f.typed_config;
+      if (typeName(tc) !== EXT_PROC || !isObject(tc)) return;
+      const fp = `${p}.http_filters[${i}].typed_config`;
+      if ((tc.grpc_service === undefined) === (tc.http_service === undefined))
+        this.issue(fp, 'One and only one of grpc_service or http_service must be configured');
+      if (tc.disable_clear_route_cache === true && tc.route_cache_action !== undefined && tc.route_cache_action !== 'DEFAULT') {
+        this.issue(fp, 'disable_clear_route_cache and route_cache_action can not be set to none-default at the same time.');
+      }
+      this.processingMode(tc.processing_mode, `${fp}.processing_mode`);
+      this.grpcCluster(tc.grpc_service, `${fp}.grpc_service`);
+    });
+    let rc = hcm.route_config;
+    if (rc === undefined && isObject(hcm.rds)) {
+      rc = this.routes.get(String(hcm.rds.route_config_name));
+      if (!rc) this.issue(`${p}.rds`, `route configuration ${String(hcm.rds.route_config_name)} does not exist`);
+    }
+    if (isObject(rc)) this.routeConfig(rc, `${p}.route_config`);
+  }
+
+  private perFilter(tpfc: unknown, p: string): void {
+    if (!isObject(tpfc)) return;
+    for (const [name, cfg] of Object.entries(tpfc)) {
+      if (typeName(cfg) !== EXT_PROC_PER_ROUTE || !isObject(cfg) || !isObject(cfg.overrides)) continue;
+      this.processingMode(cfg.overrides.processing_mode, `${p}[${name}].overrides.processing_mode`);
+      this.grpcCluster(cfg.overrides.grpc_service, `${p}[${name}].overrides.grpc_service`);
+    }
+  }
+
+  private routeConfig(rc: JsonObject, p: string): void {
+    const domains = new Set<string>();
+    list(rc.virtual_hosts).forEach((vh, i) => {
+      const vp = `${p}.virtual_hosts[${i}]`;
+      for (const d of Array.isArray(vh.domains) ? vh.domains : []) {
+        if (domains.has(String(d))) this.issue(vp, `Only unique values for domains are permitted. Duplicate entry of domain ${String(d)}`);
+        domains.add(String(d));
+      }
+      list(vh.routes).forEach((r, j) => {
+        const rp = `${vp}.routes[${j}]`;
+        this.perFilter(r.typed_per_filter_config, `${rp}.typed_per_filter_config`);
+        const ra = isObject(r.route) ? r.route : undefined;
+        if (!ra) return;
+        const needCluster = (name: unknown, at: string) => {
+          // A route that names a missing cluster on purpose says what to answer instead.
+          if (typeof name === 'string' && !this.clusters.has(name) && ra.cluster_not_found_response_code === undefined) {
+            this.issue(at, `route refers to cluster ${name}, which does not exist`);
+          }
+        };
+        needCluster(ra.cluster, `${rp}.route.cluster`);
+        const wc = isObject(ra.weighted_clusters) ? list(ra.weighted_clusters.clusters) : [];
+        if (isObject(ra.weighted_clusters) && wc.reduce((s, c) => s + (typeof c.weight === 'number' ? c.weight : 0), 0) <= 0)
+          this.issue(`${rp}.route.weighted_clusters`, 'the sum of weights must be greater than 0');
+        wc.forEach((c, k) => {
+          needCluster(c.name, `${rp}.route.weighted_clusters.clusters[${k}].name`);
+          this.perFilter(c.typed_per_filter_config, `${rp}.route.weighted_clusters.clusters[${k}].typed_per_filter_config`);
+        });
+        list(ra.request_mirror_policies).forEach((m, k) => {
+          needCluster(m.cluster, `${rp}.route.request_mirror_policies[${k}].cluster`);
+        });
+      });
+    });
+  }
+}
