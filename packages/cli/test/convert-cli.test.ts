@@ -66,7 +66,7 @@ describe('extlb convert on files', () => {
     const r = await cli(['-', '--format', 'xds', '-o', 'json', '--endpoints', 'eds'], readFileSync(scenario('backendpool-picker'), 'utf8'));
     assert.equal(r.code, 0, r.stderr);
     const xds = JSON.parse(r.stdout) as { endpoints: unknown[] };
-    assert.equal(xds.endpoints.length, 1);
+    assert.equal(xds.endpoints.length, 2, "the pool's and the picker's ClusterLoadAssignments");
     assert.deepEqual(loadEnvoyValidator('1.35').validateXds(xds), []);
   });
 

@@ -53,8 +53,6 @@ export const DIAGNOSTIC_CODES = [
   'ServedEndpointNeeds138',
   'FailOpenStreaming',
   'RetryBackoff',
-  'MessageTimeout',
-  'FailureModePerListener',
 ] as const;
 
 export type DiagnosticCode = (typeof DIAGNOSTIC_CODES)[number];

@@ -52,7 +52,7 @@ test('a client-sent endpoint header is stripped before the picker runs', () => {
     const r = convert(scenario(name), { now: NOW, envoy: name === 'legacy-mode' ? 'legacy' : '1.35' });
     const names = filters(r);
     const strip = names.indexOf('envoy.filters.http.header_mutation');
-    assert.ok(strip >= 0 && strip < names.indexOf('envoy.filters.http.ext_proc'), `${name}: ${names.join(', ')}`);
+    assert.ok(strip >= 0 && strip < names.findIndex((n) => n.startsWith('envoy.filters.http.ext_proc')), `${name}: ${names.join(', ')}`);
     const mutation = (envoyOf(r).listeners[0] as Json).filter_chains[0].filters[0].typed_config.http_filters[strip].typed_config;
     assert.deepEqual(mutation.mutations.request_mutations, [{ remove: 'x-gateway-destination-endpoint' }]);
   }
@@ -70,12 +70,12 @@ test('retries let Envoy walk the picker list: maxEndpoints - 1 retries with a pe
 test('the ext_proc filter is disabled by default and enabled per route with the backend picker', () => {
   const r = convert(scenario('mixed-pool-and-service'), { now: NOW });
   const hcm = (envoyOf(r).listeners[0] as Json).filter_chains[0].filters[0].typed_config;
-  const ext = hcm.http_filters.find((f: Json) => f.name === 'envoy.filters.http.ext_proc');
+  const ext = hcm.http_filters.find((f: Json) => f.name === 'envoy.filters.http.ext_proc/200ms');
   assert.equal(ext.disabled, true);
   assert.deepEqual(ext.typed_config.metadata_options.receiving_namespaces.untyped, ['envoy.lb']);
   const [pool, svc] = routes(r)[0]!.route.weighted_clusters.clusters;
-  assert.equal(pool.typed_per_filter_config['envoy.filters.http.ext_proc'].overrides.grpc_service.envoy_grpc.cluster_name, 'picker/default/picker:9002');
-  assert.equal(svc.typed_per_filter_config['envoy.filters.http.ext_proc'].disabled, true, 'the Service share never calls a picker');
+  assert.equal(pool.typed_per_filter_config['envoy.filters.http.ext_proc/200ms'].overrides.grpc_service.envoy_grpc.cluster_name, 'picker/default/picker:9002');
+  assert.equal(svc.typed_per_filter_config['envoy.filters.http.ext_proc/200ms'].disabled, true, 'the Service share never calls a picker');
 });
 
 test('weights carry over, invalid backends answer 500 for their share', () => {
@@ -127,7 +127,7 @@ test('a missing picker: FailClose answers 500, FailOpen goes to the fallback pol
   const r = convert(scenario('missing-picker-service'), { now: NOW });
   const clusters = routes(r)[0]?.route.weighted_clusters.clusters.map((c: Json) => c.name);
   assert.deepEqual(clusters, ['bpool/default/open', 'extlb-invalid-backend']);
-  assert.ok(!filters(r).includes('envoy.filters.http.ext_proc'));
+  assert.ok(!filters(r).some((n) => n.startsWith('envoy.filters.http.ext_proc')));
   assert.ok(filters(r).includes('envoy.filters.http.header_mutation'));
   assert.equal(conditions(status(r, 'BackendPool', 'closed')).ResolvedRefs?.reason, 'InvalidExtensionRef');
   assert.ok(r.diagnostics.some((d) => d.severity === 'error' && d.path === 'spec.loadBalancer.external.refs[0]'));
@@ -136,7 +136,7 @@ test('a missing picker: FailClose answers 500, FailOpen goes to the fallback pol
 test('InferencePool failureMode maps to per-route failure_mode_allow', () => {
   const r = convert(scenario('inferencepool-failure-modes'), { now: NOW });
   const byName = Object.fromEntries(routes(r).map((x) => [x.name, x]));
-  const allow = (n: string) => byName[n].typed_per_filter_config['envoy.filters.http.ext_proc'].overrides.failure_mode_allow;
+  const allow = (n: string) => byName[n].typed_per_filter_config['envoy.filters.http.ext_proc/200ms'].overrides.failure_mode_allow;
   assert.equal(allow('default/open/rule/0/match/0'), true);
   assert.equal(allow('default/closed/rule/0/match/0'), false);
 });
@@ -162,7 +162,7 @@ test('dns mode emits a headless Service per pool; eds mode emits ClusterLoadAssi
   assert.deepEqual(svc.spec.selector, { app: 'llm' });
   const cluster = envoyOf(dns).clusters.find((c) => c.name === 'bpool/default/llm') as Json;
   assert.equal(cluster.type, 'STRICT_DNS');
-  assert.equal(cluster.load_assignment.endpoints[0].lb_endpoints[0].endpoint.address.socket_address.address, 'llm-extlb.default.svc.cluster.local');
+  assert.equal(cluster.load_assignment.endpoints[0].lb_endpoints[0].endpoint.address.socket_address.address, 'extlb-bpool-llm.default.svc.cluster.local');
   const eds = convert(scenario('backendpool-picker'), { endpoints: 'eds', now: NOW });
   assert.equal((envoyOf(eds).clusters.find((c) => c.name === 'bpool/default/llm') as Json).type, 'EDS');
   assert.equal((envoyOf(eds).endpoints[0] as Json).endpoints[0].lb_endpoints.length, 3);

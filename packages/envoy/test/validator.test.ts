@@ -14,7 +14,9 @@ function good(envoy: '1.35' | '1.38' = '1.35'): Json {
 }
 
 const hcm = (b: Json) => b.static_resources.listeners[0].filter_chains[0].filters[0].typed_config;
-const extProc = (b: Json) => hcm(b).http_filters.find((f: Json) => f.name === 'envoy.filters.http.ext_proc').typed_config;
+const extProc = (b: Json) => hcm(b).http_filters.find((f: Json) => f.typed_config['@type'].endsWith('.ExternalProcessor')).typed_config;
+/** The route's per-filter config of its picker's ext_proc filter. */
+const perRoute = (b: Json) => Object.values(route(b).typed_per_filter_config)[0] as Json;
 const route = (b: Json) => hcm(b).route_config.virtual_hosts[0].routes[0];
 const pool = (b: Json) => b.static_resources.clusters.find((c: Json) => c.name === 'bpool/default/llm');
 const overrideHost = (b: Json) => pool(b).load_balancing_policy.policies[0].typed_extension_config.typed_config;
@@ -62,13 +64,13 @@ test('an unknown @type fails', () => {
 
 test('unknown enum values fail', () => {
   const b = good();
-  route(b).typed_per_filter_config['envoy.filters.http.ext_proc'].overrides.processing_mode.request_body_mode = 'HALF_DUPLEX';
+  perRoute(b).overrides.processing_mode.request_body_mode = 'HALF_DUPLEX';
   expectIssue(b, /"HALF_DUPLEX" is not a value of enum/);
 });
 
 test('FULL_DUPLEX_STREAMED needs trailer mode SEND, on the filter and per route', () => {
   const b = good();
-  route(b).typed_per_filter_config['envoy.filters.http.ext_proc'].overrides.processing_mode.request_trailer_mode = 'SKIP';
+  perRoute(b).overrides.processing_mode.request_trailer_mode = 'SKIP';
   expectIssue(b, /request_body_mode set to FULL_DUPLEX_STREAMED, then the request_trailer_mode has to be set to SEND/);
   const c = good();
   extProc(c).processing_mode = { response_body_mode: 'FULL_DUPLEX_STREAMED' };
@@ -129,11 +131,11 @@ test('fields newer than the target Envoy fail: selected_host_key needs 1.38, ove
 
 test('ExtProcPerRoute needs one of disabled and overrides; disabled must be true', () => {
   const b = good();
-  route(b).typed_per_filter_config['envoy.filters.http.ext_proc'] = {
+  route(b).typed_per_filter_config[Object.keys(route(b).typed_per_filter_config)[0] as string] = {
     '@type': 'type.googleapis.com/envoy.extensions.filters.http.ext_proc.v3.ExtProcPerRoute',
   };
   expectIssue(b, /one of disabled, overrides is required/);
-  route(b).typed_per_filter_config['envoy.filters.http.ext_proc'].disabled = false;
+  perRoute(b).disabled = false;
   expectIssue(b, /disabled: value must equal true/);
 });
 

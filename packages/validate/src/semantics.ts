@@ -95,7 +95,11 @@ export function semanticWarnings(kind: ValidatedKind, object: Obj, input: Obj): 
   if (kind === 'InferencePool') {
     const picker = obj(spec.endpointPickerRef);
     if (!picker) {
-      warn(out, 'spec.endpointPickerRef', 'is not set: extlb treats an InferencePool as type External and cannot route to it without a picker');
+      warn(
+        out,
+        'spec.endpointPickerRef',
+        "is not set: the pool's endpoints are load-balanced round robin by the proxy, with no picker, unless a LoadBalancerPolicy gives the pool one",
+      );
     } else if (picker.failureMode === 'FailOpen') {
       warn(
         out,

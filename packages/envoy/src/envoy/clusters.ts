@@ -3,7 +3,7 @@
 // and one per picker set.
 import type { External, LoadBalancer } from '../read/index.js';
 import type { HostPort } from '../resolve/endpoints.js';
-import type { Backend, PickerSet } from '../resolve/index.js';
+import { type Backend, type Picker, type PickerSet, shadowServiceName } from '../resolve/index.js';
 import type { JsonObject } from '../json.js';
 import { type BuildContext, serviceHost } from './context.js';
 import { envoyDuration } from './duration.js';
@@ -66,26 +66,40 @@ function http2Options(): JsonObject {
   return { [NAME.httpProtocolOptions]: { '@type': TYPE.httpProtocolOptions, explicit_http_config: { http2_protocol_options: {} } } };
 }
 
+/** A headless Service that selects Pods for extlb, emitted beside the config in dns mode. */
+function shadowManifest(
+  ctx: BuildContext,
+  namespace: string,
+  name: string,
+  owner: string,
+  selector: Record<string, string>,
+  ports: { name: string; port: number }[],
+): void {
+  ctx.manifests.set(`${namespace}/${name}`, {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name, namespace, labels: { 'app.kubernetes.io/managed-by': 'extlb' }, annotations: { 'extlb.dev/for': owner } },
+    spec: {
+      clusterIP: 'None',
+      publishNotReadyAddresses: false,
+      selector: { ...selector },
+      ports: ports.map((p) => ({ name: p.name, port: p.port, targetPort: p.port, protocol: 'TCP' })),
+    },
+  });
+}
+
 /** The headless Service the dns mode resolves: the Service itself when headless, else a pool's shadow. */
 function dnsTarget(b: Backend, ctx: BuildContext): { host: string; ports: number[] } | undefined {
   const src = b.endpoints;
   if (src.type === 'service') return src.headless ? { host: serviceHost(ctx, src.namespace, src.service), ports: [src.targetPort] } : undefined;
-  ctx.manifests.set(`${src.namespace}/${src.shadowService}`, {
-    apiVersion: 'v1',
-    kind: 'Service',
-    metadata: {
-      name: src.shadowService,
-      namespace: src.namespace,
-      labels: { 'app.kubernetes.io/managed-by': 'extlb' },
-      annotations: { 'extlb.dev/pool': `${b.kind}/${b.ref.name}` },
-    },
-    spec: {
-      clusterIP: 'None',
-      publishNotReadyAddresses: false,
-      selector: src.selector,
-      ports: src.targetPorts.map((port) => ({ name: `tcp-${port}`, port, targetPort: port, protocol: 'TCP' })),
-    },
-  });
+  shadowManifest(
+    ctx,
+    src.namespace,
+    src.shadowService,
+    `${b.kind}/${b.ref.name}`,
+    src.selector,
+    src.targetPorts.map((port) => ({ name: `tcp-${port}`, port })),
+  );
   return { host: serviceHost(ctx, src.namespace, src.shadowService), ports: src.targetPorts };
 }
 
@@ -154,19 +168,58 @@ export function backendCluster(b: Backend, ctx: BuildContext): JsonObject {
   return cluster;
 }
 
-/** The cluster of an endpoint picker set: gRPC over HTTP/2, health-checked, one priority per ref. */
+/** Where Envoy resolves a picker by DNS: a headless Service's own name, or a headless shadow of it. */
+function pickerDnsHost(p: Picker, ctx: BuildContext): string | undefined {
+  if (p.headless) return serviceHost(ctx, p.namespace, p.service);
+  if (!p.selector || Object.keys(p.selector).length === 0) return undefined;
+  const name = shadowServiceName('Service', p.service);
+  shadowManifest(ctx, p.namespace, name, `Service/${p.service}`, p.selector, [{ name: p.portName || `tcp-${p.targetPort}`, port: p.targetPort }]);
+  return serviceHost(ctx, p.namespace, name);
+}
+
+/**
+ * The cluster of an endpoint picker set: gRPC over HTTP/2, with a gRPC health check on every
+ * picker pod, one priority per ref (later refs take over when earlier ones have no healthy pod).
+ * Its endpoints come the way the backends' do: listed from EndpointSlices, over EDS, or by DNS.
+ */
 export function pickerCluster(set: PickerSet, ctx: BuildContext): JsonObject {
-  return {
-    name: set.key,
-    type: 'STRICT_DNS',
-    connect_timeout: envoyDuration(ctx.options.connectTimeoutMs),
-    load_assignment: {
+  const cluster: JsonObject = { name: set.key };
+  const priorities = (hosts: (p: Picker) => HostPort[]) =>
+    set.pickers.map((p, priority) => ({ priority, lb_endpoints: hosts(p).map((h) => ({ endpoint: socket(h) })) }));
+  const dnsHosts = ctx.options.endpoints === 'dns' ? set.pickers.map((p) => pickerDnsHost(p, ctx)) : [];
+  if (ctx.options.endpoints === 'eds') {
+    cluster.type = 'EDS';
+    cluster.eds_cluster_config = edsConfig(set.key);
+    ctx.assignments.set(set.key, { cluster_name: set.key, endpoints: priorities((p) => ctx.endpoints.picker(p)) });
+  } else if (dnsHosts.length > 0 && dnsHosts.every((h) => h !== undefined)) {
+    cluster.type = 'STRICT_DNS';
+    cluster.load_assignment = {
       cluster_name: set.key,
-      endpoints: set.pickers.map((picker, priority) => ({
-        priority,
-        lb_endpoints: [{ endpoint: socket({ address: serviceHost(ctx, picker.namespace, picker.service), port: picker.port }) }],
-      })),
-    },
+      endpoints: priorities((p) => [{ address: dnsHosts[set.pickers.indexOf(p)] as string, port: p.targetPort }]),
+    };
+  } else {
+    if (ctx.options.endpoints === 'dns')
+      ctx.diags.info(
+        'StaticEndpoints',
+        `dns mode: ${set.key} has a picker Service that is neither headless nor selects Pods, so its endpoints are listed statically`,
+        set.owner,
+      );
+    const endpoints = priorities((p) => ctx.endpoints.picker(p));
+    if (endpoints.every((e) => e.lb_endpoints.length === 0))
+      ctx.diags.warning(
+        'NoEndpoints',
+        `${set.key} has no ready picker endpoints in the input; requests to its backends fail until a picker is ready`,
+        set.owner,
+      );
+    cluster.type = 'STATIC';
+    cluster.load_assignment = { cluster_name: set.key, endpoints };
+  }
+  const { name, type, ...endpoints } = cluster;
+  return {
+    name,
+    type,
+    connect_timeout: envoyDuration(ctx.options.connectTimeoutMs),
+    ...endpoints,
     health_checks: [{ timeout: '1s', interval: '5s', unhealthy_threshold: 2, healthy_threshold: 1, grpc_health_check: { service_name: EPP.healthService } }],
     typed_extension_protocol_options: http2Options(),
   };

@@ -3,7 +3,7 @@
 // picker cluster, so a rule that splits traffic calls only the picker of the backend it selected.
 import type { JsonObject } from '../json.js';
 import type { BodyMode, External } from '../read/index.js';
-import type { Backend } from '../resolve/index.js';
+import { type Backend, usesPicker } from '../resolve/index.js';
 import { type BuildContext, serviceHost } from './context.js';
 import { envoyDuration } from './duration.js';
 import { EPP, NAME, TYPE } from './names.js';
@@ -36,20 +36,51 @@ const METADATA_OPTIONS = {
   forwarding_namespaces: { untyped: [EPP.namespace] },
 };
 
+/** A duration as Gateway API writes it: `200ms`, `1s`, `1m30s`. */
+function shortDuration(ms: number): string {
+  const units: [string, number][] = [
+    ['h', 3_600_000],
+    ['m', 60_000],
+    ['s', 1000],
+    ['ms', 1],
+  ];
+  let rest = ms;
+  let out = '';
+  for (const [unit, size] of units) {
+    if (rest >= size) {
+      out += `${Math.floor(rest / size)}${unit}`;
+      rest %= size;
+    }
+  }
+  return out || '0s';
+}
+
 /**
- * The listener's ext_proc filter. Envoy requires a valid top-level grpc_service even though every
- * route that enables the filter overrides it, so it points at one of the listener's picker clusters.
- * message_timeout cannot be overridden per route, so the longest requested timeout is used.
+ * The ext_proc filter a backend's picker is asked through. Envoy cannot set message_timeout per
+ * route (nor, before 1.35, failure_mode_allow), so backends that need different values get
+ * different filters, named after those values; each route enables the one of its backend.
  */
-export function extProcFilter(defaultCluster: string, messageTimeoutMs: number, failOpen: boolean): JsonObject {
+export function extProcFilterName(b: Backend, ctx: BuildContext): string {
+  const ext = b.lb.external as External;
+  const failOpen = ctx.options.envoy === 'legacy' && ext.failureMode === 'FailOpen';
+  return `${NAME.extProc}/${shortDuration(ext.messageTimeoutMs)}${failOpen ? '/fail-open' : ''}`;
+}
+
+/**
+ * An ext_proc filter, disabled until a route enables it. Envoy requires a valid top-level
+ * grpc_service even though every route that enables the filter overrides it, so it points at one
+ * of the picker clusters that use it.
+ */
+export function extProcFilter(b: Backend, defaultCluster: string, ctx: BuildContext): JsonObject {
+  const ext = b.lb.external as External;
   return {
-    name: NAME.extProc,
+    name: extProcFilterName(b, ctx),
     typed_config: {
       '@type': TYPE.extProc,
       grpc_service: { envoy_grpc: { cluster_name: defaultCluster } },
-      failure_mode_allow: failOpen,
+      failure_mode_allow: ctx.options.envoy === 'legacy' && ext.failureMode === 'FailOpen',
       processing_mode: { request_header_mode: 'SKIP', response_header_mode: 'SKIP' },
-      message_timeout: envoyDuration(messageTimeoutMs),
+      message_timeout: envoyDuration(ext.messageTimeoutMs),
       metadata_options: METADATA_OPTIONS,
       // The picker clears the route cache with its answer; re-routing could pick another weighted
       // backend whose picker was never asked, so the route chosen before the call is kept.
@@ -65,10 +96,10 @@ export function stripEndpointHeaderFilter(): JsonObject {
 }
 
 /**
- * Per-route (or per weighted cluster) config that enables the filter for one backend's picker.
- * Envoy older than 1.35 has no per-route failure_mode_allow; legacy output sets it per listener.
+ * Per-route (or per weighted cluster) config that enables a backend's filter for its picker.
+ * Envoy older than 1.35 has no per-route failure_mode_allow; legacy output sets it per filter.
  */
-export function extProcOverrides(b: Backend, ctx: BuildContext): JsonObject {
+function extProcOverrides(b: Backend, ctx: BuildContext): JsonObject {
   const ext = b.lb.external as External;
   const set = b.pickers === undefined ? undefined : ctx.gateway.pickerSets[b.pickers];
   const first = set?.pickers[0];
@@ -78,6 +109,15 @@ export function extProcOverrides(b: Backend, ctx: BuildContext): JsonObject {
   return { '@type': TYPE.extProcPerRoute, overrides };
 }
 
-export function extProcDisabled(): JsonObject {
-  return { '@type': TYPE.extProcPerRoute, disabled: true };
+const DISABLED = { '@type': TYPE.extProcPerRoute, disabled: true };
+
+/**
+ * The typed_per_filter_config that makes a request to `b` ask its picker and no other: its own
+ * filter enabled with its picker cluster, every other picker filter of the route (`names`) off.
+ */
+export function extProcConfig(b: Backend | undefined, names: readonly string[], ctx: BuildContext): JsonObject {
+  const own = b && usesPicker(b) ? extProcFilterName(b, ctx) : undefined;
+  const out: JsonObject = {};
+  for (const name of names) out[name] = name === own && b ? extProcOverrides(b, ctx) : DISABLED;
+  return out;
 }

@@ -3,8 +3,7 @@
 import type { JsonObject } from '../json.js';
 import { type Backend, type Listener, type Server, usesPicker } from '../resolve/index.js';
 import type { BuildContext } from './context.js';
-import { envoyDuration } from './duration.js';
-import { extProcFilter, stripEndpointHeaderFilter } from './ext-proc.js';
+import { extProcFilter, extProcFilterName, stripEndpointHeaderFilter } from './ext-proc.js';
 import { NAME, TYPE } from './names.js';
 import { envoyRoute } from './routes.js';
 import { compare } from '../json.js';
@@ -28,36 +27,22 @@ function usedBackends(server: Server, ctx: BuildContext): Backend[] {
 
 /**
  * The HTTP filters of a server: when a backend reads the endpoint header, strip the client's copy
- * first; then the picker's ext_proc filter (disabled until a route enables it); the router last.
+ * first; then one ext_proc filter per picker setting Envoy cannot change per route (disabled until
+ * a route enables it); the router last.
  */
 function httpFilters(server: Server, ctx: BuildContext): JsonObject[] {
   const used = usedBackends(server, ctx);
   const pickers = used.filter(usesPicker);
   const filters: JsonObject[] = [];
-  const legacy = ctx.options.envoy === 'legacy';
-  if (pickers.length > 0) {
-    const timeouts = new Set(pickers.map((b) => b.lb.external?.messageTimeoutMs ?? 200));
-    const longest = Math.max(...timeouts);
-    if (timeouts.size > 1) {
-      ctx.diags.info(
-        'MessageTimeout',
-        `listener ${server.name}: pickers ask for different messageTimeouts; Envoy sets it per listener, so the longest (${envoyDuration(longest)}) is used`,
-        ctx.gateway.ref,
-      );
-    }
-    const defaultCluster = pickers.map((b) => b.pickers ?? '').sort(compare)[0] ?? '';
-    const failOpen = legacy && pickers.every((b) => b.lb.external?.failureMode === 'FailOpen');
-    if (legacy && !failOpen && pickers.some((b) => b.lb.external?.failureMode === 'FailOpen')) {
-      ctx.diags.warning(
-        'FailureModePerListener',
-        `legacy mode: Envoy before 1.35 sets failure_mode_allow per listener, and ${server.name} mixes FailOpen and FailClose pickers, so all fail closed`,
-        ctx.gateway.ref,
-      );
-    }
-    filters.push(stripEndpointHeaderFilter(), extProcFilter(defaultCluster, longest, failOpen));
-  } else if (used.some((b) => b.lb.type === 'External')) {
-    // Fail-open backends without a reachable picker still read the endpoint header.
-    filters.push(stripEndpointHeaderFilter());
+  if (used.some((b) => b.lb.type === 'External')) filters.push(stripEndpointHeaderFilter());
+  const byName = new Map<string, Backend[]>();
+  for (const b of pickers) {
+    const name = extProcFilterName(b, ctx);
+    byName.set(name, [...(byName.get(name) ?? []), b]);
+  }
+  for (const [, backends] of [...byName].sort(([a], [b]) => compare(a, b))) {
+    const defaultCluster = backends.map((b) => b.pickers ?? '').sort(compare)[0] ?? '';
+    filters.push(extProcFilter(backends[0] as Backend, defaultCluster, ctx));
   }
   filters.push({ name: NAME.router, typed_config: { '@type': TYPE.router } });
   return filters;

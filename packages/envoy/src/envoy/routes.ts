@@ -5,7 +5,7 @@ import type { External, HeaderModifier, Match, ValueMatch } from '../read/index.
 import { type Backend, type Forward, type RedirectAction, type Route, usesPicker } from '../resolve/index.js';
 import type { BuildContext } from './context.js';
 import { envoyDuration } from './duration.js';
-import { extProcDisabled, extProcOverrides } from './ext-proc.js';
+import { extProcConfig, extProcFilterName } from './ext-proc.js';
 import { INVALID_BACKEND_CLUSTER, NAME, TYPE } from './names.js';
 
 const REDIRECT_CODES: Record<number, string> = {
@@ -166,11 +166,12 @@ function forward(route: Route, f: Forward, out: JsonObject, ctx: BuildContext): 
   }
   const ra: JsonObject = {};
   const externals = entries.filter((e) => usesPicker(e.backend));
+  const filters = [...new Set(externals.map((e) => extProcFilterName(e.backend, ctx)))].sort(compare);
   if (entries.length === 1 && invalidWeight === 0) ra.cluster = entries[0]?.backend.key;
   else {
     const clusters: JsonObject[] = entries.map((e) => {
       const c: JsonObject = { name: e.backend.key, weight: e.weight };
-      if (externals.length > 0) c.typed_per_filter_config = { [NAME.extProc]: usesPicker(e.backend) ? extProcOverrides(e.backend, ctx) : extProcDisabled() };
+      if (filters.length > 0) c.typed_per_filter_config = extProcConfig(e.backend, filters, ctx);
       return c;
     });
     if (invalidWeight > 0) clusters.push({ name: INVALID_BACKEND_CLUSTER, weight: invalidWeight });
@@ -179,9 +180,9 @@ function forward(route: Route, f: Forward, out: JsonObject, ctx: BuildContext): 
   }
   const first = externals[0];
   if (first) {
-    // Route level enables the disabled-by-default filter; a weighted entry's own config, more
-    // specific, then says which picker (or none) its backend uses.
-    out.typed_per_filter_config = { [NAME.extProc]: extProcOverrides(first.backend, ctx) };
+    // Route level enables the first backend's disabled-by-default filter; a weighted entry's own
+    // config, more specific, then says which picker (or none) its backend uses.
+    out.typed_per_filter_config = extProcConfig(first.backend, [extProcFilterName(first.backend, ctx)], ctx);
   }
   rewrite(f, ra);
   if (f.mirrors.length > 0) {

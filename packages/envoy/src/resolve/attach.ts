@@ -55,7 +55,8 @@ export function attachRoutes(
       const path = `spec.parentRefs[${parent.index}]`;
       const gwName = `${parent.namespace}/${parent.name}`;
       if (parent.group !== GATEWAY_GROUP || parent.kind !== 'Gateway') {
-        diags.warning('UnsupportedParent', `parent ${parent.kind}.${parent.group} is not supported; only Gateways are`, route.ref, path);
+        const gk = parent.group === '' ? parent.kind : `${parent.kind}.${parent.group}`;
+        diags.warning('UnsupportedParent', `a parent of kind ${gk} is not supported; only Gateways are`, route.ref, path);
         reject(parent, 'NoMatchingParent', `parent kind ${parent.kind} is not supported`);
         continue;
       }

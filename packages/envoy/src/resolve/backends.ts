@@ -1,9 +1,10 @@
 // backendRefs to backends: what a reference points at, whether it may, and how one endpoint of it
 // is chosen — a LoadBalancerPolicy on the target, else the pool's own stanza, else round robin —
 // including the pickers an External load balancer names.
+import { createHash } from 'node:crypto';
 import { GROUP, INFERENCE_GROUP } from '@extlb/types';
 import { type Diagnostics, type ObjectRef, describeRef } from '../diagnostics.js';
-import { type BackendRef, GATEWAY_GROUP, type Inputs, type LoadBalancer, type Pool, type Service, key } from '../read/index.js';
+import { type BackendRef, GATEWAY_GROUP, type Inputs, type LoadBalancer, type Service, key } from '../read/index.js';
 import { permitted } from './grants.js';
 import type { Backend, Picker, PickerSet } from './ir.js';
 import type { PickerProblem, RefProblem } from './outcomes.js';
@@ -19,9 +20,19 @@ function groupKind(group: string, kind: string): string {
   return group === '' ? kind : `${kind}.${group}`;
 }
 
-/** The name of the headless Service that selects a pool's Pods (dns mode, and the controller). */
-export function shadowServiceName(pool: Pool): string {
-  return `${pool.meta.name}-extlb`.slice(0, 63);
+const SHADOW_PREFIX = { BackendPool: 'extlb-bpool', InferencePool: 'extlb-infpool', Service: 'extlb-picker' } as const;
+
+/**
+ * The name of the headless Service extlb makes to find the Pods of a pool (or of a picker Service
+ * that is not headless itself): `extlb-bpool-<name>`, `extlb-infpool-<name>`, `extlb-picker-<name>`,
+ * so that a user can tell what it is, and pools of both kinds with one name never share it. A name
+ * past the 63 characters of a DNS label keeps a hash of the whole in its last 8.
+ */
+export function shadowServiceName(kind: keyof typeof SHADOW_PREFIX, name: string): string {
+  const full = `${SHADOW_PREFIX[kind]}-${name}`;
+  if (full.length <= 63) return full;
+  const hash = createHash('sha256').update(full).digest('hex').slice(0, 8);
+  return `${full.slice(0, 54).replace(/-+$/, '')}-${hash}`;
 }
 
 /** The port a Service port leads to on its Pods; a named targetPort is taken from the EndpointSlices. */
@@ -100,7 +111,7 @@ export class Backends {
         namespace: pool.meta.namespace,
         selector: pool.selector,
         targetPorts: pool.targetPorts,
-        shadowService: shadowServiceName(pool),
+        shadowService: shadowServiceName(pool.kind, pool.meta.name),
       },
       h2c: pool.h2c,
       lb,

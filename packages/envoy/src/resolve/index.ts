@@ -8,6 +8,7 @@ import { Backends } from './backends.js';
 import type { Backend, IR, Gateway as IrGateway, PickerSet } from './ir.js';
 import { type GatewayListeners, resolveListeners } from './listeners.js';
 import { type GatewayOutcome, type Outcomes, type PolicyOutcome, type RouteOutcome, type Verdict, verdict } from './outcomes.js';
+import { describeOverrides } from './policies.js';
 import { type CompiledRoute, compileRoute } from './routes.js';
 import { buildListeners } from './servers.js';
 
@@ -73,7 +74,13 @@ function targetName(t: Policy['targets'][number]): string {
 function policyAccepted(policy: Policy, backends: Backends): Verdict {
   if (policy.invalid !== undefined || !policy.lb) return verdict(false, 'Invalid', policy.invalid ?? 'spec.loadBalancer is invalid');
   const outcomes = backends.policies.outcomes.get(policy) ?? [];
-  if (outcomes.some((o) => o.winner)) return verdict(true, 'Accepted', 'Policy is accepted');
+  const overridden = outcomes.flatMap((o) => o.overridden);
+  if (outcomes.some((o) => o.effective)) {
+    if (overridden.length === 0) return verdict(true, 'Accepted', 'Policy is accepted');
+    return verdict(true, 'Accepted', `Policy is accepted; on some ports a policy that names the port applies instead: ${describeOverrides(overridden)}`);
+  }
+  if (overridden.length > 0)
+    return verdict(false, 'Conflicted', `on every port of its target a policy that names the port applies instead: ${describeOverrides(overridden)}`);
   const establishedBy = outcomes.find((o) => o.establishedBy)?.establishedBy;
   if (establishedBy)
     return verdict(false, 'Conflicted', `every target is already targeted by ${establishedBy.kind} ${establishedBy.namespace ?? ''}/${establishedBy.name}`);

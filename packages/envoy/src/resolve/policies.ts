@@ -11,12 +11,21 @@ export interface TargetOutcome {
   winner: boolean;
   /** The established policy when this one lost. */
   establishedBy?: ObjectRef;
+  /** A whole-Service winner: the ports where a policy naming that port applies instead. */
+  overridden: { port: string; by: ObjectRef }[];
+  /** Whether it applies to some of the target (a pool, or at least one port of a Service). */
+  effective: boolean;
 }
 
 const SERVICE = 'Service';
 
 function targetKey(kind: string, namespace: string, name: string, section?: string): string {
   return `${kind}/${namespace}/${name}#${section ?? ''}`;
+}
+
+/** `LoadBalancerPolicy ns/a (port http), ...` */
+export function describeOverrides(overridden: { port: string; by: ObjectRef }[]): string {
+  return overridden.map((x) => `${describeRef(x.by)} (port ${x.port})`).join(', ');
 }
 
 function groupKind(group: string, kind: string): string {
@@ -44,7 +53,7 @@ export class PolicyIndex {
           found = inputs.pools.has(`${t.kind}/${key(ns, t.name)}`);
           if (!found) diags.error('TargetNotFound', `${groupKind(t.group, t.kind)} ${ns}/${t.name} not found`, policy.ref, path);
         }
-        outcomes.push({ index: t.index, found, winner: false });
+        outcomes.push({ index: t.index, found, winner: false, overridden: [], effective: false });
         if (found && policy.lb) {
           const k = targetKey(t.kind, ns, t.name, t.sectionName);
           const list = contenders.get(k) ?? [];
@@ -63,7 +72,10 @@ export class PolicyIndex {
       const matches = (p: Policy) => p.targets.filter((t) => t.kind === kind && t.name === name && (t.sectionName ?? '') === section);
       for (const t of matches(winner)) {
         const o = this.outcomes.get(winner)?.find((x) => x.index === t.index);
-        if (o) o.winner = true;
+        if (o) {
+          o.winner = true;
+          o.effective = true;
+        }
       }
       for (const loser of losers) {
         for (const t of matches(loser)) {
@@ -75,6 +87,34 @@ export class PolicyIndex {
           `${kind} ${ns}/${name}${section ? ` port ${section}` : ''} is already targeted by ${describeRef(winner.ref)}, which is older (or first by name); this policy is not applied to it`,
           loser.ref,
           'spec.targetRefs',
+        );
+      }
+    }
+    this.yieldToPortPolicies(inputs, diags);
+  }
+
+  /**
+   * A policy for a whole Service yields, port by port, to a policy naming that port (GEP-713: the
+   * more specific target wins). Where that leaves it no port, it applies nowhere: Conflicted.
+   */
+  private yieldToPortPolicies(inputs: Inputs, diags: Diagnostics): void {
+    for (const [policy, outcomes] of this.outcomes) {
+      for (const o of outcomes) {
+        const t = policy.targets.find((x) => x.index === o.index);
+        if (!o.winner || !t || t.kind !== SERVICE || t.sectionName !== undefined) continue;
+        const ns = policy.meta.namespace;
+        const ports = inputs.services.get(key(ns, t.name))?.ports ?? [];
+        for (const port of ports) {
+          const specific = port.name === undefined ? undefined : this.winners.get(targetKey(SERVICE, ns, t.name, port.name));
+          if (specific && port.name !== undefined) o.overridden.push({ port: port.name, by: specific.ref });
+        }
+        if (ports.length === 0 || o.overridden.length < ports.length) continue;
+        o.effective = false;
+        diags.warning(
+          'Conflicted',
+          `every port of Service ${ns}/${t.name} is targeted by a policy that names the port (${describeOverrides(o.overridden)}), which is more specific; this policy applies to none of them`,
+          policy.ref,
+          `spec.targetRefs[${t.index}]`,
         );
       }
     }

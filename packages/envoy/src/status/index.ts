@@ -83,7 +83,7 @@ function pickerVerdict(problems: PickerProblem[]): Verdict {
   return { status: false, reason: 'InvalidExtensionRef', message: problems.map((p) => `${p.ref.path}: ${p.message}`).join('; ') };
 }
 
-/** BackendPool and InferencePool status: one parent entry per Gateway whose routes use the pool. */
+/** BackendPool and InferencePool status: one parent entry per Gateway whose routes use the pool, none when no route does. */
 function poolStatus(ctx: StatusOptions, o: PoolOutcome): JsonObject {
   const { pool } = o;
   const parents = o.gateways.map((gw) => ({
@@ -119,7 +119,8 @@ export function statuses(outcomes: Outcomes, ctx: StatusOptions): JsonObject[] {
   const out = [
     ...outcomes.gateways.map((o) => gatewayStatus(ctx, o)),
     ...outcomes.routes.map((o) => routeStatus(ctx, o)),
-    ...outcomes.pools.filter((o) => o.gateways.length > 0).map((o) => poolStatus(ctx, o)),
+    // Every pool, used or not: a pool no route uses any more gets its parents removed.
+    ...outcomes.pools.map((o) => poolStatus(ctx, o)),
     ...outcomes.policies.map((o) => policyStatus(ctx, o)),
   ];
   return out.sort((a, b) => compare(statusKey(a), statusKey(b)));
