@@ -1,11 +1,11 @@
-// A Gateway is a proxy: one Envoy configuration per Gateway, and inside one Gateway, listeners that
-// share a port keep their routes apart (listener isolation).
+// A Gateway is a proxy: one Envoy configuration per Gateway, two Gateways never conflict, and inside
+// one Gateway listeners that share a port share one Envoy listener (isolation: conformance/).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { convert } from '../src/index.js';
 import { readObjects } from './golden.js';
-import { type Request, clustersOf, route } from './router.js';
+import { type Request, clustersOf, handle } from './conformance/envoy-model.js';
 
 type Json = Record<string, any>;
 const NOW = '2026-01-01T00:00:00Z';
@@ -36,51 +36,11 @@ test('two Gateways on the same port are two proxies, each Accepted and Programme
     ['svc/team-b/posts/80'],
   );
   const get = (host: string, path: string): Request => ({ port: 8080, host, path });
-  assert.deepEqual(clustersOf(route(shop, get('shop.example.com', '/cart/1'))), [['svc/team-a/cart/80', 1]]);
-  assert.equal(route(shop, get('blog.example.com', '/')).type, 'not-found', "the shop proxy knows nothing of the blog's routes");
-  assert.deepEqual(clustersOf(route(blog, get('blog.example.com', '/'))), [['svc/team-b/posts/80', 1]]);
-  assert.equal(route(blog, get('shop.example.com', '/cart/1')).type, 'not-found');
+  assert.deepEqual(clustersOf(handle(shop, get('shop.example.com', '/cart/1'))), [['svc/team-a/cart/80', 1]]);
+  assert.equal(handle(shop, get('blog.example.com', '/')).type, 'not-found', "the shop proxy knows nothing of the blog's routes");
+  assert.deepEqual(clustersOf(handle(blog, get('blog.example.com', '/'))), [['svc/team-b/posts/80', 1]]);
+  assert.equal(handle(blog, get('shop.example.com', '/cart/1')).type, 'not-found');
   assert.ok(!r.diagnostics.some((d) => d.severity === 'error'), JSON.stringify(r.diagnostics));
-});
-
-test('listener isolation: a request is served only by the routes of the most specific listener its Host matches', () => {
-  const r = convert(scenario('listener-isolation'), { now: NOW });
-  const gw = r.gateways['default/gw'];
-  assert.ok(gw);
-  // The upstream suite's expectations (GatewayHTTPListenerIsolation): host, path → which route, or 404.
-  const cases: [string, string, string | undefined][] = [
-    ['bar.com', '/empty-hostname', 'attaches-to-empty-hostname-with-hostname-intersection'],
-    ['bar.com', '/wildcard-example-com', undefined],
-    ['bar.com', '/wildcard-foo-example-com', undefined],
-    ['bar.com', '/abc-foo-example-com', undefined],
-    ['foo.example.com', '/wildcard-example-com', 'attaches-to-wildcard-example-com-with-hostname-intersection'],
-    ['foo.example.com', '/empty-hostname', undefined],
-    ['foo.example.com', '/wildcard-foo-example-com', undefined],
-    ['foo.example.com', '/abc-foo-example-com', undefined],
-    ['foo.foo.example.com', '/wildcard-foo-example-com', 'attaches-to-wildcard-foo-example-com-with-hostname-intersection'],
-    ['foo.foo.example.com', '/empty-hostname', undefined],
-    ['foo.foo.example.com', '/wildcard-example-com', undefined],
-    ['foo.foo.example.com', '/abc-foo-example-com', undefined],
-    ['abc.foo.example.com', '/abc-foo-example-com', 'attaches-to-abc-foo-example-com-with-hostname-intersection'],
-    ['abc.foo.example.com', '/empty-hostname', undefined],
-    ['abc.foo.example.com', '/wildcard-example-com', undefined],
-    ['abc.foo.example.com', '/wildcard-foo-example-com', undefined],
-  ];
-  for (const [host, path, expected] of cases) {
-    const o = route(gw, { port: 80, host, path });
-    if (expected === undefined) assert.equal(o.type, 'not-found', `${host}${path} must answer 404, got ${o.type === 'route' ? o.route : o.type}`);
-    else assert.equal(o.type === 'route' ? o.route.split('/')[1] : o.type, expected, `${host}${path}`);
-  }
-  const listeners = (r.statuses.find((s) => s.kind === 'Gateway') as Json).status.listeners as Json[];
-  assert.deepEqual(
-    listeners.map((l) => [l.name, l.attachedRoutes]),
-    [
-      ['empty-hostname', 1],
-      ['wildcard-example-com', 1],
-      ['wildcard-foo-example-com', 1],
-      ['abc-foo-example-com', 1],
-    ],
-  );
 });
 
 test('listeners of one Gateway that share a port and protocol share one Envoy listener; HTTP and HTTPS on one port conflict', () => {

@@ -77,18 +77,25 @@ function filterChain(server: Server, ctx: BuildContext): JsonObject {
         rds: { route_config_name: server.name, config_source: { ads: {}, resource_api_version: 'V3' } },
         http_filters: httpFilters(server, ctx),
         normalize_path: true,
-        strip_any_host_port: true,
       },
     },
   ];
   return fc;
 }
 
-function routeConfig(server: Server, ctx: BuildContext): JsonObject {
+function routeConfig(server: Server, listener: Listener, ctx: BuildContext): JsonObject {
   return {
     name: server.name,
-    virtual_hosts: server.virtualHosts.map((vh) => ({ name: vh.hostname, domains: [vh.hostname], routes: vh.routes.map((r) => envoyRoute(r, ctx)) })),
+    virtual_hosts: server.virtualHosts.map((vh) => ({
+      name: vh.hostname,
+      domains: [vh.hostname],
+      routes: vh.misdirected
+        ? [{ name: `${server.name}/misdirected/${vh.hostname}`, match: { prefix: '/' }, direct_response: { status: 421 } }]
+        : vh.routes.map((r) => envoyRoute(r, listener, ctx)),
+    })),
     validate_clusters: false,
+    // Hostnames match whatever port the Host header carries; the header itself goes on unchanged.
+    ignore_port_in_host_matching: true,
   };
 }
 
@@ -100,6 +107,6 @@ export function envoyListener(l: Listener, ctx: BuildContext): { listener: JsonO
       address: { socket_address: { address: '0.0.0.0', port_value: l.port } },
       filter_chains: l.servers.map((s) => filterChain(s, ctx)),
     },
-    routes: l.servers.map((s) => routeConfig(s, ctx)),
+    routes: l.servers.map((s) => routeConfig(s, l, ctx)),
   };
 }

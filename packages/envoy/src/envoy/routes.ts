@@ -2,7 +2,7 @@
 // each one asks, mirrors, hash policies, and the timeouts and retries a picker's list needs.
 import { type JsonObject, compare } from '../json.js';
 import type { External, HeaderModifier, Match, ValueMatch } from '../read/index.js';
-import { type Backend, type Forward, type RedirectAction, type Route, usesPicker } from '../resolve/index.js';
+import { type Backend, type Forward, type Listener, type RedirectAction, type Route, usesPicker } from '../resolve/index.js';
 import type { BuildContext } from './context.js';
 import { envoyDuration } from './duration.js';
 import { extProcConfig, extProcFilterName } from './ext-proc.js';
@@ -52,12 +52,28 @@ function escapeRegex(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
-function redirect(a: RedirectAction): JsonObject {
+const DEFAULT_PORT = { http: 80, https: 443 } as const;
+
+/**
+ * Gateway API's redirect port: the filter's port; else the default port of the scheme the filter
+ * sets; else, with neither, the port of the listener the request came on when it is not its
+ * scheme's default (Envoy alone would keep the Host header's port, which a client may leave out).
+ */
+function redirectPort(a: RedirectAction, listener: Listener): number | undefined {
+  const r = a.redirect;
+  if (r.port !== undefined) return r.port;
+  if (r.scheme !== undefined) return DEFAULT_PORT[r.scheme];
+  const scheme = listener.protocol === 'HTTPS' ? 'https' : 'http';
+  return listener.port === DEFAULT_PORT[scheme] ? undefined : listener.port;
+}
+
+function redirect(a: RedirectAction, listener: Listener): JsonObject {
   const r = a.redirect;
   const out: JsonObject = {};
   if (r.scheme) out.scheme_redirect = r.scheme;
   if (r.hostname !== undefined) out.host_redirect = r.hostname;
-  if (r.port !== undefined) out.port_redirect = r.port;
+  const port = redirectPort(a, listener);
+  if (port !== undefined) out.port_redirect = port;
   if (r.path?.type === 'ReplaceFullPath') out.path_redirect = r.path.value;
   else if (r.path?.type === 'ReplacePrefixMatch') out.prefix_rewrite = r.path.value;
   out.response_code = REDIRECT_CODES[r.statusCode] ?? 'FOUND';
@@ -208,8 +224,8 @@ function forward(route: Route, f: Forward, out: JsonObject, ctx: BuildContext): 
   out.route = ra;
 }
 
-/** One Envoy route. */
-export function envoyRoute(route: Route, ctx: BuildContext): JsonObject {
+/** One Envoy route, on a listener. */
+export function envoyRoute(route: Route, listener: Listener, ctx: BuildContext): JsonObject {
   const out: JsonObject = { name: route.name, match: envoyMatch(route.match) };
   const a = route.action;
   if (a.type === 'forward') {
@@ -217,7 +233,7 @@ export function envoyRoute(route: Route, ctx: BuildContext): JsonObject {
     headerChanges(a.responseHeaders, 'response', out);
   }
   if (a.type === 'direct') out.direct_response = { status: a.status };
-  else if (a.type === 'redirect') out.redirect = redirect(a);
+  else if (a.type === 'redirect') out.redirect = redirect(a, listener);
   else forward(route, a, out, ctx);
   return out;
 }

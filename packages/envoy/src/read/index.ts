@@ -158,7 +158,8 @@ export function readInputs(objects: readonly unknown[], diags: Diagnostics, defa
         push(inputs.pods, meta.namespace, readPod(r, raw, meta));
         break;
       case 'Namespace':
-        inputs.namespaces.set(meta.name, meta.labels);
+        // The API server sets this label on every Namespace; files lack it, selectors rely on it.
+        inputs.namespaces.set(meta.name, { ...meta.labels, 'kubernetes.io/metadata.name': meta.name });
         break;
       case 'BackendPool':
         inputs.pools.set(`BackendPool/${k}`, readBackendPool(r, raw, meta));

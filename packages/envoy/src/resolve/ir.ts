@@ -44,11 +44,6 @@ export interface Server {
   tls?: { hostname?: string; certificates: CertificateRef[] };
   /** Sorted by hostname precedence: exact names first, then longer wildcards, `*` last. */
   virtualHosts: VirtualHost[];
-  /**
-   * HTTPS: a request whose Host belongs to no virtual host of this server came in on a TLS
-   * connection meant for another listener; it answers 421 Misdirected Request.
-   */
-  misdirected: boolean;
 }
 
 export interface CertificateRef {
@@ -66,6 +61,11 @@ export interface VirtualHost {
   listener: string;
   /** In Gateway API precedence order: the first that matches a request serves it. */
   routes: Route[];
+  /**
+   * HTTPS: the hostname belongs to another listener than the one whose TLS connection (chosen by
+   * SNI) the request came on; it answers 421 Misdirected Request, and `routes` is empty.
+   */
+  misdirected?: true;
 }
 
 export interface Route {

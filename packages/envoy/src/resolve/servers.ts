@@ -48,8 +48,14 @@ export interface ServerInputs {
   routeOrder: Map<HttpRoute, number>;
 }
 
-function virtualHosts(listeners: ActiveListener[], inputs: ServerInputs): VirtualHost[] {
-  const byHost = new Map<string, { listener: ActiveListener; entries: Entry[] }>();
+/**
+ * The virtual hosts of one server: the routes of `served` (the listeners whose requests it
+ * answers), with each hostname owned by the most specific listener of the whole port. On HTTPS a
+ * server answers one listener; the hostnames of the port's other listeners answer 421 there, as
+ * does any Host when the listener has a hostname (the request was meant for another listener).
+ */
+function virtualHosts(served: ActiveListener[], port: PortGroup, inputs: ServerInputs): VirtualHost[] {
+  const byHost = new Map<string, { listener: ActiveListener; entries: Entry[]; misdirected?: true }>();
   const hostFor = (host: string, listener: ActiveListener) => {
     let vh = byHost.get(host);
     if (!vh) {
@@ -60,13 +66,22 @@ function virtualHosts(listeners: ActiveListener[], inputs: ServerInputs): Virtua
   };
   // With several listeners, each one's hostname gets a virtual host even without routes, so that
   // its requests never fall through to a less specific listener's routes.
-  if (listeners.length > 1) for (const l of listeners) hostFor(l.spec.hostname ?? '*', l);
-  for (const l of listeners) {
+  if (port.listeners.length > 1) for (const l of served) hostFor(l.spec.hostname ?? '*', l);
+  if (port.protocol === 'HTTPS') {
+    const [self] = served;
+    for (const other of port.listeners) {
+      if (other === self) continue;
+      const host = other.spec.hostname ?? '*';
+      if (!byHost.has(host)) byHost.set(host, { listener: other, entries: [], misdirected: true });
+    }
+    if (self?.spec.hostname !== undefined && !byHost.has('*')) byHost.set('*', { listener: self, entries: [], misdirected: true });
+  }
+  for (const l of served) {
     for (const { route, hostnames } of inputs.attachments.get(l) ?? []) {
       const compiled = inputs.compiled.get(route);
       if (!compiled) continue;
       for (const host of hostnames) {
-        if (ownerOf(host, listeners) !== l) continue;
+        if (ownerOf(host, port.listeners) !== l) continue;
         const vh = hostFor(host, l);
         for (const c of compiled.rules) {
           for (const match of c.rule.matches) {
@@ -88,11 +103,13 @@ function virtualHosts(listeners: ActiveListener[], inputs: ServerInputs): Virtua
     }
   }
   return [...byHost.keys()].sort(compareHostnames).map((host) => {
-    const vh = byHost.get(host) as { listener: ActiveListener; entries: Entry[] };
+    const vh = byHost.get(host) as { listener: ActiveListener; entries: Entry[]; misdirected?: true };
     vh.entries.sort(
       (a, b) => comparePrecedence(a.ir.match, b.ir.match) || a.routeOrder - b.routeOrder || a.rule - b.rule || a.ir.match.index - b.ir.match.index,
     );
-    return { hostname: host, listener: vh.listener.spec.name, routes: vh.entries.map((e) => e.ir) };
+    const out: VirtualHost = { hostname: host, listener: vh.listener.spec.name, routes: vh.entries.map((e) => e.ir) };
+    if (vh.misdirected) out.misdirected = true;
+    return out;
   });
 }
 
@@ -102,13 +119,13 @@ export function buildListeners(gatewayName: string, ports: PortGroup[], inputs: 
     const name = `${gatewayName}/${group.port}`;
     const servers: Server[] =
       group.protocol === 'HTTP'
-        ? [{ name, virtualHosts: virtualHosts(group.listeners, inputs), misdirected: false }]
+        ? [{ name, virtualHosts: virtualHosts(group.listeners, group, inputs) }]
         : group.listeners.map((l) => {
             const tls: NonNullable<Server['tls']> = {
               certificates: (l.spec.tls?.certificateRefs ?? []).map((c) => ({ namespace: c.namespace, name: c.name })),
             };
             if (l.spec.hostname) tls.hostname = l.spec.hostname;
-            return { name: `${name}/${l.spec.name}`, tls, virtualHosts: virtualHosts([l], inputs), misdirected: false };
+            return { name: `${name}/${l.spec.name}`, tls, virtualHosts: virtualHosts([l], group, inputs) };
           });
     return { name, port: group.port, protocol: group.protocol, servers };
   });
