@@ -39,7 +39,8 @@ export interface ConvertResult {
   ir: IR;
 }
 
-export const DEFAULT_CONTROLLER = 'extlb.dev/envoy-converter';
+/** The controllerName extlb's statuses carry, and GatewayClasses name to be served by extlb. */
+export const DEFAULT_CONTROLLER = 'extlb.dev/gateway-controller';
 
 function durationOption(value: string | undefined, fallbackMs: number, name: string, diags: Diagnostics): number {
   if (value === undefined) return fallbackMs;

@@ -130,7 +130,7 @@ export class Scenario {
       entry,
       `${kind} ${route} has no parent entry for Gateway ${gns}/${gn}${sectionName ? ` listener ${sectionName}` : ''}: ${JSON.stringify(parents.map((p) => p.parentRef))}`,
     );
-    assert.equal(entry.controllerName, 'extlb.dev/envoy-converter');
+    assert.equal(entry.controllerName, 'extlb.dev/gateway-controller');
     return Object.fromEntries((entry.conditions as Json[]).map((c) => [c.type, c]));
   }
 
