@@ -7,7 +7,7 @@ import { once } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { formatEndpointList, parseEndpointList } from '../src/codec.js';
-import { staticEndpoints } from '../src/endpoints.js';
+import { staticEndpoints } from '../src/pool-members.js';
 import type { ProcessingRequest, ProcessingResponse } from '../src/messages.js';
 import { loadProtos } from '../src/protos.js';
 import { startPicker } from '../src/server.js';
@@ -33,7 +33,7 @@ const REQUEST: ProcessingRequest = {
 
 async function serve(): Promise<void> {
   const endpoints = Array.from({ length: 32 }, (_, i) => `10.0.${i >> 4}.${(i & 15) + 1}:8000`).join(',');
-  const picker = await startPicker({ source: staticEndpoints(endpoints), strategy: 'least-request', maxEndpoints: 3 });
+  const picker = await startPicker({ pool: staticEndpoints(endpoints), strategy: 'least-request', maxEndpoints: 3 });
   process.stdout.write(`${picker.address}\n`);
   // The load generator resets the CPU clock once warm-up is over; the final figure is the picker's own cost.
   let base = process.cpuUsage();
