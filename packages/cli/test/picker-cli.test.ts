@@ -38,7 +38,8 @@ function startPicker(...args: string[]): Promise<{ address: string; child: Child
   children.push(child);
   let text = '';
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`picker did not start: ${text}`)), 10_000);
+    // A guard against hanging, not a speed limit: a loaded machine may take long to load the Kubernetes client.
+    const timer = setTimeout(() => reject(new Error(`picker did not start: ${text}`)), 120_000);
     const onData = (b: Buffer) => {
       text += b.toString();
       const m = /listening on (\S+)/.exec(text);
