@@ -10,11 +10,13 @@ import { PassThrough } from 'node:stream';
 import { parse } from 'yaml';
 import { main } from '../src/main.js';
 import { endpointSlice, startFakeKubeApi } from '../../picker/test/fake-kube-api.js';
+import { ask, closeClients, endpointOf, ending, exchange, extProcClient, headers } from '../../picker/test/helpers.js';
 
 const bin = join(import.meta.dirname, '..', 'dist', 'bin.js');
 const dir = mkdtempSync(join(tmpdir(), 'extlb-picker-cli-'));
 const children: ChildProcess[] = [];
 after(() => {
+  closeClients();
   for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
   rmSync(dir, { recursive: true, force: true });
 });
@@ -36,7 +38,8 @@ function startPicker(...args: string[]): Promise<{ address: string; child: Child
   children.push(child);
   let text = '';
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`picker did not start: ${text}`)), 10_000);
+    // A guard against hanging, not a speed limit: a loaded machine may take long to load the Kubernetes client.
+    const timer = setTimeout(() => reject(new Error(`picker did not start: ${text}`)), 120_000);
     const onData = (b: Buffer) => {
       text += b.toString();
       const m = /listening on (\S+)/.exec(text);
@@ -75,12 +78,22 @@ test('extlb picker + extlb conformance: the reference picker passes, the YAML re
   const picker = await startPicker('--endpoints', '10.0.0.1:8000,10.0.0.2:8000,[2001:db8::1]:8000', '--max-endpoints', '2', '--strategy', 'least-request');
   const run = await cli('conformance', '--picker', picker.address, '--report', 'report.yaml', '--timeout', '2000');
   assert.equal(run.code, 0, run.stdout + run.stderr);
-  assert.match(run.stdout, /12 passed, 0 failed, 0 skipped/);
+  assert.match(run.stdout, /17 passed, 0 failed, 0 skipped/);
   const report = parse(readFileSync(join(dir, 'report.yaml'), 'utf8')) as { summary: { failed: number }; rules: unknown[] };
   assert.equal(report.summary.failed, 0);
-  assert.equal(report.rules.length, 12);
+  assert.equal(report.rules.length, 17);
   assert.equal(await stop(picker.child), 0);
   assert.match(picker.output(), /SIGTERM, shutting down/);
+});
+
+test('extlb picker survives a request header without a name: that stream ends with INVALID_ARGUMENT, the process keeps picking', async () => {
+  const picker = await startPicker('--endpoints', '10.0.0.1:8000');
+  const client = extProcClient(picker.address);
+  const bad = await exchange(client, [{ request_headers: { headers: { headers: [{ raw_value: Buffer.from('x') }] } } }], 1);
+  assert.deepEqual(ending(bad.last), ['INVALID_ARGUMENT', 'request_headers.headers.headers[0].key: the header has no name']);
+  assert.equal(picker.child.exitCode, null, picker.output());
+  assert.equal(endpointOf(await ask(client, headers())).metadata, '10.0.0.1:8000');
+  assert.equal(await stop(picker.child), 0);
 });
 
 test('extlb conformance exits 1 when a rule fails (here: nothing listens at the address any more)', async () => {

@@ -1,19 +1,26 @@
 // Reference-picker decisions over real gRPC on loopback (64 concurrent ext_proc streams, one stream
-// per request as Envoy opens them), codec and simulator throughput. Prints figures; asserts nothing.
-// The picker runs in its own process so that it and the load generator do not share one event loop.
+// per request as Envoy opens them), the picker's memory under a flood of distinct served values,
+// codec and simulator throughput. Prints figures; asserts nothing. The picker runs in its own
+// process so that it and the load generator do not share one event loop.
 import * as grpc from '@grpc/grpc-js';
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { once } from 'node:events';
+import { createInterface } from 'node:readline';
+import type { Readable, Writable } from 'node:stream';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { formatEndpointList, parseEndpointList } from '../src/codec.js';
-import { staticEndpoints } from '../src/endpoints.js';
+import { responseHeaders } from '../src/conformance/answers.js';
+import { staticEndpoints } from '../src/pool-members.js';
 import type { ProcessingRequest, ProcessingResponse } from '../src/messages.js';
 import { loadProtos } from '../src/protos.js';
 import { startPicker } from '../src/server.js';
 import { protocolSources, simulateOverrideHost } from '../src/simulator.js';
 
 const CONCURRENCY = 64;
+/** As in the report that found the leak: 600 distinct 1 MiB values. */
+const FLOOD = 600;
+const FLOOD_VALUE_BYTES = 2 ** 20;
 const WARMUP = 3_000;
 const DECISIONS = 30_000;
 
@@ -33,18 +40,31 @@ const REQUEST: ProcessingRequest = {
 
 async function serve(): Promise<void> {
   const endpoints = Array.from({ length: 32 }, (_, i) => `10.0.${i >> 4}.${(i & 15) + 1}:8000`).join(',');
-  const picker = await startPicker({ source: staticEndpoints(endpoints), strategy: 'least-request', maxEndpoints: 3 });
+  const picker = await startPicker({ pool: staticEndpoints(endpoints), strategy: 'least-request', maxEndpoints: 3 });
   process.stdout.write(`${picker.address}\n`);
-  // The load generator resets the CPU clock once warm-up is over; the final figure is the picker's own cost.
+  // The load generator resets the CPU clock once warm-up is over, so the CPU figure is the picker's own cost.
   let base = process.cpuUsage();
-  process.stdin.on('data', () => {
-    base = process.cpuUsage();
+  const commands = createInterface({ input: process.stdin });
+  commands.on('line', (command) => {
+    if (command === 'measure') base = process.cpuUsage();
+    if (command === 'cpu') {
+      const used = process.cpuUsage(base);
+      process.stdout.write(`${used.user + used.system}\n`);
+    }
+    if (command === 'memory') {
+      globalThis.gc?.();
+      const { heapUsed, rss } = process.memoryUsage();
+      process.stdout.write(`${heapUsed} ${rss}\n`);
+    }
   });
-  process.stdin.once('end', () => {
-    const used = process.cpuUsage(base);
-    process.stdout.write(`${used.user + used.system}\n`);
-    void picker.close().then(() => process.exit(0));
-  });
+  commands.once('close', () => void picker.close().then(() => process.exit(0)));
+}
+
+/** Asks the picker process one command and reads its one-line reply. */
+async function ask(server: ChildProcessByStdio<Writable, Readable, null>, command: string): Promise<number[]> {
+  const reply = once(server.stdout, 'data');
+  server.stdin.write(`${command}\n`);
+  return ((await reply) as [Buffer])[0].toString().trim().split(' ').map(Number);
 }
 
 type Open = () => grpc.ClientDuplexStream<ProcessingRequest, ProcessingResponse>;
@@ -82,6 +102,22 @@ async function runDecisions(open: Open, total: number): Promise<{ seconds: numbe
   return { seconds: (performance.now() - start) / 1000, latencies };
 }
 
+/** One request whose response reports `served` as the endpoint that served it. */
+function reportServed(open: Open, served: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const call = open();
+    let answers = 0;
+    call.on('data', () => {
+      answers++;
+      if (answers === 1) call.write(responseHeaders({ served }));
+      if (answers === 2) call.end();
+    });
+    call.on('status', () => (answers === 2 ? resolve() : reject(new Error(`served report answered ${answers} times`))));
+    call.on('error', () => undefined);
+    call.write(REQUEST);
+  });
+}
+
 const percentile = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 
 function perSecond(label: string, fn: () => void): void {
@@ -98,7 +134,14 @@ function perSecond(label: string, fn: () => void): void {
 async function main(): Promise<void> {
   const server = spawn(
     process.execPath,
-    [...(process.env.PICKER_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/sprof'] : []), '--import', 'tsx', fileURLToPath(import.meta.url), '--serve'],
+    [
+      ...(process.env.PICKER_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/sprof'] : []),
+      '--expose-gc',
+      '--import',
+      'tsx',
+      fileURLToPath(import.meta.url),
+      '--serve',
+    ],
     { stdio: ['pipe', 'pipe', 'inherit'] },
   );
   const [first] = (await once(server.stdout, 'data')) as [Buffer];
@@ -108,6 +151,7 @@ async function main(): Promise<void> {
   await runDecisions(open, WARMUP);
   server.stdin.write('measure\n');
   const { seconds, latencies } = await runDecisions(open, DECISIONS);
+  const [microseconds = NaN] = await ask(server, 'cpu');
   latencies.sort((a, b) => a - b);
   const rate = DECISIONS / seconds;
   const p50 = percentile(latencies, 50);
@@ -115,15 +159,20 @@ async function main(): Promise<void> {
   console.log(`picker decisions over gRPC on loopback, ${CONCURRENCY} concurrent streams, least-request, 3 endpoints per answer:`);
   console.log(`  ${Math.round(rate)} decisions/s (${(rate / 10_000).toFixed(2)}x the 10,000/s aim)`);
   console.log(`  p50 ${p50.toFixed(2)} ms, p99 ${p99.toFixed(2)} ms (p99 is ${(p99 / 5).toFixed(2)}x the 5 ms aim)`);
-  client.close();
-  const cpu = once(server.stdout, 'data');
-  server.stdin.end();
-  const microseconds = Number(((await cpu) as [Buffer])[0].toString().trim());
-  await once(server, 'exit');
   const perDecision = microseconds / DECISIONS;
   console.log(
     `  picker CPU: ${perDecision.toFixed(0)} µs per decision, about ${Math.round(1e6 / perDecision)} decisions per CPU-second (the load generator shares the machine)`,
   );
+
+  const [heapBefore = NaN, rssBefore = NaN] = await ask(server, 'memory');
+  for (let i = 0; i < FLOOD; i++) await reportServed(open, `${i}:${'9'.repeat(FLOOD_VALUE_BYTES)}`);
+  const [heapAfter = NaN, rssAfter = NaN] = await ask(server, 'memory');
+  const mb = (bytes: number): string => (bytes / 2 ** 20).toFixed(0);
+  console.log(`served flood: ${FLOOD} requests reporting distinct ${mb(FLOOD_VALUE_BYTES)} MiB served values that are no pool member:`);
+  console.log(`  picker heap ${mb(heapBefore)} -> ${mb(heapAfter)} MiB, RSS ${mb(rssBefore)} -> ${mb(rssAfter)} MiB`);
+  client.close();
+  server.stdin.end();
+  await once(server, 'exit');
 
   const typical = '10.0.0.1:8000, 10.0.0.2:8000,[2001:db8::1]:8000';
   const long = Array.from({ length: 64 }, (_, i) => `10.1.${i >> 8}.${i & 255}:8000`).join(',');

@@ -7,14 +7,12 @@
  * picker that formats through this module never names an endpoint Envoy cannot find.
  */
 
-/** The name of the header and of the `envoy.lb` metadata key the picker answers with. */
-export const DESTINATION_ENDPOINT_KEY = 'x-gateway-destination-endpoint';
-/** The subset hint key inside the `envoy.lb.subset_hint` metadata namespace. */
-export const DESTINATION_ENDPOINT_SUBSET_KEY = 'x-gateway-destination-endpoint-subset';
-/** The served-endpoint key Envoy writes into `envoy.lb` (selected_host_key) on the response path. */
-export const DESTINATION_ENDPOINT_SERVED_KEY = 'x-gateway-destination-endpoint-served';
-export const LB_METADATA_NAMESPACE = 'envoy.lb';
-export const SUBSET_HINT_NAMESPACE = 'envoy.lb.subset_hint';
+import { EPP } from '@extlb/types';
+
+/** @deprecated The protocol's names live in `EPP` (from `@extlb/types`); this is `EPP.endpointKey`, equal to `EPP.header`. */
+export const DESTINATION_ENDPOINT_KEY = EPP.endpointKey;
+/** @deprecated The protocol's names live in `EPP` (from `@extlb/types`); this is `EPP.namespace`. */
+export const LB_METADATA_NAMESPACE = EPP.namespace;
 
 /** One endpoint in canonical form. `address` is what Envoy's host map is keyed by. */
 export interface Endpoint {

@@ -4,10 +4,13 @@
  * empty name for the server as a whole.
  */
 import * as grpc from '@grpc/grpc-js';
-import { EXT_PROC_SERVICE } from './protos.js';
+import { EPP } from '@extlb/types';
 
 export const SERVING_STATUS = { UNKNOWN: 0, SERVING: 1, NOT_SERVING: 2, SERVICE_UNKNOWN: 3 } as const;
-export const HEALTH_SERVICES = ['liveness', 'readiness', EXT_PROC_SERVICE] as const;
+/** The service names the Endpoint Picker Protocol asks for. */
+export const HEALTH_SERVICES = Object.values(EPP.healthServices);
+/** The gRPC Health Checking Protocol's name for the server as a whole. */
+export const WHOLE_SERVER = '';
 
 export interface HealthState {
   /** The status of a service name, or undefined for a name this server does not know. */
@@ -19,8 +22,8 @@ export interface HealthState {
 export function pickerHealth(ready: () => boolean, subscribe: (listener: () => void) => () => void): HealthState {
   return {
     status(service) {
-      if (service === 'liveness') return SERVING_STATUS.SERVING;
-      if (service === '' || service === 'readiness' || service === EXT_PROC_SERVICE) {
+      if (service === EPP.healthServices.liveness) return SERVING_STATUS.SERVING;
+      if (service === WHOLE_SERVER || service === EPP.healthServices.readiness || service === EPP.healthServices.extProc) {
         return ready() ? SERVING_STATUS.SERVING : SERVING_STATUS.NOT_SERVING;
       }
       return undefined;

@@ -1,12 +1,10 @@
+export { EPP } from '@extlb/types';
 export {
   DEFAULT_MAX_ENTRIES,
   DEFAULT_MAX_LENGTH,
   DESTINATION_ENDPOINT_KEY,
-  DESTINATION_ENDPOINT_SERVED_KEY,
-  DESTINATION_ENDPOINT_SUBSET_KEY,
   EndpointListError,
   LB_METADATA_NAMESPACE,
-  SUBSET_HINT_NAMESPACE,
   describeError,
   formatEndpoint,
   formatEndpointList,
@@ -47,13 +45,14 @@ export {
   staticEndpoints,
   type ClusterEndpointsOptions,
   type EndpointSliceLike,
-  type EndpointSource,
-} from './endpoints.js';
-export { EndpointPicker, restrictToSubset, type Pick, type PickDecision, type PickRequest, type PickerOptions } from './picker.js';
+  type PoolMembers,
+} from './pool-members.js';
+export { EndpointPicker, restrictToSubset, type Pick, type PickDecision, type PickRequest, type PickerOptions, type PickerStats } from './picker.js';
+export { InvalidMessage, PhaseOrder, readMessage, tolerantDecoding, type Phase, type PickerMessage } from './requests.js';
+export { serveExchange, type Exchange, type StreamCounters } from './stream.js';
 export {
   createProcessHandler,
   endpointAnswer,
-  readSubsetHint,
   splitHostPort,
   startPicker,
   type AnswerWith,
@@ -62,10 +61,10 @@ export {
   type PickerServerOptions,
   type RunningPicker,
 } from './server.js';
-export { HEALTH_SERVICES, SERVING_STATUS, healthHandlers, pickerHealth, type HealthState } from './health.js';
-export { EXT_PROC_SERVICE, HEALTH_SERVICE, loadProtos, type Protos } from './protos.js';
+export { HEALTH_SERVICES, SERVING_STATUS, WHOLE_SERVER, healthHandlers, pickerHealth, type HealthState } from './health.js';
+export { HEALTH_SERVICE, loadProtos, type Protos } from './protos.js';
 export type * from './messages.js';
-export { fromStruct, fromValue, headerMap, headerText, setHeader, toStruct, toValue } from './messages.js';
+export { fromStruct, fromValue, headerText, setHeader, toStruct, toValue } from './messages.js';
 export { RULES, type Rule, type RuleId } from './conformance/rules.js';
 export { runConformance, type ConformanceOptions, type ConformanceReport, type RuleResult, type RuleStatus } from './conformance/kit.js';
 export { formatReportText, formatReportYaml } from './conformance/report.js';

@@ -4,7 +4,8 @@
  */
 
 export interface HeaderValue {
-  key: string;
+  /** Absent when a peer sends a header without a name: the type says what the wire can carry. */
+  key?: string;
   value?: string;
   raw_value?: Buffer | Uint8Array;
 }
@@ -123,20 +124,8 @@ export function fromStruct(s: PbStruct | undefined): Record<string, unknown> {
 
 /** Header value as text: Envoy sends `raw_value` (bytes); older builds and hand-made clients send `value`. */
 export function headerText(h: HeaderValue): string {
-  if (h.raw_value && h.raw_value.length > 0) return Buffer.from(h.raw_value).toString('utf8');
-  return h.value ?? '';
-}
-
-/** Request headers as a lower-cased name → values map (repeated headers keep every value, in order). */
-export function headerMap(map: HeaderMap | undefined): Map<string, string[]> {
-  const out = new Map<string, string[]>();
-  for (const h of map?.headers ?? []) {
-    const name = h.key.toLowerCase();
-    const list = out.get(name);
-    if (list) list.push(headerText(h));
-    else out.set(name, [headerText(h)]);
-  }
-  return out;
+  if (h.raw_value instanceof Uint8Array && h.raw_value.length > 0) return Buffer.from(h.raw_value).toString('utf8');
+  return typeof h.value === 'string' ? h.value : '';
 }
 
 export function setHeader(key: string, value: string): HeaderValueOption {

@@ -3,8 +3,9 @@
  * optional subset hint, answer an ordered endpoint list, or refuse with 503 (nothing eligible) or
  * 429 (shedding load).
  */
+import { EPP } from '@extlb/types';
 import { parseEndpoint, type Endpoint } from './codec.js';
-import type { EndpointSource } from './endpoints.js';
+import type { PoolMembers } from './pool-members.js';
 import { createStrategy, type Strategy, type StrategyName } from './strategies.js';
 
 export interface PickRequest {
@@ -17,10 +18,13 @@ export interface PickRequest {
   subset?: readonly string[];
 }
 
-export type PickDecision = { kind: 'endpoints'; endpoints: Endpoint[] } | { kind: 'reject'; status: 503 | 429; reason: string };
+export type PickDecision =
+  | { kind: 'endpoints'; endpoints: Endpoint[] }
+  | { kind: 'reject'; status: typeof EPP.status.noEndpoint | typeof EPP.status.shedding; reason: string };
 
 export interface PickerOptions {
-  source: EndpointSource;
+  /** The pool's members: the only endpoints the picker names, and the only served endpoints it counts. */
+  pool: PoolMembers;
   strategy?: StrategyName;
   /** Most endpoints per answer (the primary plus fallbacks). Default 1. */
   maxEndpoints?: number;
@@ -36,14 +40,34 @@ export interface Pick {
   finish(): void;
 }
 
+/** What the picker has counted since it started. */
+export interface PickerStats {
+  /** Requests picked for whose stream has not ended yet. */
+  inFlight: number;
+  /** Served endpoints the data plane reported, per current pool member. */
+  served: Record<string, number>;
+  /** Served endpoints reported that were not pool members, so not kept. */
+  ignoredServed: number;
+  /** Streams ended with INVALID_ARGUMENT: a malformed message or one out of sequence. */
+  invalidMessages: number;
+  /** Streams ended with INTERNAL: the picker itself failed on a message. */
+  internalErrors: number;
+}
+
 export class EndpointPicker {
   readonly maxEndpoints: number;
-  private readonly source: EndpointSource;
+  private readonly pool: PoolMembers;
   private readonly strategy: Strategy;
   private readonly maxInFlight: number;
   private readonly outstanding = new Map<string, number>();
   private inFlight = 0;
   private readonly served = new Map<string, number>();
+  private ignoredServed = 0;
+  private invalidMessages = 0;
+  private internalErrors = 0;
+  /** The member list `memberAddresses` was built from; a new list from the pool means it changed. */
+  private members: readonly Endpoint[] | undefined;
+  private memberAddresses = new Set<string>();
 
   constructor(options: PickerOptions) {
     const max = options.maxEndpoints ?? 1;
@@ -52,23 +76,23 @@ export class EndpointPicker {
     if (!(inFlight >= 1)) throw new RangeError(`maxInFlight must be at least 1, got ${inFlight}`);
     this.maxEndpoints = max;
     this.maxInFlight = inFlight;
-    this.source = options.source;
+    this.pool = options.pool;
     const strategyOptions: { hashHeader?: string; seed?: number } = {};
     if (options.hashHeader !== undefined) strategyOptions.hashHeader = options.hashHeader;
     if (options.seed !== undefined) strategyOptions.seed = options.seed;
     this.strategy = createStrategy(options.strategy ?? 'round-robin', strategyOptions);
   }
 
-  /** True once the endpoint source has loaded (the readiness health status). */
+  /** True once the pool's members have loaded (the readiness health status). */
   ready(): boolean {
-    return this.source.ready();
+    return this.pool.ready();
   }
 
   pick(request: PickRequest): Pick {
     if (this.inFlight >= this.maxInFlight) {
-      return { decision: { kind: 'reject', status: 429, reason: `shedding load: ${this.inFlight} requests in flight` }, finish: noop };
+      return { decision: { kind: 'reject', status: EPP.status.shedding, reason: `shedding load: ${this.inFlight} requests in flight` }, finish: noop };
     }
-    const all = this.source.endpoints();
+    const all = this.pool.endpoints();
     const candidates = request.subset === undefined ? all : restrictToSubset(all, request.subset);
     if (candidates.length === 0) {
       const reason =
@@ -77,7 +101,7 @@ export class EndpointPicker {
           : request.subset.length === 0
             ? 'the subset hint is empty'
             : 'no endpoint in the subset hint is eligible';
-      return { decision: { kind: 'reject', status: 503, reason }, finish: noop };
+      return { decision: { kind: 'reject', status: EPP.status.noEndpoint, reason }, finish: noop };
     }
     const ctx = {
       header: (name: string) => request.headers.get(name)?.[0],
@@ -102,20 +126,55 @@ export class EndpointPicker {
     };
   }
 
-  /** Records the endpoint Envoy reports as having served a request. */
+  /**
+   * Records the endpoint the data plane reports as having served a request. Only pool members are
+   * counted: the value comes off the network, and keeping every distinct one would let a client
+   * grow the picker's memory without bound. Envoy reports a host's address exactly as the pool
+   * spells it, so membership is an exact match.
+   */
   recordServed(address: string): void {
+    if (!this.isMember(address)) {
+      this.ignoredServed++;
+      return;
+    }
     this.served.set(address, (this.served.get(address) ?? 0) + 1);
   }
 
-  /** Counts of served endpoints as reported by the data plane, and requests in flight. */
-  stats(): { inFlight: number; served: Record<string, number> } {
-    return { inFlight: this.inFlight, served: Object.fromEntries(this.served) };
+  /** Counts a stream ended for a malformed or out-of-sequence message. */
+  recordInvalidMessage(): void {
+    this.invalidMessages++;
+  }
+
+  /** Counts a stream ended because the picker failed on a message. */
+  recordInternalError(): void {
+    this.internalErrors++;
+  }
+
+  stats(): PickerStats {
+    return {
+      inFlight: this.inFlight,
+      served: Object.fromEntries(this.served),
+      ignoredServed: this.ignoredServed,
+      invalidMessages: this.invalidMessages,
+      internalErrors: this.internalErrors,
+    };
+  }
+
+  private isMember(address: string): boolean {
+    const current = this.pool.endpoints();
+    if (current !== this.members) {
+      this.members = current;
+      this.memberAddresses = new Set(current.map((e) => e.address));
+      // Counts of endpoints that left the pool leave with them, so the map never outgrows the pool.
+      for (const known of this.served.keys()) if (!this.memberAddresses.has(known)) this.served.delete(known);
+    }
+    return this.memberAddresses.has(address);
   }
 }
 
 function noop(): void {}
 
-/** Endpoints named by the subset hint (`ip:port`, or a bare IP for every port), in the source's order. */
+/** Endpoints named by the subset hint (`ip:port`, or a bare IP for every port), in the pool's order. */
 export function restrictToSubset(all: readonly Endpoint[], subset: readonly string[]): Endpoint[] {
   const addresses = new Set<string>();
   const ips = new Set<string>();

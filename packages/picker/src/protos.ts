@@ -15,11 +15,13 @@ import { accessSync, constants } from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import protobuf from 'protobufjs';
+import { EPP } from '@extlb/types';
+import { tolerantDecoding } from './requests.js';
 
-export const EXT_PROC_SERVICE = 'envoy.service.ext_proc.v3.ExternalProcessor';
 export const HEALTH_SERVICE = 'grpc.health.v1.Health';
 
 export interface Protos {
+  /** The ext_proc service for servers; its request decoding never throws (see `tolerantDecoding`). */
   extProc: grpc.ServiceDefinition;
   health: grpc.ServiceDefinition;
   ExtProcClient: grpc.ServiceClientConstructor;
@@ -81,9 +83,9 @@ export function loadProtos(): Protos {
   root.resolveAll();
   const definition = protoLoader.fromJSON(root.toJSON(), LOADER_OPTIONS);
   const loaded = grpc.loadPackageDefinition(definition);
-  const ExtProcClient = lookup(loaded, EXT_PROC_SERVICE);
+  const ExtProcClient = lookup(loaded, EPP.extProcService);
   const HealthClient = lookup(loaded, HEALTH_SERVICE);
-  cached = { extProc: ExtProcClient.service, health: HealthClient.service, ExtProcClient, HealthClient };
+  cached = { extProc: tolerantDecoding(ExtProcClient.service), health: HealthClient.service, ExtProcClient, HealthClient };
   return cached;
 }
 

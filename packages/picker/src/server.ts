@@ -2,21 +2,18 @@
  * The reference picker as an ext_proc gRPC server. One ext_proc stream is one HTTP request: the
  * picker decides on the request headers and answers at once — the ordered list in `envoy.lb`
  * dynamic metadata and/or the `x-gateway-destination-endpoint` header, always the same value —
- * or with an ImmediateResponse 503/429. In full-duplex streamed mode it then passes the body
- * through as streamed body responses; on the response path it reads the served endpoint.
+ * or with an ImmediateResponse 503/429. In full-duplex streamed mode it then passes each body
+ * chunk straight back as a streamed body response, as it arrives; on the response path it reads
+ * the served endpoint. `stream.ts` stands between these answers and the network.
  */
 import * as grpc from '@grpc/grpc-js';
-import {
-  DESTINATION_ENDPOINT_KEY,
-  DESTINATION_ENDPOINT_SERVED_KEY,
-  DESTINATION_ENDPOINT_SUBSET_KEY,
-  LB_METADATA_NAMESPACE,
-  SUBSET_HINT_NAMESPACE,
-} from './codec.js';
+import { EPP } from '@extlb/types';
 import { healthHandlers, pickerHealth } from './health.js';
-import { headerMap, setHeader, type HttpBody, type PbStruct, type ProcessingRequest, type ProcessingResponse } from './messages.js';
+import { setHeader, type ProcessingResponse } from './messages.js';
 import { EndpointPicker, type Pick, type PickerOptions } from './picker.js';
 import { loadProtos } from './protos.js';
+import type { PickerMessage } from './requests.js';
+import { serveExchange, type Exchange } from './stream.js';
 
 /** How the picker answers body chunks: as Envoy's FULL_DUPLEX_STREAMED mode needs, or as for STREAMED/BUFFERED. */
 export type BodyMode = 'full-duplex' | 'buffered';
@@ -42,24 +39,6 @@ export interface RunningPicker {
   close(): Promise<void>;
 }
 
-/** Reads the subset hint: a list of strings, or (as some data planes send it) one comma-separated string. */
-export function readSubsetHint(request: ProcessingRequest): string[] | undefined {
-  const ns: PbStruct | undefined = request.metadata_context?.filter_metadata?.[SUBSET_HINT_NAMESPACE];
-  const value = ns?.fields?.[DESTINATION_ENDPOINT_SUBSET_KEY];
-  if (!value) return undefined;
-  if (value.listValue) return (value.listValue.values ?? []).flatMap((v) => (typeof v.stringValue === 'string' ? [v.stringValue] : []));
-  if (typeof value.stringValue === 'string')
-    return value.stringValue
-      .split(',')
-      .map((s) => s.trim())
-      .filter((s) => s !== '');
-  return [];
-}
-
-function readServed(request: ProcessingRequest): string | undefined {
-  return request.metadata_context?.filter_metadata?.[LB_METADATA_NAMESPACE]?.fields?.[DESTINATION_ENDPOINT_SERVED_KEY]?.stringValue;
-}
-
 /** The answer to request headers naming `value`, in the places `answerWith` asks for. */
 export function endpointAnswer(value: string, answerWith: AnswerWith): ProcessingResponse {
   const useHeader = answerWith !== 'metadata';
@@ -67,95 +46,71 @@ export function endpointAnswer(value: string, answerWith: AnswerWith): Processin
     request_headers: {
       response: {
         // The header is always overwritten or removed, so a client can never pick an endpoint by sending it.
-        header_mutation: useHeader ? { set_headers: [setHeader(DESTINATION_ENDPOINT_KEY, value)] } : { remove_headers: [DESTINATION_ENDPOINT_KEY] },
+        header_mutation: useHeader ? { set_headers: [setHeader(EPP.header, value)] } : { remove_headers: [EPP.header] },
         clear_route_cache: true,
       },
     },
   };
   if (answerWith !== 'header') {
     response.dynamic_metadata = {
-      fields: { [LB_METADATA_NAMESPACE]: { structValue: { fields: { [DESTINATION_ENDPOINT_KEY]: { stringValue: value } } } } },
+      fields: { [EPP.namespace]: { structValue: { fields: { [EPP.endpointKey]: { stringValue: value } } } } },
     };
   }
   return response;
 }
 
-function bodyAnswer(body: HttpBody, mode: BodyMode): { response: object } {
+function bodyAnswer(body: Buffer | Uint8Array, endOfStream: boolean, mode: BodyMode): { response: object } {
   if (mode === 'buffered') return { response: {} };
-  return { response: { body_mutation: { streamed_response: { body: body.body ?? Buffer.alloc(0), end_of_stream: body.end_of_stream ?? false } } } };
+  return { response: { body_mutation: { streamed_response: { body, end_of_stream: endOfStream } } } };
 }
 
-/** The ext_proc `Process` handler for a picker. */
-export function createProcessHandler(
-  picker: EndpointPicker,
-  options: HandlerOptions = {},
-): grpc.handleBidiStreamingCall<ProcessingRequest, ProcessingResponse> {
+/** One HTTP request as the picker sees it: a pick on the request headers, then pass-through. */
+class PickerExchange implements Exchange {
+  private pick: Pick | undefined;
+
+  constructor(
+    private readonly picker: EndpointPicker,
+    private readonly bodyMode: BodyMode,
+    private readonly answerWith: AnswerWith,
+  ) {}
+
+  answer(message: PickerMessage): { response: ProcessingResponse; last?: boolean } {
+    switch (message.phase) {
+      case 'request_headers': {
+        const { headers, subset } = message;
+        this.pick = this.picker.pick(subset === undefined ? { headers } : { headers, subset });
+        const decision = this.pick.decision;
+        if (decision.kind === 'reject') {
+          const immediate = { status: { code: decision.status }, details: decision.reason, body: Buffer.from(`${decision.reason}\n`) };
+          return { response: { immediate_response: immediate }, last: true };
+        }
+        return { response: endpointAnswer(decision.endpoints.map((e) => e.address).join(','), this.answerWith) };
+      }
+      case 'request_body':
+        return { response: { request_body: bodyAnswer(message.body, message.endOfStream, this.bodyMode) } };
+      case 'request_trailers':
+        return { response: { request_trailers: {} } };
+      case 'response_headers':
+        if (message.served !== undefined) this.picker.recordServed(message.served);
+        return { response: { response_headers: { response: {} } } };
+      case 'response_body':
+        return { response: { response_body: bodyAnswer(message.body, message.endOfStream, this.bodyMode) } };
+      case 'response_trailers':
+        return { response: { response_trailers: {} } };
+    }
+  }
+
+  release(): void {
+    this.pick?.finish();
+    this.pick = undefined;
+  }
+}
+
+/** The ext_proc `Process` handler for a picker; mount it with `loadProtos().extProc`, which never fails to decode. */
+export function createProcessHandler(picker: EndpointPicker, options: HandlerOptions = {}): grpc.handleBidiStreamingCall<unknown, ProcessingResponse> {
   const bodyMode = options.bodyMode ?? 'full-duplex';
   const answerWith = options.answerWith ?? 'both';
-  return (call) => {
-    let pick: Pick | undefined;
-    let closed = false;
-    const finish = (): void => {
-      pick?.finish();
-      pick = undefined;
-    };
-    const fail = (details: string): void => {
-      if (closed) return;
-      closed = true;
-      finish();
-      call.emit('error', { code: grpc.status.INVALID_ARGUMENT, details });
-    };
-    call.on('data', (request: ProcessingRequest) => {
-      if (closed) return;
-      switch (request.request) {
-        case 'request_headers': {
-          if (pick) return fail('request_headers received twice on one stream');
-          const headers = headerMap(request.request_headers?.headers);
-          const subset = readSubsetHint(request);
-          pick = picker.pick(subset === undefined ? { headers } : { headers, subset });
-          const decision = pick.decision;
-          if (decision.kind === 'reject') {
-            call.write({ immediate_response: { status: { code: decision.status }, details: decision.reason, body: Buffer.from(`${decision.reason}\n`) } });
-            closed = true;
-            finish();
-            call.end();
-            return;
-          }
-          call.write(endpointAnswer(decision.endpoints.map((e) => e.address).join(','), answerWith));
-          return;
-        }
-        case 'request_body':
-          call.write({ request_body: bodyAnswer(request.request_body ?? {}, bodyMode) });
-          return;
-        case 'request_trailers':
-          call.write({ request_trailers: {} });
-          return;
-        case 'response_headers': {
-          const served = readServed(request);
-          if (served !== undefined) picker.recordServed(served);
-          call.write({ response_headers: { response: {} } });
-          return;
-        }
-        case 'response_body':
-          call.write({ response_body: bodyAnswer(request.response_body ?? {}, bodyMode) });
-          return;
-        case 'response_trailers':
-          call.write({ response_trailers: {} });
-          return;
-        default:
-          return fail('ProcessingRequest carries none of the request/response phases');
-      }
-    });
-    call.on('end', () => {
-      finish();
-      if (!closed) {
-        closed = true;
-        call.end();
-      }
-    });
-    call.on('cancelled', finish);
-    call.on('error', finish);
-  };
+  return (call) => serveExchange(call, new PickerExchange(picker, bodyMode, answerWith), picker);
 }
 
 /** Splits `host:port` / `[v6]:port`, as the CLI and the conformance kit accept them. */
@@ -177,7 +132,7 @@ export async function startPicker(options: PickerServerOptions): Promise<Running
   const health = healthHandlers(
     pickerHealth(
       () => picker.ready(),
-      (l) => options.source.onChange(l),
+      (l) => options.pool.onChange(l),
     ),
   );
   server.addService(protos.health, health.handlers);

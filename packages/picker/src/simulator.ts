@@ -7,7 +7,8 @@
  * against the cluster's host addresses, each attempt consumes entries until one matches, health is
  * not checked, and the fallback policy picks once the list has nothing usable left.
  */
-import { DESTINATION_ENDPOINT_KEY, LB_METADATA_NAMESPACE, parseEndpoint, trimEntry } from './codec.js';
+import { EPP } from '@extlb/types';
+import { parseEndpoint, trimEntry } from './codec.js';
 
 export interface MetadataKey {
   /** The dynamic-metadata namespace, e.g. `envoy.lb`. */
@@ -98,9 +99,7 @@ export class OverrideHostConfigError extends Error {
 
 /** The header and metadata sources of the Endpoint Picker Protocol, in either order. */
 export function protocolSources(order: ReadonlyArray<'metadata' | 'header'>): OverrideHostSource[] {
-  return order.map((s) =>
-    s === 'header' ? { header: DESTINATION_ENDPOINT_KEY } : { metadata: { key: LB_METADATA_NAMESPACE, path: [DESTINATION_ENDPOINT_KEY] } },
-  );
+  return order.map((s) => (s === 'header' ? { header: EPP.header } : { metadata: { key: EPP.namespace, path: [EPP.endpointKey] } }));
 }
 
 /**

@@ -3,7 +3,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { KubeConfig } from '@kubernetes/client-node';
-import { clusterEndpoints } from '../src/endpoints.js';
+import { clusterEndpoints } from '../src/pool-members.js';
 import { endpointSlice, startFakeKubeApi, type FakeKubeApi } from './fake-kube-api.js';
 
 let api: FakeKubeApi | undefined;

@@ -78,6 +78,11 @@ export function endpointOf(r: ProcessingResponse): { header?: string; metadata?:
   return out;
 }
 
+/** How a stream ended, as `[status name, details]`, or `[kind, '']` when it did not end. */
+export function ending(r: Received): [string, string] {
+  return r.kind === 'end' ? [grpc.status[r.code] ?? String(r.code), r.details] : [r.kind, ''];
+}
+
 export function check(client: grpc.Client, service: string): Promise<{ status?: number; code?: number }> {
   return new Promise((resolve) => {
     (client as unknown as { Check: (req: object, cb: (e: grpc.ServiceError | null, r?: { status: number }) => void) => void }).Check({ service }, (err, res) =>

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EndpointPicker, restrictToSubset } from '../src/picker.js';
-import { endpointsFromSlices, fileEndpoints, staticEndpoints } from '../src/endpoints.js';
+import { endpointsFromSlices, fileEndpoints, staticEndpoints } from '../src/pool-members.js';
 import { createStrategy, isStrategyName } from '../src/strategies.js';
 
 const noHeaders = new Map<string, string[]>();
@@ -17,16 +17,16 @@ const addressesOf = (picker: EndpointPicker, headers: ReadonlyMap<string, readon
 const THREE = '10.0.0.1:80,10.0.0.2:80,10.0.0.3:80';
 
 test('round robin rotates the primary and answers up to maxEndpoints distinct endpoints', () => {
-  const picker = new EndpointPicker({ source: staticEndpoints(THREE), maxEndpoints: 2 });
+  const picker = new EndpointPicker({ pool: staticEndpoints(THREE), maxEndpoints: 2 });
   assert.deepEqual(addressesOf(picker), ['10.0.0.1:80', '10.0.0.2:80']);
   assert.deepEqual(addressesOf(picker), ['10.0.0.2:80', '10.0.0.3:80']);
   assert.deepEqual(addressesOf(picker), ['10.0.0.3:80', '10.0.0.1:80']);
-  const wide = new EndpointPicker({ source: staticEndpoints(THREE), maxEndpoints: 10 });
+  const wide = new EndpointPicker({ pool: staticEndpoints(THREE), maxEndpoints: 10 });
   assert.equal((addressesOf(wide) as string[]).length, 3);
 });
 
 test('least request prefers endpoints with fewer requests in flight', () => {
-  const picker = new EndpointPicker({ source: staticEndpoints(THREE), strategy: 'least-request', maxEndpoints: 3 });
+  const picker = new EndpointPicker({ pool: staticEndpoints(THREE), strategy: 'least-request', maxEndpoints: 3 });
   const a = picker.pick({ headers: noHeaders });
   const b = picker.pick({ headers: noHeaders });
   assert.equal(a.decision.kind, 'endpoints');
@@ -43,13 +43,13 @@ test('least request prefers endpoints with fewer requests in flight', () => {
 
 test('consistent hash keeps a key on the same ordered list and spreads different keys', () => {
   const eight = Array.from({ length: 8 }, (_, i) => `10.0.1.${i + 1}:80`).join(',');
-  const picker = new EndpointPicker({ source: staticEndpoints(eight), strategy: 'consistent-hash', hashHeader: 'X-User', maxEndpoints: 3 });
+  const picker = new EndpointPicker({ pool: staticEndpoints(eight), strategy: 'consistent-hash', hashHeader: 'X-User', maxEndpoints: 3 });
   const forKey = (k: string) => addressesOf(picker, new Map([['x-user', [k]]])) as string[];
   assert.deepEqual(forKey('alice'), forKey('alice'));
   const primaries = new Set(Array.from({ length: 64 }, (_, i) => forKey(`user-${i}`)[0]));
   assert.ok(primaries.size >= 5, `64 keys should use most of 8 endpoints, used ${primaries.size}`);
   // Removing an endpoint moves only the keys it was first for.
-  const smaller = new EndpointPicker({ source: staticEndpoints(eight.split(',').slice(1).join(',')), strategy: 'consistent-hash', hashHeader: 'x-user' });
+  const smaller = new EndpointPicker({ pool: staticEndpoints(eight.split(',').slice(1).join(',')), strategy: 'consistent-hash', hashHeader: 'x-user' });
   for (let i = 0; i < 64; i++) {
     const before = forKey(`user-${i}`)[0];
     const afterRemoval = (addressesOf(smaller, new Map([['x-user', [`user-${i}`]]])) as string[])[0];
@@ -60,7 +60,7 @@ test('consistent hash keeps a key on the same ordered list and spreads different
 });
 
 test('random is reproducible with a seed and never repeats an endpoint in one answer', () => {
-  const make = () => new EndpointPicker({ source: staticEndpoints(THREE), strategy: 'random', seed: 42, maxEndpoints: 3 });
+  const make = () => new EndpointPicker({ pool: staticEndpoints(THREE), strategy: 'random', seed: 42, maxEndpoints: 3 });
   const a = make();
   const b = make();
   for (let i = 0; i < 20; i++) {
@@ -71,8 +71,8 @@ test('random is reproducible with a seed and never repeats an endpoint in one an
 });
 
 test('subset hint: exact endpoints, bare IPs for every port, 503 when empty or ineligible', () => {
-  const source = staticEndpoints('10.0.0.1:80,10.0.0.1:81,10.0.0.2:80,[2001:db8::7]:80');
-  const picker = new EndpointPicker({ source, maxEndpoints: 4 });
+  const pool = staticEndpoints('10.0.0.1:80,10.0.0.1:81,10.0.0.2:80,[2001:db8::7]:80');
+  const picker = new EndpointPicker({ pool, maxEndpoints: 4 });
   assert.deepEqual(addressesOf(picker, noHeaders, ['10.0.0.2:80']), ['10.0.0.2:80']);
   assert.deepEqual((addressesOf(picker, noHeaders, ['10.0.0.1']) as string[]).sort(), ['10.0.0.1:80', '10.0.0.1:81']);
   assert.deepEqual(addressesOf(picker, noHeaders, ['[2001:DB8:0::7]:80']), ['[2001:db8::7]:80']);
@@ -80,15 +80,15 @@ test('subset hint: exact endpoints, bare IPs for every port, 503 when empty or i
   assert.equal(addressesOf(picker, noHeaders, []), '503 the subset hint is empty');
   assert.equal(addressesOf(picker, noHeaders, ['192.0.2.1:80', 'garbage']), '503 no endpoint in the subset hint is eligible');
   assert.deepEqual(
-    restrictToSubset(source.endpoints(), [' 10.0.0.2:80 ']).map((e) => e.address),
+    restrictToSubset(pool.endpoints(), [' 10.0.0.2:80 ']).map((e) => e.address),
     ['10.0.0.2:80'],
   );
 });
 
 test('503 with no endpoints, 429 when shedding load', () => {
-  const empty = new EndpointPicker({ source: staticEndpoints([]) });
+  const empty = new EndpointPicker({ pool: staticEndpoints([]) });
   assert.equal(addressesOf(empty), '503 no ready endpoints');
-  const picker = new EndpointPicker({ source: staticEndpoints(THREE), maxInFlight: 1 });
+  const picker = new EndpointPicker({ pool: staticEndpoints(THREE), maxInFlight: 1 });
   const first = picker.pick({ headers: noHeaders });
   assert.equal(first.decision.kind, 'endpoints');
   const shed = picker.pick({ headers: noHeaders });
@@ -98,8 +98,8 @@ test('503 with no endpoints, 429 when shedding load', () => {
 });
 
 test('bad options and endpoints are refused with clear errors', () => {
-  assert.throws(() => new EndpointPicker({ source: staticEndpoints(THREE), maxEndpoints: 0 }), /maxEndpoints must be an integer in 1\.\.64, got 0/);
-  assert.throws(() => new EndpointPicker({ source: staticEndpoints(THREE), maxInFlight: 0 }), /maxInFlight must be at least 1/);
+  assert.throws(() => new EndpointPicker({ pool: staticEndpoints(THREE), maxEndpoints: 0 }), /maxEndpoints must be an integer in 1\.\.64, got 0/);
+  assert.throws(() => new EndpointPicker({ pool: staticEndpoints(THREE), maxInFlight: 0 }), /maxInFlight must be at least 1/);
   assert.throws(
     () => staticEndpoints('10.0.0.1:80,nope,10.0.0.1:80'),
     /--endpoints: entry 1 "nope": missing ":port"; entry 2 "10.0.0.1:80": duplicate of entry 0/,
@@ -112,28 +112,28 @@ test('bad options and endpoints are refused with clear errors', () => {
 const dir = mkdtempSync(join(tmpdir(), 'extlb-picker-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-test('file source: comments and commas, reloads on change, keeps the last good list on a bad edit', async () => {
+test('file members: comments and commas, reloads on change, keeps the last good list on a bad edit', async () => {
   const file = join(dir, 'endpoints.txt');
   writeFileSync(file, '# pool A\n10.0.0.1:80, 10.0.0.2:80\n\n[::1]:80 # local\n');
-  const source = fileEndpoints(file);
+  const pool = fileEndpoints(file);
   try {
     assert.deepEqual(
-      source.endpoints().map((e) => e.address),
+      pool.endpoints().map((e) => e.address),
       ['10.0.0.1:80', '10.0.0.2:80', '[::1]:80'],
     );
-    assert.equal(source.ready(), true);
-    const changed = new Promise<string[]>((resolve) => source.onChange((e) => resolve(e.map((x) => x.address))));
+    assert.equal(pool.ready(), true);
+    const changed = new Promise<string[]>((resolve) => pool.onChange((e) => resolve(e.map((x) => x.address))));
     writeFileSync(file, '10.0.0.9:80\n');
     assert.deepEqual(await changed, ['10.0.0.9:80']);
-    const failed = new Promise<Error>((resolve) => source.onError(resolve));
+    const failed = new Promise<Error>((resolve) => pool.onError(resolve));
     writeFileSync(file, '10.0.0.9\n');
     assert.match((await failed).message, /endpoints\.txt: entry 0 "10\.0\.0\.9": missing ":port"/);
     assert.deepEqual(
-      source.endpoints().map((e) => e.address),
+      pool.endpoints().map((e) => e.address),
       ['10.0.0.9:80'],
     );
   } finally {
-    await source.close();
+    await pool.close();
   }
   assert.throws(() => fileEndpoints(join(dir, 'missing.txt')), /ENOENT/);
 });
@@ -167,18 +167,38 @@ test('EndpointSlices: ready addresses × matching ports, IPv6 bracketed, FQDN sl
   assert.equal(endpointsFromSlices(slices).length, 5);
 });
 
-test('a source change is seen by the next pick', async () => {
+test('served counts are kept for pool members only, and leave with a member that leaves the pool', async () => {
+  const file = join(dir, 'served.txt');
+  writeFileSync(file, '10.0.0.1:80,10.0.0.2:80\n');
+  const pool = fileEndpoints(file);
+  try {
+    const picker = new EndpointPicker({ pool });
+    for (const served of ['10.0.0.1:80', '10.0.0.2:80', '10.0.0.2:80', '10.0.0.9:80', '10.0.0.02:80']) picker.recordServed(served);
+    assert.deepEqual(picker.stats().served, { '10.0.0.1:80': 1, '10.0.0.2:80': 2 });
+    assert.equal(picker.stats().ignoredServed, 2, 'a stranger, and a member spelt otherwise than Envoy spells hosts');
+    const changed = new Promise<void>((resolve) => pool.onChange(() => resolve()));
+    writeFileSync(file, '10.0.0.2:80\n');
+    await changed;
+    picker.recordServed('10.0.0.1:80');
+    assert.deepEqual(picker.stats().served, { '10.0.0.2:80': 2 });
+    assert.equal(picker.stats().ignoredServed, 3);
+  } finally {
+    await pool.close();
+  }
+});
+
+test('a change of pool members is seen by the next pick', async () => {
   const file = join(dir, 'live.txt');
   writeFileSync(file, '10.0.0.1:80\n');
-  const source = fileEndpoints(file);
+  const pool = fileEndpoints(file);
   try {
-    const picker = new EndpointPicker({ source });
+    const picker = new EndpointPicker({ pool });
     assert.deepEqual(addressesOf(picker), ['10.0.0.1:80']);
-    const changed = new Promise<void>((resolve) => source.onChange(() => resolve()));
+    const changed = new Promise<void>((resolve) => pool.onChange(() => resolve()));
     writeFileSync(file, '10.0.0.2:80\n');
     await changed;
     assert.deepEqual(addressesOf(picker), ['10.0.0.2:80']);
   } finally {
-    await source.close();
+    await pool.close();
   }
 });

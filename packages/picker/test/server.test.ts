@@ -2,8 +2,9 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import * as grpc from '@grpc/grpc-js';
 import { startPicker, splitHostPort, type RunningPicker } from '../src/server.js';
-import { staticEndpoints, type EndpointSource } from '../src/endpoints.js';
+import { staticEndpoints, type PoolMembers } from '../src/pool-members.js';
 import { parseEndpointList, type Endpoint } from '../src/codec.js';
+import type { ProcessingRequest } from '../src/messages.js';
 import { SERVING_STATUS } from '../src/health.js';
 import { ask, check, closeClients, endpointOf, exchange, extProcClient, headers, healthClient } from './helpers.js';
 
@@ -13,7 +14,7 @@ after(async () => {
   await Promise.all(running.map((p) => p.close()));
 });
 async function start(options: Partial<Parameters<typeof startPicker>[0]> = {}): Promise<RunningPicker> {
-  const p = await startPicker({ source: staticEndpoints('10.0.0.1:8000,10.0.0.2:8000,[2001:db8::3]:8000'), ...options });
+  const p = await startPicker({ pool: staticEndpoints('10.0.0.1:8000,10.0.0.2:8000,[2001:db8::3]:8000'), ...options });
   running.push(p);
   return p;
 }
@@ -111,6 +112,7 @@ test('full-duplex streaming: bodies come back as streamed responses, trailers an
   const end = await session.next();
   assert.deepEqual(end.kind === 'end' ? end.code : end.kind, grpc.status.OK);
   assert.deepEqual(p.picker.stats().served, { '10.0.0.1:8000': 1 });
+  assert.equal(p.picker.stats().invalidMessages, 0);
 });
 
 test('buffered body mode answers body chunks with a plain CONTINUE', async () => {
@@ -125,22 +127,53 @@ test('buffered body mode answers body chunks with a plain CONTINUE', async () =>
   assert.equal(answers[1]?.request_body?.response?.body_mutation, undefined);
 });
 
-test('a message without any phase ends the stream with INVALID_ARGUMENT; so does a second request_headers', async () => {
+test('a message without any phase, or out of sequence, ends its stream with INVALID_ARGUMENT naming the problem', async () => {
   const p = await start();
   const client = extProcClient(p.address);
-  const empty = await exchange(client, [{}], 1);
-  assert.deepEqual(empty.last.kind === 'end' ? [empty.last.code, empty.last.details] : empty.last, [
-    grpc.status.INVALID_ARGUMENT,
-    'ProcessingRequest carries none of the request/response phases',
-  ]);
-  const twice = await exchange(client, [headers({}, false), headers({}, false)], 2);
-  assert.equal(twice.answers.length, 1);
-  assert.equal(twice.last.kind === 'end' ? twice.last.code : -1, grpc.status.INVALID_ARGUMENT);
-  assert.equal(p.picker.stats().inFlight, 0, 'the aborted pick was released');
+  const bodyChunk = { request_body: { body: Buffer.from('x'), end_of_stream: false } };
+  const cases: Array<[ProcessingRequest[], number, string]> = [
+    [[{}], 0, 'ProcessingRequest: carries none of the request/response phases'],
+    [[headers({}, false), headers({}, false)], 1, 'request_headers: received twice on one stream'],
+    [[bodyChunk], 0, 'request_body: the stream must begin with request_headers, on which the picker decides'],
+    [[headers({}, false), { request_trailers: {} }, bodyChunk], 2, 'request_body: received after request_trailers'],
+    [[headers({}, false), { response_body: {} }, { response_headers: {} }], 2, 'response_headers: received after response_body'],
+  ];
+  for (const [messages, answered, details] of cases) {
+    const r = await exchange(client, messages, messages.length);
+    assert.equal(r.answers.length, answered, details);
+    assert.deepEqual(r.last.kind === 'end' ? [r.last.code, r.last.details] : r.last, [grpc.status.INVALID_ARGUMENT, details]);
+  }
+  assert.equal(p.picker.stats().invalidMessages, cases.length);
+  assert.equal(p.picker.stats().inFlight, 0, 'the aborted picks were released');
 });
 
-/** A source whose readiness and endpoints the test controls: readiness drives the health status. */
-class ManualSource implements EndpointSource {
+test('a subset hint or served endpoint of the wrong shape is refused with the field path', async () => {
+  const p = await start();
+  const client = extProcClient(p.address);
+  const subsetPath = 'metadata_context.filter_metadata["envoy.lb.subset_hint"]["x-gateway-destination-endpoint-subset"]';
+  const cases: Array<[ProcessingRequest[], string]> = [
+    [[headers({}, true, 7)], `${subsetPath}: expected a list of "ip:port" strings, got a number`],
+    [[headers({}, true, ['10.0.0.1:8000', true])], `${subsetPath}[1]: expected an "ip:port" string, got a bool`],
+    [
+      [
+        headers({}, false),
+        {
+          response_headers: {},
+          metadata_context: { filter_metadata: { 'envoy.lb': { fields: { 'x-gateway-destination-endpoint-served': { listValue: {} } } } } },
+        },
+      ],
+      'metadata_context.filter_metadata["envoy.lb"]["x-gateway-destination-endpoint-served"]: expected an "ip:port" string, got a list',
+    ],
+  ];
+  for (const [messages, details] of cases) {
+    const r = await exchange(client, messages, messages.length);
+    assert.deepEqual(r.last.kind === 'end' ? [r.last.code, r.last.details] : r.last, [grpc.status.INVALID_ARGUMENT, details]);
+  }
+  assert.ok(endpointOf(await ask(client, headers())).metadata, 'still picking');
+});
+
+/** Pool members whose readiness and list the test controls: readiness drives the health status. */
+class ManualPool implements PoolMembers {
   private list: Endpoint[] = [];
   private loaded = false;
   private listeners = new Set<(e: readonly Endpoint[]) => void>();
@@ -165,9 +198,9 @@ class ManualSource implements EndpointSource {
   async close() {}
 }
 
-test('health: liveness always, readiness and ext_proc follow the endpoint source; Watch streams changes', async () => {
-  const source = new ManualSource();
-  const p = await start({ source });
+test('health: liveness always, readiness and ext_proc follow the pool members; Watch streams changes', async () => {
+  const pool = new ManualPool();
+  const p = await start({ pool });
   const health = healthClient(p.address);
   assert.deepEqual(await check(health, 'liveness'), { status: SERVING_STATUS.SERVING });
   assert.deepEqual(await check(health, 'readiness'), { status: SERVING_STATUS.NOT_SERVING });
@@ -178,7 +211,7 @@ test('health: liveness always, readiness and ext_proc follow the endpoint source
   const two = new Promise<void>((resolve) =>
     watch.on('data', (m: { status: number }) => {
       seen.push(Number(m.status));
-      if (seen.length === 1) source.load('10.0.0.5:80');
+      if (seen.length === 1) pool.load('10.0.0.5:80');
       if (seen.length === 2) resolve();
     }),
   );

@@ -1,5 +1,6 @@
 export type * from './generated/types.js';
 export type { ObjectMeta } from './object-meta.js';
+export { EPP } from './epp.js';
 export {
   API_VERSION,
   GROUP,

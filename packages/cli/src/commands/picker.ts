@@ -8,7 +8,7 @@ import {
   STRATEGIES,
   type AnswerWith,
   type BodyMode,
-  type EndpointSource,
+  type PoolMembers,
   type PickerServerOptions,
 } from '@extlb/picker';
 import type { Command } from '../command.js';
@@ -42,7 +42,7 @@ function parseFlags(args: string[]) {
   return usageErrors(() => parseArgs({ args, options: OPTIONS, strict: true, allowPositionals: false })).values;
 }
 
-async function openSource(flags: ReturnType<typeof parseFlags>): Promise<EndpointSource> {
+async function openPool(flags: ReturnType<typeof parseFlags>): Promise<PoolMembers> {
   const chosen = [flags.endpoints !== undefined, flags['endpoints-file'] !== undefined, flags['from-cluster'] === true].filter(Boolean).length;
   if (chosen !== 1) throw new UsageError('give exactly one of --endpoints, --endpoints-file or --from-cluster');
   if (flags.endpoints !== undefined) return staticEndpoints(flags.endpoints);
@@ -62,7 +62,7 @@ async function run(args: string[], io: Io): Promise<number> {
   if (!flags.listen) throw new UsageError('--listen HOST:PORT is required');
   const strategy = flags.strategy ?? 'round-robin';
   if (!isStrategyName(strategy)) throw new UsageError(`--strategy must be one of ${STRATEGIES.join(', ')}, not "${strategy}"`);
-  const options: Omit<PickerServerOptions, 'source'> = { listen: flags.listen, strategy };
+  const options: Omit<PickerServerOptions, 'pool'> = { listen: flags.listen, strategy };
   const maxEndpoints = integerFlag('max-endpoints', flags['max-endpoints'], 1, 64);
   const maxInFlight = integerFlag('max-in-flight', flags['max-in-flight'], 1, 1_000_000);
   const seed = integerFlag('seed', flags.seed, 0, 2 ** 32 - 1);
@@ -76,30 +76,30 @@ async function run(args: string[], io: Io): Promise<number> {
   if (flags['hash-header']) options.hashHeader = flags['hash-header'];
   if (strategy === 'consistent-hash' && !flags['hash-header']) throw new UsageError('--strategy consistent-hash needs --hash-header NAME');
 
-  let source: EndpointSource;
+  let pool: PoolMembers;
   try {
-    source = await openSource(flags);
+    pool = await openPool(flags);
   } catch (err) {
     if (err instanceof UsageError) throw err;
     await write(io.stderr, `extlb picker: ${err instanceof Error ? err.message : String(err)}\n`);
     return 1;
   }
-  source.onError((err) => void write(io.stderr, `extlb picker: endpoint reload failed, keeping the previous endpoints: ${err.message}\n`));
-  source.onChange((e) => void write(io.stdout, `extlb picker: ${e.length} endpoint(s): ${e.map((x) => x.address).join(',')}\n`));
+  pool.onError((err) => void write(io.stderr, `extlb picker: endpoint reload failed, keeping the previous endpoints: ${err.message}\n`));
+  pool.onChange((e) => void write(io.stdout, `extlb picker: ${e.length} endpoint(s): ${e.map((x) => x.address).join(',')}\n`));
   let picker: Awaited<ReturnType<typeof startPicker>>;
   try {
-    picker = await startPicker({ ...options, source });
+    picker = await startPicker({ ...options, pool });
   } catch (err) {
-    await source.close();
+    await pool.close();
     await write(io.stderr, `extlb picker: cannot listen on ${flags.listen}: ${err instanceof Error ? err.message : String(err)}\n`);
     return 1;
   }
-  const count = source.endpoints().length;
+  const count = pool.endpoints().length;
   await write(io.stdout, `extlb picker: listening on ${picker.address} (${count} endpoint(s), ${strategy}, up to ${picker.picker.maxEndpoints} per answer)\n`);
   const signal = await shutdownSignal();
   await write(io.stdout, `extlb picker: ${signal}, shutting down\n`);
   await picker.close();
-  await source.close();
+  await pool.close();
   return 0;
 }
 

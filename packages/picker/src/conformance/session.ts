@@ -4,6 +4,7 @@
  * instead of hanging the kit.
  */
 import type * as grpc from '@grpc/grpc-js';
+import { EPP } from '@extlb/types';
 import type { ProcessingRequest, ProcessingResponse } from '../messages.js';
 
 export type Received = { kind: 'message'; message: ProcessingResponse } | { kind: 'end'; code: number; details: string } | { kind: 'timeout' };
@@ -18,7 +19,7 @@ export class ExtProcSession {
     client: grpc.Client,
     private readonly timeoutMs: number,
   ) {
-    const method = '/envoy.service.ext_proc.v3.ExternalProcessor/Process';
+    const method = `/${EPP.extProcService}/Process`;
     const process = (client as unknown as Record<string, (opts: grpc.CallOptions) => grpc.ClientDuplexStream<ProcessingRequest, ProcessingResponse>>).Process;
     if (!process) throw new Error(`client has no ${method}`);
     this.call = process.call(client, { deadline: Date.now() + timeoutMs * 10 });
@@ -60,6 +61,14 @@ export class ExtProcSession {
         resolve(r);
       };
     });
+  }
+
+  /** Reads until the stream ends (or a wait passes its deadline), returning how it ended. */
+  async drain(): Promise<Received> {
+    for (;;) {
+      const r = await this.next();
+      if (r.kind !== 'message') return r;
+    }
   }
 
   /** Ends the stream from this side, whatever state it is in. */

@@ -1,14 +1,15 @@
 /**
- * Where the reference picker's endpoints come from: a fixed list, a file (re-read when it
- * changes), or a live cluster's EndpointSlices (watched, so changes apply without a restart).
+ * The members of the picker's pool — the only endpoints it may ever name — from a fixed list, a
+ * file (re-read when it changes), or a live cluster's EndpointSlices (watched, so changes apply
+ * without a restart).
  */
 import { readFileSync, watch, type FSWatcher } from 'node:fs';
 import { EndpointListError, parseEndpointList, trimEntry, type Endpoint } from './codec.js';
 
-export interface EndpointSource {
+export interface PoolMembers {
   /** The current endpoints, canonical and without duplicates. */
   endpoints(): readonly Endpoint[];
-  /** True once the source has loaded at least once (drives the readiness health status). */
+  /** True once the members have loaded at least once (drives the readiness health status). */
   ready(): boolean;
   /** Called after every change; returns an unsubscribe function. */
   onChange(listener: (endpoints: readonly Endpoint[]) => void): () => void;
@@ -17,8 +18,8 @@ export interface EndpointSource {
   close(): Promise<void>;
 }
 
-/** Shared bookkeeping of the concrete sources. */
-class BaseSource {
+/** Shared bookkeeping of the concrete member lists. */
+class MembersBase {
   protected current: readonly Endpoint[] = [];
   protected loaded = false;
   private readonly changeListeners = new Set<(e: readonly Endpoint[]) => void>();
@@ -65,7 +66,7 @@ export function parseEndpointsStrict(value: string, what: string): Endpoint[] {
   return endpoints.map(({ ip, port, family, address }) => ({ ip, port, family, address }));
 }
 
-class StaticSource extends BaseSource {
+class StaticMembers extends MembersBase {
   constructor(endpoints: Endpoint[]) {
     super();
     this.set(endpoints);
@@ -73,12 +74,12 @@ class StaticSource extends BaseSource {
 }
 
 /** A fixed list, e.g. from `--endpoints 10.0.0.1:8000,10.0.0.2:8000`. Throws on any bad entry. */
-export function staticEndpoints(list: string | readonly string[]): EndpointSource {
+export function staticEndpoints(list: string | readonly string[]): PoolMembers {
   const text = typeof list === 'string' ? list : list.join(',');
-  return new StaticSource(parseEndpointsStrict(text, '--endpoints'));
+  return new StaticMembers(parseEndpointsStrict(text, '--endpoints'));
 }
 
-class FileSource extends BaseSource {
+class FileMembers extends MembersBase {
   private watcher: FSWatcher | undefined;
   constructor(private readonly path: string) {
     super();
@@ -112,8 +113,8 @@ class FileSource extends BaseSource {
  * Endpoints from a file: one or more `ip:port` per line, comma-separated, `#` starts a comment.
  * The file is re-read when it changes; a bad edit keeps the previous endpoints and reports an error.
  */
-export function fileEndpoints(path: string): EndpointSource {
-  return new FileSource(path);
+export function fileEndpoints(path: string): PoolMembers {
+  return new FileMembers(path);
 }
 
 /** The parts of a discovery.k8s.io/v1 EndpointSlice the picker reads. */
@@ -160,10 +161,10 @@ export interface ClusterEndpointsOptions {
 
 /**
  * Endpoints from the EndpointSlices matching a selector in one namespace, kept current by a
- * watch. The returned source is ready once the first list has arrived.
+ * watch. The returned members are ready once the first list has arrived.
  */
-export async function clusterEndpoints(options: ClusterEndpointsOptions): Promise<EndpointSource> {
-  // Loaded lazily: the Kubernetes client is large and only this source needs it.
+export async function clusterEndpoints(options: ClusterEndpointsOptions): Promise<PoolMembers> {
+  // Loaded lazily: the Kubernetes client is large and only cluster members need it.
   const k8s = await import('@kubernetes/client-node');
   const kc = (options.kubeConfig as InstanceType<typeof k8s.KubeConfig> | undefined) ?? loadDefaultKubeConfig(k8s);
   const api = kc.makeApiClient(k8s.DiscoveryV1Api);
@@ -174,9 +175,9 @@ export async function clusterEndpoints(options: ClusterEndpointsOptions): Promis
     () => api.listNamespacedEndpointSlice({ namespace: options.namespace, labelSelector: options.selector }),
     options.selector,
   );
-  const source = new ClusterSource(informer, options.port, options.retryMs ?? 1000);
-  await source.start();
-  return source;
+  const members = new ClusterMembers(informer, options.port, options.retryMs ?? 1000);
+  await members.start();
+  return members;
 }
 
 function loadDefaultKubeConfig(k8s: typeof import('@kubernetes/client-node')): InstanceType<typeof k8s.KubeConfig> {
@@ -193,7 +194,7 @@ interface InformerLike {
   stop(): Promise<void>;
 }
 
-class ClusterSource extends BaseSource {
+class ClusterMembers extends MembersBase {
   private stopped = false;
   private retry: NodeJS.Timeout | undefined;
   constructor(

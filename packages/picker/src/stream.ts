@@ -1,0 +1,75 @@
+/**
+ * One ext_proc stream, between the network and the picker's logic. Every incoming message goes
+ * through `readMessage` and the stream's `PhaseOrder` here, and whatever goes wrong on the stream
+ * — a malformed message, one out of sequence, an exception while answering — ends that stream
+ * with a gRPC status and is counted. Nothing thrown while serving a stream reaches the process.
+ */
+import * as grpc from '@grpc/grpc-js';
+import type { ProcessingResponse } from './messages.js';
+import { InvalidMessage, PhaseOrder, readMessage, type PickerMessage } from './requests.js';
+
+/** The stream's logic, given only checked messages in a valid order. */
+export interface Exchange {
+  /** The answer to one message; `last` ends the stream once it is sent (an ImmediateResponse). */
+  answer(message: PickerMessage): { response: ProcessingResponse; last?: boolean };
+  /** Called once when the stream ends, however it ends. */
+  release(): void;
+}
+
+/** Where the stream's failures are counted. */
+export interface StreamCounters {
+  recordInvalidMessage(): void;
+  recordInternalError(): void;
+}
+
+export function serveExchange(call: grpc.ServerDuplexStream<unknown, ProcessingResponse>, exchange: Exchange, counters: StreamCounters): void {
+  const order = new PhaseOrder();
+  let open = true;
+  let released = false;
+  const release = (): void => {
+    if (released) return;
+    released = true;
+    try {
+      exchange.release();
+    } catch {
+      counters.recordInternalError();
+    }
+  };
+  /** Ends the stream: OK without a status, otherwise with it. */
+  const close = (status?: Partial<grpc.StatusObject>): void => {
+    if (!open) return;
+    open = false;
+    release();
+    // grpc-js turns an emitted error into the stream's status.
+    if (status) call.emit('error', status);
+    else call.end();
+  };
+  call.on('data', (raw: unknown) => {
+    if (!open) return;
+    try {
+      const message = readMessage(raw);
+      order.accept(message.phase);
+      const { response, last } = exchange.answer(message);
+      call.write(response);
+      if (last) close();
+    } catch (err) {
+      if (err instanceof InvalidMessage) {
+        counters.recordInvalidMessage();
+        close({ code: grpc.status.INVALID_ARGUMENT, details: err.message });
+      } else {
+        counters.recordInternalError();
+        close({ code: grpc.status.INTERNAL, details: `the picker failed on this message: ${err instanceof Error ? err.message : String(err)}` });
+      }
+    }
+  });
+  call.on('end', () => close());
+  // A cancelled or broken stream cannot take a status any more; its pick is still released.
+  call.on('cancelled', () => {
+    open = false;
+    release();
+  });
+  call.on('error', () => {
+    open = false;
+    release();
+  });
+}
