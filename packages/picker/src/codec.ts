@@ -7,13 +7,6 @@
  * picker that formats through this module never names an endpoint Envoy cannot find.
  */
 
-import { EPP } from '@extlb/types';
-
-/** @deprecated The protocol's names live in `EPP` (from `@extlb/types`); this is `EPP.endpointKey`, equal to `EPP.header`. */
-export const DESTINATION_ENDPOINT_KEY = EPP.endpointKey;
-/** @deprecated The protocol's names live in `EPP` (from `@extlb/types`); this is `EPP.namespace`. */
-export const LB_METADATA_NAMESPACE = EPP.namespace;
-
 /** One endpoint in canonical form. `address` is what Envoy's host map is keyed by. */
 export interface Endpoint {
   ip: string;

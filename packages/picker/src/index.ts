@@ -2,9 +2,7 @@ export { EPP } from '@extlb/types';
 export {
   DEFAULT_MAX_ENTRIES,
   DEFAULT_MAX_LENGTH,
-  DESTINATION_ENDPOINT_KEY,
   EndpointListError,
-  LB_METADATA_NAMESPACE,
   describeError,
   formatEndpoint,
   formatEndpointList,

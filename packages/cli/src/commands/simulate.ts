@@ -1,12 +1,5 @@
 import { parseArgs } from 'node:util';
-import {
-  OverrideHostConfigError,
-  protocolSources,
-  simulateOverrideHost,
-  DESTINATION_ENDPOINT_KEY,
-  LB_METADATA_NAMESPACE,
-  type SimulationInput,
-} from '@extlb/picker';
+import { OverrideHostConfigError, protocolSources, simulateOverrideHost, EPP, type SimulationInput } from '@extlb/picker';
 import type { Command } from '../command.js';
 import { UsageError, write, type Io } from '../io.js';
 import { integerFlag, usageErrors } from '../flags.js';
@@ -37,8 +30,8 @@ async function run(args: string[], io: Io): Promise<number> {
     fallback,
     hosts: flags.hosts.split(',').filter((h) => h.trim() !== ''),
     attempts: integerFlag('attempts', flags.attempts, 1, 1000) ?? 1,
-    headers: flags.header === undefined ? {} : { [DESTINATION_ENDPOINT_KEY]: flags.header },
-    metadata: flags.metadata === undefined ? {} : { [LB_METADATA_NAMESPACE]: { [DESTINATION_ENDPOINT_KEY]: flags.metadata } },
+    headers: flags.header === undefined ? {} : { [EPP.header]: flags.header },
+    metadata: flags.metadata === undefined ? {} : { [EPP.namespace]: { [EPP.endpointKey]: flags.metadata } },
   };
   let result: ReturnType<typeof simulateOverrideHost>;
   try {

@@ -1,13 +1,14 @@
 // Envoy clusters: one per backend — its endpoints (static, DNS or EDS), its load-balancing policy,
 // and for an External backend the override_host policy that follows the picker's endpoint list —
 // and one per picker set.
+import { EPP } from '@extlb/types';
 import type { External, LoadBalancer } from '../read/index.js';
 import type { HostPort } from '../resolve/endpoints.js';
 import { type Backend, type Picker, type PickerSet, shadowServiceName } from '../resolve/index.js';
 import type { JsonObject } from '../json.js';
 import { type BuildContext, serviceHost } from './context.js';
 import { envoyDuration } from './duration.js';
-import { EPP, NAME, TYPE } from './names.js';
+import { NAME, TYPE } from './names.js';
 
 function socket(h: HostPort): JsonObject {
   return { address: { socket_address: { address: h.address, port_value: h.port } } };
@@ -220,7 +221,9 @@ export function pickerCluster(set: PickerSet, ctx: BuildContext): JsonObject {
     type,
     connect_timeout: envoyDuration(ctx.options.connectTimeoutMs),
     ...endpoints,
-    health_checks: [{ timeout: '1s', interval: '5s', unhealthy_threshold: 2, healthy_threshold: 1, grpc_health_check: { service_name: EPP.healthService } }],
+    health_checks: [
+      { timeout: '1s', interval: '5s', unhealthy_threshold: 2, healthy_threshold: 1, grpc_health_check: { service_name: EPP.healthServices.extProc } },
+    ],
     typed_extension_protocol_options: http2Options(),
   };
 }

@@ -1,12 +1,13 @@
 // The ext_proc filter that asks an endpoint picker, and its per-route overrides. One filter per
 // listener, disabled by default: only routes to an External backend turn it on, each with its own
 // picker cluster, so a rule that splits traffic calls only the picker of the backend it selected.
+import { EPP } from '@extlb/types';
 import type { JsonObject } from '../json.js';
 import type { BodyMode, External } from '../read/index.js';
 import { type Backend, usesPicker } from '../resolve/index.js';
 import { type BuildContext, serviceHost } from './context.js';
 import { envoyDuration } from './duration.js';
-import { EPP, NAME, TYPE } from './names.js';
+import { NAME, TYPE } from './names.js';
 
 const BODY: Record<BodyMode, string> = {
   None: 'NONE',

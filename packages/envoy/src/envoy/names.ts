@@ -38,14 +38,5 @@ export const NAME = {
   tls: 'envoy.transport_sockets.tls',
 } as const;
 
-/** The Endpoint Picker Protocol's keys (GIE proposal 004). */
-export const EPP = {
-  namespace: 'envoy.lb',
-  endpointKey: 'x-gateway-destination-endpoint',
-  servedKey: 'x-gateway-destination-endpoint-served',
-  header: 'x-gateway-destination-endpoint',
-  healthService: 'envoy.service.ext_proc.v3.ExternalProcessor',
-} as const;
-
 /** A weighted_clusters entry that names no cluster, so Envoy answers 500 for its share. */
 export const INVALID_BACKEND_CLUSTER = 'extlb-invalid-backend';
