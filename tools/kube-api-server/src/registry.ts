@@ -177,7 +177,8 @@ export class Registry implements StrategyContext {
     obj.metadata.namespace = namespace;
   }
 
-  create(spec: KindSpec, namespace: string | undefined, body: unknown, options: { dryRun?: boolean; keepStatus?: boolean } = {}): KubeObject {
+  /** A create request; with `seed`, an object already in the cluster, whose uid, creationTimestamp and status are kept. */
+  create(spec: KindSpec, namespace: string | undefined, body: unknown, options: { dryRun?: boolean; seed?: boolean } = {}): KubeObject {
     const obj = this.decode(spec, body);
     this.placeIn(spec, obj, namespace);
     const meta = obj.metadata;
@@ -186,8 +187,8 @@ export class Registry implements StrategyContext {
     if (meta.resourceVersion) throw internalError('resourceVersion should not be set on objects to be created');
     this.checkNamespace(spec, obj);
     if (this.stored(spec, namespace, meta.name as string)) throw alreadyExists(groupResource(spec), meta.name as string);
-    meta.uid = randomUUID();
-    meta.creationTimestamp = timestamp();
+    if (!options.seed || !meta.uid) meta.uid = randomUUID();
+    if (!options.seed || !meta.creationTimestamp) meta.creationTimestamp = timestamp();
     delete meta.deletionTimestamp;
     delete meta.deletionGracePeriodSeconds;
     if (tracksGeneration(spec)) meta.generation = 1;
@@ -196,7 +197,7 @@ export class Registry implements StrategyContext {
     if (spec.status) delete obj.status;
     spec.strategy?.defaults?.(obj);
     spec.strategy?.prepareForCreate?.(obj, this);
-    if (options.keepStatus && status !== undefined) obj.status = status;
+    if (options.seed && status !== undefined) obj.status = status;
     return this.commit(spec, undefined, obj, options.dryRun);
   }
 
@@ -364,8 +365,8 @@ export class Registry implements StrategyContext {
   }
 
   /**
-   * Creates or replaces an object as it would be stored after a create (defaults applied, status
-   * kept): how tests seed a cluster. The kind must be registered.
+   * Creates or replaces an object as it would be stored after a create (defaults applied; status,
+   * uid and creationTimestamp kept when given): how tests seed a cluster. The kind must be registered.
    */
   put(object: KubeObject): KubeObject {
     const spec = this.kinds.kind(object.apiVersion ?? '', object.kind ?? '');
@@ -374,7 +375,7 @@ export class Registry implements StrategyContext {
     const body = clone(object);
     delete body.metadata.resourceVersion;
     const prev = this.stored(spec, namespace, body.metadata.name ?? '');
-    if (!prev) return this.create(spec, namespace, body, { keepStatus: true });
+    if (!prev) return this.create(spec, namespace, body, { seed: true });
     this.placeIn(spec, body, namespace);
     for (const field of ['uid', 'creationTimestamp'] as const) body.metadata[field] ??= prev.metadata[field];
     spec.strategy?.defaults?.(body);
