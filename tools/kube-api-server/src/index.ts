@@ -1,5 +1,5 @@
 export { type KubeApiServerOptions, KubeApiServer, startKubeApiServer } from './server.js';
-export { type KindSpec, DEFAULT_KINDS, apiVersionOf } from './kinds.js';
+export { type KindSpec, DEFAULT_KINDS } from './kinds.js';
 export type { KubeObject, ObjectMeta, OwnerReference } from './objects.js';
 export type { Strategy, StrategyContext } from './strategies.js';
 export type { AuthOptions, AuthorizationAttributes } from './auth.js';

@@ -11,8 +11,6 @@ export interface KubeconfigOptions {
   namespace?: string;
   /** Name of the cluster, user and context. Default `kube-api-server`. */
   name?: string;
-  /** Leave the CA out and skip verification instead (to test a client that does so). */
-  insecureSkipTLSVerify?: boolean;
 }
 
 export interface ServerEndpoint {
@@ -22,9 +20,7 @@ export interface ServerEndpoint {
 
 export function kubeconfigYaml(server: ServerEndpoint, token: string, options: KubeconfigOptions = {}): string {
   const name = options.name ?? 'kube-api-server';
-  const cluster: Record<string, unknown> = { server: server.url };
-  if (options.insecureSkipTLSVerify) cluster['insecure-skip-tls-verify'] = true;
-  else cluster['certificate-authority-data'] = Buffer.from(server.ca).toString('base64');
+  const cluster = { server: server.url, 'certificate-authority-data': Buffer.from(server.ca).toString('base64') };
   const context: Record<string, unknown> = { cluster: name, user: name };
   if (options.namespace) context.namespace = options.namespace;
   return stringify({

@@ -229,3 +229,55 @@ test('discovery lists resources with their verbs and status subresources', async
   assert.equal(asV1.apiVersion, 'gateway.networking.k8s.io/v1', 'both versions serve the same object');
   assert.equal(asV1.metadata?.uid, grant.metadata?.uid);
 });
+
+test('server-side apply creates, then merges; it needs a field manager', async (t) => {
+  const api = await serve(t);
+  const client = KubernetesObjectApi.makeApiClient(api.kubeConfig());
+  const apply = (spec: KubernetesObject & { data?: Record<string, string> }, fieldManager?: string) =>
+    client.patch(spec, undefined, undefined, fieldManager, true, PatchStrategy.ServerSideApply);
+  const created = await apply(configMap('applied', { a: '1' }), 'extlb-controller');
+  assert.equal(api.requestsMatching({ verb: 'patch', name: 'applied' })[0]?.code, 201);
+  const merged = (await apply(configMap('applied', { b: '2' }), 'extlb-controller')) as { data: Record<string, string> };
+  assert.deepEqual(merged.data, { a: '1', b: '2' });
+  assert.equal(created.metadata?.uid, api.get('v1', 'ConfigMap', 'applied', 'default')?.metadata.uid);
+  const missing = await statusOf(apply(configMap('applied')));
+  assert.equal(missing.message, 'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch');
+});
+
+test('dryRun=All answers as a write would and stores nothing; deletecollection deletes what the selector picks', async (t) => {
+  const api = await serve(t, { objects: [configMap('a', {}, { app: 'x' }), configMap('b', {}, { app: 'x' }), configMap('c')] });
+  const client = KubernetesObjectApi.makeApiClient(api.kubeConfig());
+  const before = api.resourceVersion;
+  const dry: KubernetesObject = await client.create(configMap('dry'), undefined, 'All');
+  assert.equal(dry.metadata?.name, 'dry');
+  assert.equal(api.get('v1', 'ConfigMap', 'dry', 'default'), undefined);
+  await client.delete(configMap('a'), undefined, 'All');
+  assert.ok(api.get('v1', 'ConfigMap', 'a', 'default'));
+  assert.equal(api.resourceVersion, before);
+
+  const core = api.kubeConfig().makeApiClient(CoreV1Api);
+  await core.deleteCollectionNamespacedConfigMap({ namespace: 'default', labelSelector: 'app=x' });
+  assert.deepEqual(
+    api.list('v1', 'ConfigMap', 'default').map((o) => o.metadata.name),
+    ['c'],
+  );
+});
+
+test('a test can register more kinds, served with discovery like the others', async (t) => {
+  const api = await serve(t, {
+    kinds: [{ group: 'example.com', version: 'v1', kind: 'Widget', plural: 'widgets', namespaced: false, custom: true, status: true, shortNames: ['wd'] }],
+  });
+  const client = KubernetesObjectApi.makeApiClient(api.kubeConfig());
+  const widget: KubernetesObject = await client.create({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w', namespace: 'ignored' } });
+  assert.equal(widget.metadata?.namespace, undefined, 'cluster-scoped objects have no namespace');
+  const list = await client.list('example.com/v1', 'Widget');
+  assert.deepEqual(
+    list.items.map((i) => i.metadata?.name),
+    ['w'],
+  );
+  const status = await api
+    .kubeConfig()
+    .makeApiClient(CustomObjectsApi)
+    .getClusterCustomObjectStatus({ group: 'example.com', version: 'v1', plural: 'widgets', name: 'w' });
+  assert.equal((status as KubernetesObject).metadata?.name, 'w');
+});
