@@ -90,7 +90,7 @@ function contentTypeOf(header: string | undefined): string {
 }
 
 /** What holds an object being deleted: its finalizers, and for a Namespace also spec.finalizers (the namespace controller's). */
-export function pendingFinalizers(spec: KindSpec, obj: KubeObject): string[] {
+function pendingFinalizers(spec: KindSpec, obj: KubeObject): string[] {
   const own = obj.metadata.finalizers ?? [];
   const namespaceFinalizers =
     bucketOf(spec) === NAMESPACES && isRecord(obj.spec) && Array.isArray(obj.spec.finalizers) ? (obj.spec.finalizers as string[]) : [];
@@ -351,7 +351,7 @@ export class Registry implements StrategyContext {
   }
 
   /** Every stored object with an owner reference to `uid`. */
-  dependentsOf(uid: string): { spec: KindSpec; obj: KubeObject }[] {
+  private dependentsOf(uid: string): { spec: KindSpec; obj: KubeObject }[] {
     return this.store.dependents(uid).flatMap(({ bucket, key }) => {
       const spec = this.kinds.forBucket(bucket);
       const obj = this.store.get(bucket, key);

@@ -1,19 +1,22 @@
 // What a request is about, read from its method and path as the API server's RequestInfoFactory
 // does: group, version, namespace, resource, name, subresource and verb.
 
-export interface RequestInfo {
-  /** False for discovery, /version, /healthz and other paths that name no resource. */
-  resourceRequest: boolean;
-  path: string;
-  /** `get`, `list`, `watch`, `create`, `update`, `patch`, `delete`, `deletecollection`; the lower-case method otherwise. */
-  verb: string;
-  apiPrefix?: 'api' | 'apis';
+/** The parts of a resource path. */
+export interface ResourceAttributes {
   group?: string;
   version?: string;
   namespace?: string;
   resource?: string;
   name?: string;
   subresource?: string;
+}
+
+export interface RequestInfo extends ResourceAttributes {
+  /** False for discovery, /version, /healthz and other paths that name no resource. */
+  resourceRequest: boolean;
+  path: string;
+  /** `get`, `list`, `watch`, `create`, `update`, `patch`, `delete`, `deletecollection`; the lower-case method otherwise. */
+  verb: string;
   /** Path segments after the subresource: no resource here has any, so such a path is a 404. */
   extra?: string[];
 }
@@ -40,10 +43,10 @@ export function requestInfo(method: string, url: URL): RequestInfo {
   let rest: string[];
   const info: RequestInfo = { resourceRequest: true, path, verb: '' };
   if (parts[0] === 'api' && parts.length >= 3) {
-    Object.assign(info, { apiPrefix: 'api', group: '', version: parts[1] });
+    Object.assign(info, { group: '', version: parts[1] });
     rest = parts.slice(2);
   } else if (parts[0] === 'apis' && parts.length >= 4) {
-    Object.assign(info, { apiPrefix: 'apis', group: parts[1], version: parts[2] });
+    Object.assign(info, { group: parts[1], version: parts[2] });
     rest = parts.slice(3);
   } else return nonResource;
 

@@ -1,20 +1,14 @@
 // Every request the server saw, so a test can assert what a client did: which verbs on which
 // objects, with which body, as which user, and what the server answered.
-import type { RequestInfo } from './request-info.js';
+import type { RequestInfo, ResourceAttributes } from './request-info.js';
 
-export interface RequestRecord {
+export interface RequestRecord extends ResourceAttributes {
   /** Milliseconds since the epoch when the request arrived. */
   time: number;
   method: string;
   path: string;
   query: Record<string, string>;
   verb: string;
-  group?: string;
-  version?: string;
-  namespace?: string;
-  resource?: string;
-  name?: string;
-  subresource?: string;
   /** The authenticated user (a name from `auth.tokens`), when the request carried a known token. */
   user?: string;
   contentType?: string;

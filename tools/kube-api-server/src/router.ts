@@ -2,6 +2,7 @@
 // list, watch or a write, and answers JSON (errors as Status objects).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { parse as parseYaml } from 'yaml';
 import { type AuthOptions, checkAccess, identify } from './auth.js';
 import { discovery } from './discovery.js';
 import { defaultReason, type Faults } from './faults.js';
@@ -11,7 +12,7 @@ import { isRecord } from './objects.js';
 import { type DeleteOptions, NAMESPACES, type Registry, type WriteOptions } from './registry.js';
 import { type RequestInfo, requestInfo } from './request-info.js';
 import { type RequestRecord, recordOf } from './request-log.js';
-import { ApiError, badRequest, failure, fieldError, internalError, invalid, methodNotSupported, noSuchResource } from './status.js';
+import { ApiError, badRequest, failure, fieldError, internalError, invalid, methodNotAllowed, methodNotSupported, noSuchResource } from './status.js';
 import type { Store } from './store.js';
 import type { WatchHub } from './watch.js';
 
@@ -53,9 +54,10 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
-function parseJson(text: string): unknown {
+/** A request body: JSON, or YAML when the content type says so (kubectl and apply send either). */
+function parseBody(text: string, contentType: string | undefined): unknown {
   try {
-    return JSON.parse(text);
+    return contentType?.includes('yaml') ? parseYaml(text) : JSON.parse(text);
   } catch (err) {
     throw badRequest(`couldn't get version/kind; json parse error: ${(err as Error).message}`);
   }
@@ -94,8 +96,10 @@ function resolve(ctx: RouterContext, info: RequestInfo): { spec: KindSpec; names
   if (!spec || info.extra) throw noSuchResource();
   // `/api/v1/namespaces/x` names the Namespace x, not something in it.
   const namespace = spec.namespaced ? info.namespace : undefined;
-  if (!spec.namespaced && info.namespace !== undefined && spec.plural !== NAMESPACES) throw noSuchResource();
-  if (spec.namespaced && namespace === undefined && info.verb !== 'list' && info.verb !== 'watch') throw noSuchResource();
+  if (!spec.namespaced && info.namespace !== undefined && bucketOf(spec) !== NAMESPACES) throw noSuchResource();
+  // Across namespaces, a namespaced resource only lists and watches.
+  if (spec.namespaced && namespace === undefined && info.verb !== 'list' && info.verb !== 'watch') throw info.name ? noSuchResource() : methodNotAllowed();
+  if (!info.name && (info.verb === 'update' || info.verb === 'patch')) throw methodNotAllowed();
   if (info.subresource !== undefined) {
     if (info.subresource !== 'status' || !spec.status) throw noSuchResource();
     if (!['get', 'update', 'patch'].includes(info.verb)) throw methodNotSupported(groupResource(spec), info.verb);
@@ -110,7 +114,7 @@ async function serveResource(ctx: RouterContext, req: IncomingMessage, res: Serv
   const text = ['POST', 'PUT', 'PATCH', 'DELETE'].includes(req.method ?? '') ? await readBody(req) : '';
   const contentType = req.headers['content-type'];
   if (contentType) record.contentType = contentType;
-  const body = text === '' ? undefined : contentType?.includes('yaml') ? text : parseJson(text);
+  const body = text === '' ? undefined : parseBody(text, contentType);
   if (body !== undefined) record.body = body;
   const write: WriteOptions = { dryRun: dryRun(params) };
   if (info.subresource === 'status') write.subresource = 'status';

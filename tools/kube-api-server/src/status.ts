@@ -123,6 +123,11 @@ export function timeout(message: string, retryAfterSeconds: number, causes?: Sta
   return failure(504, 'Timeout', `Timeout: ${message}`, { ...(causes ? { causes } : {}), retryAfterSeconds });
 }
 
+/** A method the path does not take, such as PUT on a collection. */
+export function methodNotAllowed(): ApiError {
+  return failure(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource', {});
+}
+
 export function methodNotSupported(gr: GroupResource, verb: string): ApiError {
   return failure(405, 'MethodNotAllowed', `${verb} is not supported on resources of kind "${qualifiedResource(gr)}"`, resourceDetails(gr));
 }

@@ -87,10 +87,6 @@ export class Store {
     return [...map.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   }
 
-  bucketNames(): string[] {
-    return [...this.buckets.keys()];
-  }
-
   /**
    * Writes (or with `undefined`, deletes) an object as one new revision, stamps its
    * resourceVersion, records the change and tells the listeners. Returns the change.

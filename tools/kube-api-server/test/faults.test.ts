@@ -2,8 +2,8 @@
 // delays and cut connections; and authentication (401) and authorization (403).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ApiException, CoreV1Api, Health, KubernetesObjectApi, makeInformer } from '@kubernetes/client-node';
-import { configMap, InformerEvents, serve, statusOf } from './helpers.js';
+import { ApiException, CoreV1Api, Health, KubernetesObjectApi } from '@kubernetes/client-node';
+import { configMap, configMapInformer, serve, statusOf } from './helpers.js';
 
 test('the API server is down at start: calls fail to connect, and succeed once it is up on the same port', async (t) => {
   const api = await serve(t, { listening: false, objects: [configMap('a')] });
@@ -23,13 +23,7 @@ test('the API server is down at start: calls fail to connect, and succeed once i
 
 test('an outage mid-watch: the informer fails, and once restarted resumes where it was', async (t) => {
   const api = await serve(t, { objects: [configMap('a')] });
-  const kc = api.kubeConfig();
-  const core = kc.makeApiClient(CoreV1Api);
-  const informer = makeInformer(kc, '/api/v1/namespaces/default/configmaps', () => core.listNamespacedConfigMap({ namespace: 'default' }));
-  const events = new InformerEvents(informer);
-  await informer.start();
-  t.after(() => informer.stop());
-  await api.waitForWatches(1);
+  const { informer, events } = await configMapInformer(t, api);
 
   const failed = events.nextOf('error');
   await api.stop();

@@ -2,9 +2,9 @@
 // namespace controller, seen through the real client's watch.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { CoreV1Api, KubernetesObjectApi, makeInformer } from '@kubernetes/client-node';
+import { KubernetesObjectApi } from '@kubernetes/client-node';
 import type { KubeApiServer } from '../src/index.js';
-import { configMap, InformerEvents, serve, statusOf } from './helpers.js';
+import { configMap, configMapInformer, dropFinalizers, heldConfigMap, serve, statusOf } from './helpers.js';
 
 function owned(name: string, ...owners: { metadata: { name?: string; uid?: string } }[]) {
   return {
@@ -27,17 +27,10 @@ test('deleting an owner deletes its dependents in the background; a dependent wi
   api.put(owned('grandchild', api.get('v1', 'ConfigMap', 'child', 'default') as typeof owner));
   api.put(owned('shared', owner, other));
 
-  const kc = api.kubeConfig();
-  const core = kc.makeApiClient(CoreV1Api);
-  const informer = makeInformer(kc, '/api/v1/namespaces/default/configmaps', () => core.listNamespacedConfigMap({ namespace: 'default' }));
-  const events = new InformerEvents(informer);
-  await informer.start();
-  t.after(() => informer.stop());
-  await api.waitForWatches(1);
-
+  const { events, client } = await configMapInformer(t, api);
   const grandchildGone = events.nextOf('delete', 'grandchild');
   const sharedUpdated = events.nextOf('update', 'shared');
-  await KubernetesObjectApi.makeApiClient(kc).delete(configMap('owner'));
+  await client.delete(configMap('owner'));
   await Promise.all([grandchildGone, sharedUpdated]);
   assert.equal(exists(api, 'child'), false);
   const shared = api.get('v1', 'ConfigMap', 'shared', 'default');
@@ -61,7 +54,10 @@ test('Orphan keeps the dependents without the reference; Foreground deletes them
 
   // The dependent has a finalizer, so the owner visibly waits for it.
   const parent = api.put(configMap('parent'));
-  api.put({ ...owned('dependent', parent), metadata: { ...owned('dependent', parent).metadata, finalizers: ['extlb.dev/cleanup'] } });
+  api.put({
+    ...heldConfigMap('dependent'),
+    metadata: { ...heldConfigMap('dependent').metadata, ownerReferences: owned('dependent', parent).metadata.ownerReferences },
+  });
   await client.delete(configMap('parent'), undefined, undefined, undefined, undefined, 'Foreground');
   await api.settled();
   const waiting = await client.read(configMap('parent'));
@@ -69,21 +65,14 @@ test('Orphan keeps the dependents without the reference; Foreground deletes them
   assert.deepEqual(waiting.metadata?.finalizers, ['foregroundDeletion']);
   const dependent = await client.read(configMap('dependent'));
   assert.ok(dependent.metadata?.deletionTimestamp, 'its dependent is being deleted');
-  await client.patch(
-    { ...configMap('dependent'), metadata: { name: 'dependent', namespace: 'default', finalizers: null } } as never,
-    undefined,
-    undefined,
-    undefined,
-    undefined,
-    'application/merge-patch+json',
-  );
+  await dropFinalizers(client, 'dependent');
   await api.settled();
   assert.equal(exists(api, 'dependent'), false);
   assert.equal(exists(api, 'parent'), false, 'the owner goes after its last dependent');
 });
 
 test('a finalizer holds a deletion until it is removed', async (t) => {
-  const api = await serve(t, { objects: [{ ...configMap('held'), metadata: { name: 'held', namespace: 'default', finalizers: ['extlb.dev/cleanup'] } }] });
+  const api = await serve(t, { objects: [heldConfigMap('held')] });
   const client = KubernetesObjectApi.makeApiClient(api.kubeConfig());
   await client.delete(configMap('held'));
   const marked = await client.read(configMap('held'));
@@ -93,8 +82,7 @@ test('a finalizer holds a deletion until it is removed', async (t) => {
 });
 
 test('deleting a namespace empties it, then removes it; creating in it meanwhile is forbidden', async (t) => {
-  const held = { ...configMap('held', {}, undefined, 'team'), metadata: { name: 'held', namespace: 'team', finalizers: ['extlb.dev/cleanup'] } };
-  const api = await serve(t, { objects: [configMap('plain', {}, undefined, 'team'), held] });
+  const api = await serve(t, { objects: [configMap('plain', {}, undefined, 'team'), heldConfigMap('held', 'team')] });
   const client = KubernetesObjectApi.makeApiClient(api.kubeConfig());
   await client.delete({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team' } });
   await api.settled();
@@ -107,14 +95,7 @@ test('deleting a namespace empties it, then removes it; creating in it meanwhile
   const refused = await statusOf(client.create(configMap('new', {}, undefined, 'team')));
   assert.equal(refused.message, 'configmaps "new" is forbidden: unable to create new content in namespace team because it is being terminated');
 
-  await client.patch(
-    { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'held', namespace: 'team', finalizers: null } } as never,
-    undefined,
-    undefined,
-    undefined,
-    undefined,
-    'application/merge-patch+json',
-  );
+  await dropFinalizers(client, 'held', 'team');
   await api.settled();
   assert.deepEqual(api.list('v1', 'ConfigMap', 'team'), []);
   assert.equal(api.get('v1', 'Namespace', 'team'), undefined);

@@ -1,7 +1,7 @@
 // Shared by the server's tests: a server per test, the real client's errors as Status objects, and
 // informer events as awaitable values (no sleeps: every wait ends on an event).
 import type { TestContext } from 'node:test';
-import { ApiException, type Informer, type KubernetesObject } from '@kubernetes/client-node';
+import { ApiException, CoreV1Api, type Informer, type KubernetesObject, KubernetesObjectApi, makeInformer, PatchStrategy } from '@kubernetes/client-node';
 import { type KubeApiServer, type KubeApiServerOptions, type Status, startKubeApiServer } from '../src/index.js';
 
 /** A server that closes when the test ends. */
@@ -68,4 +68,31 @@ export class InformerEvents {
 
 export function configMap(name: string, data: Record<string, string> = {}, labels?: Record<string, string>, namespace = 'default') {
   return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace, ...(labels ? { labels } : {}) }, data };
+}
+
+/** A held ConfigMap: its finalizer keeps it from going until someone removes it. */
+export function heldConfigMap(name: string, namespace = 'default') {
+  return { ...configMap(name, {}, undefined, namespace), metadata: { name, namespace, finalizers: ['extlb.dev/cleanup'] } };
+}
+
+/** Removes every finalizer of a ConfigMap with a merge patch, as a controller does when it is done. */
+export async function dropFinalizers(client: KubernetesObjectApi, name: string, namespace = 'default'): Promise<void> {
+  const patch = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace, finalizers: null } } as unknown as KubernetesObject;
+  await client.patch(patch, undefined, undefined, undefined, undefined, PatchStrategy.MergePatch);
+}
+
+/**
+ * A started informer on the default namespace's ConfigMaps (optionally label-selected), its events,
+ * and a KubernetesObjectApi; resolves once the informer's watch is open, and stops it with the test.
+ */
+export async function configMapInformer(t: TestContext, api: KubeApiServer, labelSelector?: string) {
+  const kc = api.kubeConfig();
+  const core = kc.makeApiClient(CoreV1Api);
+  const list = () => core.listNamespacedConfigMap({ namespace: 'default', ...(labelSelector ? { labelSelector } : {}) });
+  const informer = makeInformer(kc, '/api/v1/namespaces/default/configmaps', list, labelSelector);
+  const events = new InformerEvents(informer);
+  await informer.start();
+  t.after(() => informer.stop());
+  await api.waitForWatches(1, labelSelector ? { labelSelector } : {});
+  return { informer, events, client: KubernetesObjectApi.makeApiClient(kc) };
 }

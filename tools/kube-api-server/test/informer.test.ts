@@ -2,46 +2,34 @@
 // server: events, a relist after 410 Gone, a resumed watch after a dropped one.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { CoreV1Api, KubernetesObjectApi, makeInformer } from '@kubernetes/client-node';
-import { configMap, InformerEvents, serve } from './helpers.js';
-
-const PATH = '/api/v1/namespaces/default/configmaps';
-
-async function informerOn(api: Awaited<ReturnType<typeof serve>>) {
-  const kc = api.kubeConfig();
-  const core = kc.makeApiClient(CoreV1Api);
-  const informer = makeInformer(kc, PATH, () => core.listNamespacedConfigMap({ namespace: 'default' }));
-  const events = new InformerEvents(informer);
-  return { kc, informer, events, objects: KubernetesObjectApi.makeApiClient(kc) };
-}
+import { configMap, configMapInformer, serve } from './helpers.js';
 
 test('an informer lists, then sees ADDED, MODIFIED and DELETED through its watch', async (t) => {
   const api = await serve(t, { objects: [configMap('first', { a: '1' })] });
-  const { informer, events, objects } = await informerOn(api);
-  await informer.start();
-  t.after(() => informer.stop());
+  const { informer, events, client } = await configMapInformer(t, api);
   assert.deepEqual(
     informer.list().map((o) => o.metadata?.name),
     ['first'],
   );
-  await api.waitForWatches(1, { resource: 'configmaps', namespace: 'default' });
+  const [watching] = api.watches();
+  assert.deepEqual([watching?.resource, watching?.namespace], ['configmaps', 'default']);
   const list = api.requestsMatching({ verb: 'list', resource: 'configmaps' });
   const watch = api.requestsMatching({ verb: 'watch', resource: 'configmaps' });
   assert.equal(list.length, 1);
   assert.equal(watch[0]?.query.resourceVersion, api.resourceVersion, 'the watch starts at the list resourceVersion');
 
   let seen = events.nextOf('add', 'second');
-  await objects.create(configMap('second', { b: '2' }));
+  await client.create(configMap('second', { b: '2' }));
   assert.deepEqual((await seen).object?.metadata?.labels, undefined);
 
   seen = events.nextOf('update', 'first');
-  await objects.patch({ ...configMap('first'), data: { a: '2' } }, undefined, undefined, undefined, undefined, 'application/merge-patch+json');
+  await client.patch({ ...configMap('first'), data: { a: '2' } }, undefined, undefined, undefined, undefined, 'application/merge-patch+json');
   const updated = (await seen).object as { data?: Record<string, string>; metadata?: { resourceVersion?: string } };
   assert.deepEqual(updated.data, { a: '2' });
   assert.equal(updated.metadata?.resourceVersion, api.resourceVersion);
 
   seen = events.nextOf('delete', 'second');
-  await objects.delete(configMap('second'));
+  await client.delete(configMap('second'));
   await seen;
   assert.deepEqual(
     informer.list().map((o) => o.metadata?.name),
@@ -51,10 +39,7 @@ test('an informer lists, then sees ADDED, MODIFIED and DELETED through its watch
 
 test('after 410 Gone the informer relists and catches up with what it missed', async (t) => {
   const api = await serve(t, { objects: [configMap('kept'), configMap('removed')] });
-  const { informer, events } = await informerOn(api);
-  await informer.start();
-  t.after(() => informer.stop());
-  await api.waitForWatches(1);
+  const { informer, events } = await configMapInformer(t, api);
   const staleVersion = api.resourceVersion;
 
   // The watch ends cleanly; before the informer comes back, the cluster moves on and etcd compacts.
@@ -80,10 +65,7 @@ test('after 410 Gone the informer relists and catches up with what it missed', a
 
 test('a watch dropped mid-stream fails the informer; restarted, it resumes from its resourceVersion without a relist', async (t) => {
   const api = await serve(t, { objects: [configMap('a')] });
-  const { informer, events } = await informerOn(api);
-  await informer.start();
-  t.after(() => informer.stop());
-  await api.waitForWatches(1);
+  const { informer, events } = await configMapInformer(t, api);
 
   const failed = events.nextOf('error');
   assert.equal(api.faults.dropWatches(), 1);
@@ -98,13 +80,7 @@ test('a watch dropped mid-stream fails the informer; restarted, it resumes from 
 
 test('an informer with a label selector sees objects enter and leave the selection as ADDED and DELETED', async (t) => {
   const api = await serve(t, { objects: [configMap('x', {}, { tier: 'web' })] });
-  const kc = api.kubeConfig();
-  const core = kc.makeApiClient(CoreV1Api);
-  const informer = makeInformer(kc, PATH, () => core.listNamespacedConfigMap({ namespace: 'default', labelSelector: 'tier=web' }), 'tier=web');
-  const events = new InformerEvents(informer);
-  await informer.start();
-  t.after(() => informer.stop());
-  await api.waitForWatches(1, { labelSelector: 'tier=web' });
+  const { informer, events } = await configMapInformer(t, api, 'tier=web');
 
   const left = events.nextOf('delete', 'x');
   api.put(configMap('x', {}, { tier: 'db' }));
