@@ -11,7 +11,6 @@ import {
   alreadyExists,
   badRequest,
   conflict,
-  type FieldError,
   fieldError,
   forbidden,
   internalError,
@@ -21,6 +20,7 @@ import {
   success,
   unsupportedMediaType,
 } from './status.js';
+import { generateName, validateName } from './names.js';
 import type { Store } from './store.js';
 import type { StrategyContext } from './strategies.js';
 
@@ -47,37 +47,8 @@ export interface Reply {
 /** The finalizer the garbage collector uses for foreground deletion. */
 export const FOREGROUND = 'foregroundDeletion';
 
-const NAME_FORMATS = {
-  subdomain: {
-    pattern: /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/,
-    max: 253,
-    message:
-      "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
-  },
-  label: {
-    pattern: /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/,
-    max: 63,
-    message:
-      "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
-  },
-  dns1035: {
-    pattern: /^[a-z]([-a-z0-9]*[a-z0-9])?$/,
-    max: 63,
-    message:
-      "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')",
-  },
-};
-
 /** Where Namespaces are stored, whichever kind table the server has. */
 export const NAMESPACES = 'namespaces';
-
-const GENERATE_CHARS = 'bcdfghjklmnpqrstvwxz2456789';
-
-function generatedSuffix(): string {
-  let s = '';
-  for (let i = 0; i < 5; i++) s += GENERATE_CHARS[Math.floor(Math.random() * GENERATE_CHARS.length)];
-  return s;
-}
 
 /** Everything but metadata and status: what `metadata.generation` counts changes of. */
 function specPart(obj: KubeObject): Record<string, unknown> {
@@ -142,18 +113,6 @@ export class Registry implements StrategyContext {
     return obj;
   }
 
-  private validateName(spec: KindSpec, obj: KubeObject): void {
-    const name = obj.metadata.name ?? '';
-    const errors: FieldError[] = [];
-    const format = NAME_FORMATS[spec.nameFormat ?? 'subdomain'];
-    if (name === '') errors.push(fieldError('metadata.name', 'FieldValueRequired', 'name or generateName is required'));
-    else {
-      if (!format.pattern.test(name)) errors.push(fieldError('metadata.name', 'FieldValueInvalid', format.message, name));
-      if (name.length > format.max) errors.push(fieldError('metadata.name', 'FieldValueInvalid', `must be no more than ${format.max} characters`, name));
-    }
-    if (errors.length > 0) throw invalid(spec.kind, spec.group, name, errors);
-  }
-
   private checkNamespace(spec: KindSpec, obj: KubeObject): void {
     if (!spec.namespaced || !this.namespaceLifecycle) return;
     const ns = this.store.get(NAMESPACES, objectKey(undefined, obj.metadata.namespace ?? ''));
@@ -182,8 +141,8 @@ export class Registry implements StrategyContext {
     const obj = this.decode(spec, body);
     this.placeIn(spec, obj, namespace);
     const meta = obj.metadata;
-    if (!meta.name && meta.generateName) meta.name = `${meta.generateName}${generatedSuffix()}`;
-    this.validateName(spec, obj);
+    if (!meta.name && meta.generateName) meta.name = generateName(meta.generateName);
+    validateName(spec, obj);
     if (meta.resourceVersion) throw internalError('resourceVersion should not be set on objects to be created');
     this.checkNamespace(spec, obj);
     if (this.stored(spec, namespace, meta.name as string)) throw alreadyExists(groupResource(spec), meta.name as string);

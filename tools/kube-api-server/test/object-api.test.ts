@@ -281,3 +281,10 @@ test('a test can register more kinds, served with discovery like the others', as
     .getClusterCustomObjectStatus({ group: 'example.com', version: 'v1', plural: 'widgets', name: 'w' });
   assert.equal((status as KubernetesObject).metadata?.name, 'w');
 });
+
+test('generateName makes a name of the prefix and five random characters', async (t) => {
+  const api = await serve(t);
+  const core = api.kubeConfig().makeApiClient(CoreV1Api);
+  const created = await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { generateName: 'shadow-' } } });
+  assert.match(created.metadata?.name ?? '', /^shadow-[bcdfghjklmnpqrstvwxz2456789]{5}$/);
+});
