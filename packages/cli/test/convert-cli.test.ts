@@ -1,16 +1,15 @@
 // `extlb convert` end to end: files, stdin, formats, statuses, diagnostics at file:line:col, exit
-// codes, and --from-cluster against a local server that answers the Kubernetes list API.
+// codes, and --from-cluster against the shared in-process Kubernetes API server.
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { loadEnvoyValidator } from '@extlb/envoy/validator';
-import { parse, parseAllDocuments } from 'yaml';
+import { DEFAULT_KINDS, type KubeApiServer, type KubeObject, startKubeApiServer } from '@extlb/kube-api-server';
+import { parse, parseAllDocuments, stringify } from 'yaml';
 import { convertExamples } from '../src/commands/convert.js';
 import type { Io } from '../src/io.js';
 import { main } from '../src/main.js';
@@ -155,91 +154,33 @@ describe('extlb convert on files', () => {
 });
 
 describe('extlb convert --from-cluster', () => {
-  let server: Server;
+  let api: KubeApiServer;
   let kubeconfig: string;
-  const requests: string[] = [];
-  // What a cluster holds: the scenario's objects, grouped by their list URL.
-  const objects = parseAllDocuments(readFileSync(scenario('backendpool-picker'), 'utf8')).map((d) => d.toJS() as { apiVersion: string; kind: string });
-  const RESOURCES: Record<string, [string, string, boolean][]> = {
-    '/api/v1': [
-      ['services', 'Service', true],
-      ['pods', 'Pod', true],
-      ['namespaces', 'Namespace', false],
-    ],
-    '/apis/gateway.networking.k8s.io/v1': [
-      ['gateways', 'Gateway', true],
-      ['httproutes', 'HTTPRoute', true],
-    ],
-    '/apis/gateway.networking.k8s.io/v1beta1': [['referencegrants', 'ReferenceGrant', true]],
-    '/apis/discovery.k8s.io/v1': [['endpointslices', 'EndpointSlice', true]],
-    '/apis/extlb.dev/v1alpha1': [
-      ['backendpools', 'BackendPool', true],
-      ['loadbalancerpolicies', 'LoadBalancerPolicy', true],
-    ],
-  };
+  // What the cluster holds: the scenario's objects, on a cluster without the Inference Extension's CRDs.
+  const objects = parseAllDocuments(readFileSync(scenario('backendpool-picker'), 'utf8')).map((d) => d.toJS() as KubeObject);
 
   before(async () => {
-    server = createServer((req, res) => {
-      const url = (req.url ?? '').split('?')[0] ?? '';
-      requests.push(`${req.headers.authorization ?? ''} ${url}`);
-      const json = (status: number, body: unknown) => {
-        res.writeHead(status, { 'content-type': 'application/json' });
-        res.end(JSON.stringify(body));
-      };
-      const discovery = RESOURCES[url];
-      if (discovery) {
-        return json(200, {
-          kind: 'APIResourceList',
-          apiVersion: 'v1',
-          groupVersion: url.replace(/^\/apis?\//, ''),
-          resources: discovery.map(([name, kind, namespaced]) => ({ name, singularName: kind.toLowerCase(), namespaced, kind, verbs: ['list'] })),
-        });
-      }
-      for (const [base, list] of Object.entries(RESOURCES)) {
-        for (const [plural, kind] of list) {
-          if (url !== `${base}/${plural}`) continue;
-          const apiVersion = base.replace(/^\/apis?\//, '');
-          // The API server leaves apiVersion and kind out of list items.
-          const items = objects.filter((o) => o.kind === kind).map(({ apiVersion: _a, kind: _k, ...rest }) => rest);
-          return json(200, { apiVersion, kind: `${kind}List`, metadata: { resourceVersion: '1' }, items });
-        }
-      }
-      json(404, {
-        kind: 'Status',
-        apiVersion: 'v1',
-        status: 'Failure',
-        reason: 'NotFound',
-        code: 404,
-        message: 'the server could not find the requested resource',
-      });
+    api = await startKubeApiServer({
+      objects,
+      defaultKinds: false,
+      kinds: DEFAULT_KINDS.filter((k) => k.group !== 'inference.networking.k8s.io'),
+      auth: { tokens: { 'secret-token': 'tester' } },
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const { port } = server.address() as AddressInfo;
+    // Two contexts; the current one names a cluster the file does not have, so --context must pick `test`.
+    const config = parse(api.kubeconfig({ name: 'test' })) as { contexts: unknown[]; 'current-context': string };
+    config.contexts.push({ name: 'elsewhere', context: { cluster: 'nowhere', user: 'test' } });
+    config['current-context'] = 'elsewhere';
     kubeconfig = join(dir, 'kubeconfig');
-    writeFileSync(
-      kubeconfig,
-      [
-        'apiVersion: v1',
-        'kind: Config',
-        'clusters:',
-        `- {name: local, cluster: {server: "http://127.0.0.1:${port}", insecure-skip-tls-verify: true}}`,
-        'users: [{name: tester, user: {token: secret-token}}]',
-        'contexts:',
-        '- {name: test, context: {cluster: local, user: tester}}',
-        '- {name: elsewhere, context: {cluster: nowhere, user: tester}}',
-        'current-context: elsewhere',
-        '',
-      ].join('\n'),
-    );
+    writeFileSync(kubeconfig, stringify(config));
   });
-  after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  after(() => api.close());
 
   it('lists every kind through the selected context and converts them', async () => {
     const r = await cli(['--from-cluster', '--kubeconfig', kubeconfig, '--context', 'test', '--gateway-class', 'extlb', '--status-out', 'cluster-status.yaml']);
     assert.equal(r.code, 0, r.stderr);
-    assert.ok(
-      requests.some((q) => q === 'Bearer secret-token /apis/extlb.dev/v1alpha1/backendpools'),
-      requests.join('\n'),
+    assert.deepEqual(
+      api.requestsMatching({ path: '/apis/extlb.dev/v1alpha1/backendpools' }).map((r) => `${r.user} ${r.verb} ${r.code}`),
+      ['tester list 200'],
     );
     assert.match(r.stderr, /cluster: warning: InferencePool \(inference\.networking\.k8s\.io\/v1\) not listed/);
     const bootstrap = parse(r.stdout) as { static_resources: { clusters: { name: string; load_assignment?: { endpoints: { lb_endpoints: unknown[] }[] } }[] } };

@@ -1,5 +1,5 @@
-// The EndpointSlice source with the real @kubernetes/client-node informer against a small
-// Kubernetes API server on loopback that serves one list and the watch streams.
+// The EndpointSlice source with the real @kubernetes/client-node informer against the shared
+// in-process Kubernetes API server (lists, watches, faults).
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -25,7 +25,7 @@ test('EndpointSlices are listed, then watched: changes apply without a restart',
       api.requests.join('\n'),
     );
 
-    for (let i = 0; i < 200 && api.watchCount() === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    await api.server.waitForWatches(1);
     assert.equal(api.watchCount(), 1, 'the informer opened a watch');
 
     const next = () =>
@@ -46,5 +46,32 @@ test('EndpointSlices are listed, then watched: changes apply without a restart',
     assert.deepEqual(await changed, ['10.2.0.2:8000']);
   } finally {
     await source.close();
+  }
+});
+
+test('a dropped watch: the source keeps its endpoints, watches again and applies what changed meanwhile', async () => {
+  const dropped = await startFakeKubeApi([endpointSlice('llm-a', ['10.2.0.1'], '9')]);
+  try {
+    const kc = new KubeConfig();
+    kc.loadFromString(dropped.kubeconfig());
+    const source = await clusterEndpoints({ namespace: 'models', selector: 'kubernetes.io/service-name=llm', kubeConfig: kc, retryMs: 10 });
+    try {
+      await dropped.server.waitForWatches(1);
+      const failed = new Promise<Error>((resolve) => source.onError(resolve));
+      dropped.server.faults.dropWatches();
+      assert.match((await failed).message, /Premature close/);
+      assert.deepEqual(
+        source.endpoints().map((e) => e.address),
+        ['10.2.0.1:8000'],
+        'the last endpoints stay in use',
+      );
+      const changed = new Promise<string[]>((resolve) => source.onChange((e) => resolve(e.map((x) => x.address))));
+      dropped.send('ADDED', endpointSlice('llm-b', ['10.2.0.2'], '10'));
+      assert.deepEqual(await changed, ['10.2.0.1:8000', '10.2.0.2:8000']);
+    } finally {
+      await source.close();
+    }
+  } finally {
+    await dropped.close();
   }
 });

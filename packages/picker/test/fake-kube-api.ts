@@ -1,8 +1,9 @@
-// A minimal Kubernetes API server on loopback for EndpointSlices in one namespace: one list, and
-// watch streams the test feeds. Enough for @kubernetes/client-node's informer, nothing more.
-import { createServer, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+// A Kubernetes API on loopback for the EndpointSlice source's tests: the shared in-process API
+// server (@extlb/kube-api-server), seeded with EndpointSlices, with a few shortcuts the picker's
+// tests use (events as writes, the request paths, a kubeconfig for the context's namespace).
+import { type KubeApiServer, startKubeApiServer } from '@extlb/kube-api-server';
 
+/** An EndpointSlice of the `llm` Service; the server assigns the real resourceVersion when it is written. */
 export function endpointSlice(name: string, ips: string[], resourceVersion: string, namespace = 'models') {
   return {
     apiVersion: 'discovery.k8s.io/v1',
@@ -14,61 +15,37 @@ export function endpointSlice(name: string, ips: string[], resourceVersion: stri
   };
 }
 
+type Slice = ReturnType<typeof endpointSlice>;
+
 export interface FakeKubeApi {
+  /** The server itself, for anything the shortcuts below do not cover. */
+  server: KubeApiServer;
   url: string;
   /** Every request path and query, in order. */
-  requests: string[];
+  readonly requests: string[];
   /** Open watch streams. */
   watchCount(): number;
-  /** Sends a watch event to every open watch. */
-  send(type: 'ADDED' | 'MODIFIED' | 'DELETED', object: object): void;
-  /** A kubeconfig (YAML) pointing at this server. */
+  /** Makes the change a watch event describes: ADDED and MODIFIED write the slice, DELETED deletes it. */
+  send(type: 'ADDED' | 'MODIFIED' | 'DELETED', object: Slice): void;
+  /** A kubeconfig (YAML) pointing at this server, with the namespace as the context's. */
   kubeconfig(): string;
   close(): Promise<void>;
 }
 
-export async function startFakeKubeApi(initial: object[], namespace = 'models'): Promise<FakeKubeApi> {
-  const watches = new Set<ServerResponse>();
-  const requests: string[] = [];
-  const server = createServer((req, res) => {
-    requests.push(req.url ?? '');
-    const url = new URL(req.url ?? '/', 'http://x');
-    if (url.pathname !== `/apis/discovery.k8s.io/v1/namespaces/${namespace}/endpointslices`) {
-      res.writeHead(404, { 'content-type': 'application/json' }).end('{"kind":"Status","code":404}');
-      return;
-    }
-    res.writeHead(200, { 'content-type': 'application/json' });
-    if (url.searchParams.get('watch') === 'true') {
-      res.flushHeaders();
-      watches.add(res);
-      res.on('close', () => watches.delete(res));
-      return;
-    }
-    res.end(JSON.stringify({ apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSliceList', metadata: { resourceVersion: '10' }, items: initial }));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+export async function startFakeKubeApi(initial: Slice[], namespace = 'models'): Promise<FakeKubeApi> {
+  const server = await startKubeApiServer({ objects: initial });
   return {
-    url,
-    requests,
-    watchCount: () => watches.size,
+    server,
+    url: server.url,
+    get requests() {
+      return server.requests.map((r) => `${r.path}?${new URLSearchParams(r.query)}`);
+    },
+    watchCount: () => server.watches().length,
     send(type, object) {
-      for (const w of watches) w.write(`${JSON.stringify({ type, object })}\n`);
+      if (type === 'DELETED') server.remove(object.apiVersion, object.kind, object.metadata.name, object.metadata.namespace);
+      else server.put(object);
     },
-    kubeconfig: () =>
-      [
-        'apiVersion: v1',
-        'kind: Config',
-        `clusters: [{name: loopback, cluster: {server: "${url}", insecure-skip-tls-verify: true}}]`,
-        'users: [{name: tester, user: {token: not-a-secret}}]',
-        `contexts: [{name: loopback, context: {cluster: loopback, user: tester, namespace: ${namespace}}}]`,
-        'current-context: loopback',
-        '',
-      ].join('\n'),
-    async close() {
-      for (const w of watches) w.destroy();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
+    kubeconfig: () => server.kubeconfig({ namespace }),
+    close: () => server.close(),
   };
 }

@@ -1,0 +1,13 @@
+export { type KubeApiServerOptions, KubeApiServer, startKubeApiServer } from './server.js';
+export { type KindSpec, DEFAULT_KINDS } from './kinds.js';
+export type { KubeObject, ObjectMeta, OwnerReference } from './objects.js';
+export type { Strategy, StrategyContext } from './strategies.js';
+export type { AuthOptions, AuthorizationAttributes } from './auth.js';
+export type { Fault, FaultRule } from './faults.js';
+export type { RequestMatch, RequestRecord } from './request-log.js';
+export type { WatchInfo } from './watch.js';
+export { INITIAL_EVENTS_END } from './watch.js';
+export type { KubeconfigOptions } from './kubeconfig.js';
+export type { Status, StatusCause, StatusDetails } from './status.js';
+export type { DeleteOptions, PropagationPolicy } from './registry.js';
+export { type Certificate, makeCertificate } from './tls.js';
