@@ -125,7 +125,15 @@ export class ProtoJson {
 
   /** Decodes a `google.protobuf.Any` into proto3 JSON with its `@type`. */
   decodeAny(bytes: Uint8Array): JsonObject {
-    return this.anyJson(this.anyType.decode(bytes) as unknown as Wire);
+    const any = this.anyType.decode(bytes) as unknown as Wire;
+    return this.decode(String(any.type_url ?? ''), (any.value as Uint8Array | undefined) ?? new Uint8Array());
+  }
+
+  /** Decodes the value of an Any (its type URL and bytes) into proto3 JSON with its `@type`. */
+  decode(typeUrl: string, value: Uint8Array): JsonObject {
+    const type = this.typeOf(typeUrl);
+    const inner = this.toJson(type, type.decode(value) as unknown as Wire);
+    return hasSpecialJson(type) ? { '@type': typeUrl, value: inner } : { '@type': typeUrl, ...(inner as JsonObject) };
   }
 
   /** Decodes the message `typeName` into proto3 JSON (field names as in the protos). */
@@ -138,7 +146,7 @@ export class ProtoJson {
   toJson(type: protobuf.Type, message: Wire): unknown {
     switch (type.fullName) {
       case '.google.protobuf.Any':
-        return this.anyJson(message);
+        return this.decode(String(message.type_url ?? ''), (message.value as Uint8Array | undefined) ?? new Uint8Array());
       case '.google.protobuf.Duration':
         return durationJson(message);
       case '.google.protobuf.Timestamp':
@@ -284,13 +292,6 @@ export class ProtoJson {
   }
 
   // ---- wire to JSON ----
-
-  private anyJson(message: Wire): JsonObject {
-    const typeUrl = String(message.type_url ?? '');
-    const type = this.typeOf(typeUrl);
-    const inner = this.toJson(type, type.decode((message.value as Uint8Array | undefined) ?? new Uint8Array()) as unknown as Wire);
-    return hasSpecialJson(type) ? { '@type': typeUrl, value: inner } : { '@type': typeUrl, ...(inner as JsonObject) };
-  }
 
   private singleJson(field: protobuf.Field, v: unknown): unknown {
     const t = field.resolvedType;
