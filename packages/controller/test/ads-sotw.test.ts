@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import { type AckInfo, type NackInfo, SnapshotCache, type StreamInfo, TYPE_URL, XdsServer } from '../src/index.js';
-import { decoded, gatewaySnapshot, names, type SotwClient, settle, shortType, sotwAnswer, sotwClient, sotwRequest, waitFor } from './helpers.js';
+import { decoded, gatewaySnapshot, names, type SotwClient, shortType, sotwAnswer, sotwClient, sotwRequest, waitFor } from './helpers.js';
 
 const GW = 'default/gw';
 const NODE = { id: 'envoy-1', cluster: GW };
@@ -81,7 +81,7 @@ test('SotW: a change goes out in make-before-break order and only for the types 
 
   // Everything changes at once: a new backend (cluster, endpoints) and the routes and listener using it.
   const next = gatewaySnapshot(GW, { port: 8080, backends: { 'default/gw/backend': ['10.0.0.1:8080'], 'default/gw/new': ['10.0.0.9:8080'] } });
-  (next.listeners?.[0] as any).per_connection_buffer_limit_bytes = 65536;
+  (next.listeners as any)[0].per_connection_buffer_limit_bytes = 65536;
   const update = cache.setSnapshot(GW, next);
   assert.deepEqual(update.changed.map(shortType), ['Cluster', 'ClusterLoadAssignment', 'Listener', 'RouteConfiguration']);
   const cds = await envoy.next();
@@ -106,7 +106,7 @@ test('SotW: a change goes out in make-before-break order and only for the types 
   assert.deepEqual(cache.setSnapshot(GW, structuredClone(next)).changed, [], 'recomputing the same input changes nothing');
   // Only an endpoint changes now: the very next response must be that one, so nothing went out in between.
   const moved = structuredClone(next);
-  (moved.endpoints?.[1] as any).endpoints[0].lb_endpoints[0].endpoint.address.socket_address.port_value = 9090;
+  (moved.endpoints as any)[1].endpoints[0].lb_endpoints[0].endpoint.address.socket_address.port_value = 9090;
   assert.deepEqual(cache.setSnapshot(GW, moved).changed.map(shortType), ['ClusterLoadAssignment']);
   const edsChange = await envoy.next();
   assert.equal(edsChange.type_url, TYPE_URL.endpoint);
@@ -144,7 +144,7 @@ test('SotW: a NACK is logged with Envoy’s detail, counted, reported for the Ga
   const { rds: accepted, routes } = await syncedEnvoy(envoy);
 
   const bad = gatewaySnapshot(GW);
-  (bad.routes?.[0] as any).virtual_hosts[0].domains = ['*', '*'];
+  (bad.routes as any)[0].virtual_hosts[0].domains = ['*', '*'];
   cache.setSnapshot(GW, bad);
   const rds = await envoy.next();
   const detail = 'Only unique values for domains are permitted. Duplicate entry of domain *';
@@ -167,7 +167,7 @@ test('SotW: a NACK is logged with Envoy’s detail, counted, reported for the Ga
   // The rejected version is not sent again: a fixed snapshot is the next thing the proxy gets,
   // and its ACK clears the NACK.
   const fixed = gatewaySnapshot(GW);
-  (fixed.routes?.[0] as any).virtual_hosts[0].domains = ['example.com'];
+  (fixed.routes as any)[0].virtual_hosts[0].domains = ['example.com'];
   cache.setSnapshot(GW, fixed);
   const next = await envoy.next();
   assert.equal(next.type_url, TYPE_URL.route);
