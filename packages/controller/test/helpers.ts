@@ -1,7 +1,11 @@
 // Test parts: an ADS client that plays Envoy, built from Envoy's protos with @grpc/proto-loader
 // (independent of the server's hand-written response encoding), and small Gateway snapshots.
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type ConvertOptions, convert, toXds } from '@extlb/envoy';
+import { parseAllDocuments } from 'yaml';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { envoyProtos, ProtoJson, type SnapshotResources, TYPE_URL, type XdsResource } from '../src/index.js';
@@ -73,8 +77,8 @@ export class AdsTestClient<Res extends SotwResponse | DeltaResponse> {
 
   constructor(address: string, variant: 'sotw' | 'delta', credentials = grpc.credentials.createInsecure(), options: grpc.ClientOptions = {}) {
     const Client = adsClientConstructor();
-    // A subchannel of its own: each test proxy is one connection, as Envoy's would be.
-    this.client = new Client(address, credentials, { 'grpc.use_local_subchannel_pool': 1, ...options });
+    // A connection of its own, as each Envoy has; and no 4 MiB cap on responses, as Envoy has none.
+    this.client = new Client(address, credentials, { 'grpc.use_local_subchannel_pool': 1, 'grpc.max_receive_message_length': -1, ...options });
     const method = variant === 'sotw' ? 'StreamAggregatedResources' : 'DeltaAggregatedResources';
     this.stream = (this.client as any)[method]() as grpc.ClientDuplexStream<unknown, Res>;
     this.stream.on('data', (r: Res) => {
@@ -300,4 +304,20 @@ export async function waitFor(condition: () => boolean, timeoutMs = 10_000): Pro
     if (Date.now() > deadline) throw new Error('condition not reached');
     await new Promise((r) => setTimeout(r, 5));
   }
+}
+
+const SCENARIOS = fileURLToPath(new URL('../../envoy/test/scenarios/', import.meta.url));
+
+/** The converter's golden scenarios, by folder name. */
+export const scenarioNames = readdirSync(SCENARIOS).sort();
+
+/** The xDS lists the converter makes of a scenario's input.yaml (with its options.json). */
+export function scenarioXds(name: string): Record<string, Record<string, unknown>[]> {
+  const dir = join(SCENARIOS, name);
+  const objects = parseAllDocuments(readFileSync(join(dir, 'input.yaml'), 'utf8'))
+    .map((d) => d.toJS())
+    .filter((o) => o !== null);
+  const optionsFile = join(dir, 'options.json');
+  const options: ConvertOptions = existsSync(optionsFile) ? (JSON.parse(readFileSync(optionsFile, 'utf8')) as ConvertOptions) : {};
+  return toXds(convert(objects, { now: '2026-01-01T00:00:00Z', ...options }).envoy) as Record<string, Record<string, unknown>[]>;
 }

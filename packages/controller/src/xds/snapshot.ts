@@ -172,10 +172,14 @@ export class SnapshotCache {
       types.set(typeUrl, { typeUrl, version, resources: named, since });
       changed.push(typeUrl);
     }
+    if (previous && changed.length === 0) {
+      this.release(acquired);
+      return { version: previous.version, changed };
+    }
     const snapshot: Snapshot = { group, version: digest(PUSH_ORDER.map((t) => types.get(t)?.version).join('\n')), types };
     this.snapshots.set(group, snapshot);
     if (previous) this.release(allResources(previous));
-    if (changed.length > 0) for (const listener of this.listeners) listener(snapshot, changed);
+    for (const listener of this.listeners) listener(snapshot, changed);
     return { version: snapshot.version, changed };
   }
 
