@@ -19,19 +19,7 @@ class DeltaTypeState extends TypeState {
 }
 
 export class DeltaStream extends AdsStream<DeltaRequest> {
-  protected handle(typeUrl: TypeUrl, req: DeltaRequest, existing: TypeState | undefined): TypeState {
-    if (existing) {
-      if (req.response_nonce) this.settle(typeUrl, existing, req);
-      const dropped = existing.sub.update(req.resource_names_subscribe, req.resource_names_unsubscribe);
-      for (const name of dropped) {
-        // Unsubscribed by name but still under the wildcard: the client dropped it, so it is sent
-        // again (or reported removed) as the protocol asks.
-        if (existing.sub.wildcard) existing.known.set(name, '');
-        else existing.known.delete(name);
-      }
-      if (req.resource_names_unsubscribe.includes(WILDCARD)) existing.prune();
-      return existing;
-    }
+  protected subscribe(typeUrl: TypeUrl, req: DeltaRequest): TypeState {
     const state = new DeltaTypeState(Subscription.delta(req.resource_names_subscribe, req.resource_names_unsubscribe, isRootType(typeUrl)));
     for (const [name, version] of Object.entries(req.initial_resource_versions)) state.known.set(name, version);
     state.prune();
@@ -39,10 +27,24 @@ export class DeltaStream extends AdsStream<DeltaRequest> {
     return state;
   }
 
+  protected update(typeUrl: TypeUrl, req: DeltaRequest, state: TypeState): boolean {
+    if (req.response_nonce) this.settle(typeUrl, state, req);
+    const { changed, dropped } = state.sub.update(req.resource_names_subscribe, req.resource_names_unsubscribe);
+    for (const name of dropped) {
+      // Unsubscribed by name but still under the wildcard: the client dropped it, so it is sent
+      // again (or reported removed) as the protocol asks.
+      if (state.sub.wildcard) state.known.set(name, '');
+      else state.known.delete(name);
+    }
+    if (req.resource_names_unsubscribe.includes(WILDCARD)) state.prune();
+    return changed;
+  }
+
   protected respond(typeUrl: TypeUrl, base: TypeState, resources: TypeResources): void {
     const state = base as DeltaTypeState;
-    const changed = state.covered(resources).filter((r) => state.known.get(r.name) !== r.version);
-    const removed = [...state.known.keys()].filter((name) => !resources.resources.has(name));
+    if (state.syncedWith === resources && !state.answerEvenIfEmpty) return;
+    const { changed, removed } = state.diff(resources);
+    state.syncedWith = resources;
     if (changed.length === 0 && removed.length === 0 && !state.answerEvenIfEmpty) return;
     state.answerEvenIfEmpty = false;
     for (const r of changed) state.known.set(r.name, r.version);

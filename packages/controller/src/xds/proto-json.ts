@@ -24,16 +24,39 @@ export class ProtoJsonError extends Error {
 type Wire = { [field: string]: unknown };
 
 const WRAPPERS: Readonly<Record<string, string>> = {
-  '.google.protobuf.DoubleValue': 'double',
-  '.google.protobuf.FloatValue': 'float',
-  '.google.protobuf.Int64Value': 'int64',
-  '.google.protobuf.UInt64Value': 'uint64',
-  '.google.protobuf.Int32Value': 'int32',
-  '.google.protobuf.UInt32Value': 'uint32',
-  '.google.protobuf.BoolValue': 'bool',
-  '.google.protobuf.StringValue': 'string',
-  '.google.protobuf.BytesValue': 'bytes',
+  'google.protobuf.DoubleValue': 'double',
+  'google.protobuf.FloatValue': 'float',
+  'google.protobuf.Int64Value': 'int64',
+  'google.protobuf.UInt64Value': 'uint64',
+  'google.protobuf.Int32Value': 'int32',
+  'google.protobuf.UInt32Value': 'uint32',
+  'google.protobuf.BoolValue': 'bool',
+  'google.protobuf.StringValue': 'string',
+  'google.protobuf.BytesValue': 'bytes',
 };
+
+/** The well-known types whose JSON form is not an object of their fields (wrappers aside). */
+const SPECIAL_JSON = new Set([
+  'google.protobuf.Any',
+  'google.protobuf.Duration',
+  'google.protobuf.Timestamp',
+  'google.protobuf.FieldMask',
+  'google.protobuf.Struct',
+  'google.protobuf.Value',
+  'google.protobuf.ListValue',
+]);
+
+/** What the walker needs of a message type, worked out once (protobufjs computes fullName on each read). */
+interface Descriptor {
+  /** The full name, without protobufjs' leading dot. */
+  name: string;
+  /** The scalar a wrapper type wraps. */
+  wrapped: string | undefined;
+  /** Set for the well-known types with a JSON form of their own (wrappers included). */
+  specialJson: boolean;
+  /** Fields by their proto name and their lowerCamelCase JSON name. */
+  fields: Map<string, protobuf.Field>;
+}
 
 const DURATION = /^(-)?(\d+)(?:\.(\d{1,9}))?s$/;
 const TIMESTAMP = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?(Z|[+-]\d\d:\d\d)$/;
@@ -89,7 +112,7 @@ function longString(v: unknown, unsigned: boolean): string {
 }
 
 export class ProtoJson {
-  private readonly fieldIndex = new Map<protobuf.Type, Map<string, protobuf.Field>>();
+  private readonly descriptors = new Map<protobuf.Type, Descriptor>();
   private readonly types = new Map<string, protobuf.Type>();
   private readonly anyType: protobuf.Type;
 
@@ -133,7 +156,7 @@ export class ProtoJson {
   decode(typeUrl: string, value: Uint8Array): JsonObject {
     const type = this.typeOf(typeUrl);
     const inner = this.toJson(type, type.decode(value) as unknown as Wire);
-    return hasSpecialJson(type) ? { '@type': typeUrl, value: inner } : { '@type': typeUrl, ...(inner as JsonObject) };
+    return this.descriptor(type).specialJson ? { '@type': typeUrl, value: inner } : { '@type': typeUrl, ...(inner as JsonObject) };
   }
 
   /** Decodes the message `typeName` into proto3 JSON (field names as in the protos). */
@@ -144,24 +167,24 @@ export class ProtoJson {
 
   /** Proto3 JSON of a message protobufjs decoded: only the fields present on the wire. */
   toJson(type: protobuf.Type, message: Wire): unknown {
-    switch (type.fullName) {
-      case '.google.protobuf.Any':
+    const d = this.descriptor(type);
+    switch (d.name) {
+      case 'google.protobuf.Any':
         return this.decode(String(message.type_url ?? ''), (message.value as Uint8Array | undefined) ?? new Uint8Array());
-      case '.google.protobuf.Duration':
+      case 'google.protobuf.Duration':
         return durationJson(message);
-      case '.google.protobuf.Timestamp':
+      case 'google.protobuf.Timestamp':
         return timestampJson(message);
-      case '.google.protobuf.FieldMask':
+      case 'google.protobuf.FieldMask':
         return ((message.paths as string[] | undefined) ?? []).map(lowerCamel).join(',');
-      case '.google.protobuf.Struct':
+      case 'google.protobuf.Struct':
         return this.structJson(message);
-      case '.google.protobuf.Value':
+      case 'google.protobuf.Value':
         return this.valueJson(message);
-      case '.google.protobuf.ListValue':
+      case 'google.protobuf.ListValue':
         return ((message.values as Wire[] | undefined) ?? []).map((v) => this.valueJson(v));
     }
-    const wrapped = WRAPPERS[type.fullName];
-    if (wrapped) return scalarJson(wrapped, message.value ?? defaultScalar(wrapped));
+    if (d.wrapped) return scalarJson(d.wrapped, message.value ?? defaultScalar(d.wrapped));
     const out: JsonObject = {};
     for (const field of type.fieldsArray) {
       const v = message[field.name];
@@ -186,7 +209,7 @@ export class ProtoJson {
     const type = this.typeOf(typeUrl, join(path, '@type'));
     const { '@type': _, ...rest } = value;
     let inner: unknown = rest;
-    if (hasSpecialJson(type)) {
+    if (this.descriptor(type).specialJson) {
       // A well-known type inside an Any keeps its JSON form under "value".
       const extra = Object.keys(rest).filter((k) => k !== 'value');
       if (extra.length > 0) throw new ProtoJsonError(join(path, extra[0] ?? ''), `an Any holding ${typeUrl} has only "value"`);
@@ -196,31 +219,33 @@ export class ProtoJson {
   }
 
   private message(type: protobuf.Type, value: unknown, path: string): Wire {
-    switch (type.fullName) {
-      case '.google.protobuf.Any':
-        return this.any(value, path);
-      case '.google.protobuf.Duration':
-        return duration(value, path);
-      case '.google.protobuf.Timestamp':
-        return timestamp(value, path);
-      case '.google.protobuf.FieldMask':
-        return fieldMask(value, path);
-      case '.google.protobuf.Struct':
-        return this.struct(value, path);
-      case '.google.protobuf.Value':
-        return this.value(value, path);
-      case '.google.protobuf.ListValue':
-        return this.listValue(value, path);
+    const d = this.descriptor(type);
+    if (d.specialJson) {
+      switch (d.name) {
+        case 'google.protobuf.Any':
+          return this.any(value, path);
+        case 'google.protobuf.Duration':
+          return duration(value, path);
+        case 'google.protobuf.Timestamp':
+          return timestamp(value, path);
+        case 'google.protobuf.FieldMask':
+          return fieldMask(value, path);
+        case 'google.protobuf.Struct':
+          return this.struct(value, path);
+        case 'google.protobuf.Value':
+          return this.value(value, path);
+        case 'google.protobuf.ListValue':
+          return this.listValue(value, path);
+      }
+      if (d.wrapped) return { value: scalar(d.wrapped, value, path) };
     }
-    const wrapped = WRAPPERS[type.fullName];
-    if (wrapped) return { value: scalar(wrapped, value, path) };
-    if (!isJsonObject(value)) throw new ProtoJsonError(path, `expected an object (${type.fullName.slice(1)}), got ${describe(value)}`);
+    if (!isJsonObject(value)) throw new ProtoJsonError(path, `expected an object (${d.name}), got ${describe(value)}`);
     const out: Wire = {};
     const oneofs = new Map<protobuf.OneOf, string>();
     for (const [key, v] of Object.entries(value)) {
       const p = join(path, key);
-      const field = this.field(type, key);
-      if (!field) throw new ProtoJsonError(p, `unknown field "${key}" in ${type.fullName.slice(1)}`);
+      const field = d.fields.get(key);
+      if (!field) throw new ProtoJsonError(p, `unknown field "${key}" in ${d.name}`);
       if (Object.hasOwn(out, field.name)) throw new ProtoJsonError(p, `field ${field.name} is set twice`);
       // Proto3 JSON: null stands for the default value, except where null is itself a value.
       if (v === null && !takesNull(field)) continue;
@@ -235,17 +260,20 @@ export class ProtoJson {
     return out;
   }
 
-  private field(type: protobuf.Type, key: string): protobuf.Field | undefined {
-    let index = this.fieldIndex.get(type);
-    if (!index) {
-      index = new Map();
+  private descriptor(type: protobuf.Type): Descriptor {
+    let d = this.descriptors.get(type);
+    if (!d) {
+      const name = type.fullName.slice(1);
+      const fields = new Map<string, protobuf.Field>();
       for (const f of type.fieldsArray) {
-        index.set(f.name, f);
-        index.set(lowerCamel(f.name), f);
+        fields.set(f.name, f);
+        fields.set(lowerCamel(f.name), f);
       }
-      this.fieldIndex.set(type, index);
+      const wrapped = WRAPPERS[name];
+      d = { name, wrapped, specialJson: wrapped !== undefined || SPECIAL_JSON.has(name), fields };
+      this.descriptors.set(type, d);
     }
-    return index.get(key);
+    return d;
   }
 
   private single(field: protobuf.Field, value: unknown, path: string): unknown {
@@ -296,7 +324,7 @@ export class ProtoJson {
   private singleJson(field: protobuf.Field, v: unknown): unknown {
     const t = field.resolvedType;
     if (t instanceof protobuf.Type) return this.toJson(t, v as Wire);
-    if (t instanceof protobuf.Enum) return t.fullName === '.google.protobuf.NullValue' ? null : (t.valuesById[v as number] ?? v);
+    if (t instanceof protobuf.Enum) return isNullValue(t) ? null : (t.valuesById[v as number] ?? v);
     return scalarJson(field.type, v);
   }
 
@@ -315,29 +343,21 @@ export class ProtoJson {
   }
 }
 
-/** The well-known types whose JSON form is not an object of their fields. */
-function hasSpecialJson(type: protobuf.Type): boolean {
-  switch (type.fullName) {
-    case '.google.protobuf.Duration':
-    case '.google.protobuf.Timestamp':
-    case '.google.protobuf.FieldMask':
-    case '.google.protobuf.Struct':
-    case '.google.protobuf.Value':
-    case '.google.protobuf.ListValue':
-      return true;
-  }
-  return WRAPPERS[type.fullName] !== undefined;
+/** google.protobuf.NullValue, by name and parent: protobufjs' fullName is computed on each read. */
+function isNullValue(e: protobuf.Enum): boolean {
+  return e.name === 'NullValue' && e.parent?.fullName === '.google.protobuf';
 }
 
 function takesNull(field: protobuf.Field): boolean {
-  const name = field.resolvedType?.fullName;
-  return !field.repeated && !field.map && (name === '.google.protobuf.Value' || name === '.google.protobuf.NullValue');
+  const t = field.resolvedType;
+  if (field.repeated || field.map || !t) return false;
+  return t instanceof protobuf.Enum ? isNullValue(t) : t.fullName === '.google.protobuf.Value';
 }
 
 function enumValue(e: protobuf.Enum, value: unknown, path: string): number {
   if (typeof value === 'string' && e.values[value] !== undefined) return e.values[value];
   if (typeof value === 'number' && e.valuesById[value] !== undefined) return value;
-  if (value === null && e.fullName === '.google.protobuf.NullValue') return 0;
+  if (value === null && isNullValue(e)) return 0;
   throw new ProtoJsonError(path, `${describe(value)} is not a value of enum ${e.fullName.slice(1)}`);
 }
 

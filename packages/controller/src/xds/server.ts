@@ -10,7 +10,8 @@ import { groupOfNode, type XdsNode } from './node.js';
 import { ProtoJson, type JsonObject } from './proto-json.js';
 import { envoyProtos } from './protos.js';
 import type { SnapshotCache } from './snapshot.js';
-import { SotwStream, type SotwRequest } from './sotw-stream.js';
+import { type SotwRequest, sotwRequestDecoder } from './sotw-request.js';
+import { SotwStream } from './sotw-stream.js';
 import type { AdsStream, DecodedRequest, NackState, StreamContext, StreamStatus } from './stream.js';
 
 export const ADS_SERVICE = 'envoy.service.discovery.v3.AggregatedDiscoveryService';
@@ -81,19 +82,22 @@ function serverCredentials(tls: XdsTlsFiles | undefined): grpc.ServerCredentials
 }
 
 function adsService(root: protobuf.Root): grpc.ServiceDefinition {
-  const method = (name: string, request: protobuf.Type): grpc.MethodDefinition<DecodedRequest, Buffer> => ({
+  const deltaRequest = root.lookupType('envoy.service.discovery.v3.DeltaDiscoveryRequest');
+  const method = (name: string, decode: (bytes: Buffer) => DecodedRequest): grpc.MethodDefinition<DecodedRequest, Buffer> => ({
     path: `/${ADS_SERVICE}/${name}`,
     requestStream: true,
     responseStream: true,
-    requestSerialize: (m) => Buffer.from(request.encode(m).finish()),
-    requestDeserialize: (bytes) => request.decode(bytes) as unknown as DecodedRequest,
+    requestSerialize: () => {
+      throw new Error('the xDS server only reads requests');
+    },
+    requestDeserialize: decode,
     // Responses are written already encoded.
     responseSerialize: (bytes) => bytes,
     responseDeserialize: (bytes) => bytes,
   });
   return {
-    StreamAggregatedResources: method('StreamAggregatedResources', root.lookupType('envoy.service.discovery.v3.DiscoveryRequest')),
-    DeltaAggregatedResources: method('DeltaAggregatedResources', root.lookupType('envoy.service.discovery.v3.DeltaDiscoveryRequest')),
+    StreamAggregatedResources: method('StreamAggregatedResources', sotwRequestDecoder(root)),
+    DeltaAggregatedResources: method('DeltaAggregatedResources', (bytes) => deltaRequest.decode(bytes) as unknown as DecodedRequest),
   };
 }
 

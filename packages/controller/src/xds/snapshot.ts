@@ -45,6 +45,22 @@ export interface TypeResources {
   readonly resources: ReadonlyMap<string, EncodedResource>;
   /** `performance.now()` when this version became the group's: where push latency starts. */
   readonly since: number;
+  /**
+   * While this is the group's current version: the one it replaced and the names added, changed
+   * or removed since, so a stream in step with the previous one looks at those names only.
+   */
+  readonly previous?: TypeResources | undefined;
+  readonly changes?: ReadonlySet<string> | undefined;
+}
+
+type MutableTypeResources = { -readonly [K in keyof TypeResources]: TypeResources[K] };
+
+/** The names whose version differs between two versions of a type, removed ones included. */
+function changedNames(before: TypeResources, after: ReadonlyMap<string, EncodedResource>): Set<string> {
+  const names = new Set<string>();
+  for (const [name, r] of after) if (before.resources.get(name)?.version !== r.version) names.add(name);
+  for (const name of before.resources.keys()) if (!after.has(name)) names.add(name);
+  return names;
 }
 
 export interface Snapshot {
@@ -169,7 +185,16 @@ export class SnapshotCache {
         types.set(typeUrl, before);
         continue;
       }
-      types.set(typeUrl, { typeUrl, version, resources: named, since });
+      const next: MutableTypeResources = { typeUrl, version, resources: named, since };
+      if (before) {
+        next.previous = before;
+        next.changes = changedNames(before, named);
+        // Only one step back is kept: a stream further behind compares everything.
+        const old = before as MutableTypeResources;
+        old.previous = undefined;
+        old.changes = undefined;
+      }
+      types.set(typeUrl, next);
       changed.push(typeUrl);
     }
     if (previous && changed.length === 0) {

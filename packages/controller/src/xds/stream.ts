@@ -54,8 +54,33 @@ export class TypeState {
   sentVersion: string | undefined;
   ackedVersion: string | undefined;
   nack: NackState | undefined;
+  /** The version `known` matches for every covered name, as of the last response (or decision not to send). */
+  syncedWith: TypeResources | undefined;
 
   constructor(readonly sub: Subscription) {}
+
+  /**
+   * What the client lacks of `resources`: covered resources whose version differs from the one it
+   * holds, and names it holds that are gone. In step with the previous version, only the names that
+   * changed since are looked at; a hundred proxies of one Gateway then cost a hundred lookups per
+   * changed endpoint assignment, not a hundred walks over all of them.
+   */
+  diff(resources: TypeResources): { changed: EncodedResource[]; removed: string[] } {
+    const changed: EncodedResource[] = [];
+    const removed: string[] = [];
+    if (this.syncedWith !== undefined && this.syncedWith === resources.previous && resources.changes) {
+      for (const name of resources.changes) {
+        if (!this.sub.covers(name)) continue;
+        const r = resources.resources.get(name);
+        if (r && this.known.get(name) !== r.version) changed.push(r);
+        else if (!r && this.known.has(name)) removed.push(name);
+      }
+      return { changed, removed };
+    }
+    for (const r of this.covered(resources)) if (this.known.get(r.name) !== r.version) changed.push(r);
+    for (const name of this.known.keys()) if (!resources.resources.has(name)) removed.push(name);
+    return { changed, removed };
+  }
 
   /** The snapshot's resources of this type that the subscription covers. */
   covered(resources: TypeResources): EncodedResource[] {
@@ -118,8 +143,11 @@ export abstract class AdsStream<Req extends DecodedRequest> {
     call.on('close', () => this.dispose(call.cancelled ? 'the client went away' : 'the stream ended'));
   }
 
-  /** Updates the stream's state for one request of a known type (after node and type checks). */
-  protected abstract handle(typeUrl: TypeUrl, req: Req, state: TypeState | undefined): TypeState | undefined;
+  /** The state of a type's first request on the stream. */
+  protected abstract subscribe(typeUrl: TypeUrl, req: Req): TypeState;
+
+  /** Applies a later request (an ACK, a NACK, a new subscription); true when something may be due. */
+  protected abstract update(typeUrl: TypeUrl, req: Req, state: TypeState): boolean;
 
   /** Sends what the client lacks of one type, if anything. */
   protected abstract respond(typeUrl: TypeUrl, state: TypeState, resources: TypeResources): void;
@@ -226,11 +254,16 @@ export abstract class AdsStream<Req extends DecodedRequest> {
       this.ignoredTypes.add(typeUrl);
       return;
     }
-    const before = this.types.get(typeUrl);
-    const state = this.handle(typeUrl, req, before);
-    if (!state) return;
+    let state = this.types.get(typeUrl);
+    if (!state) {
+      state = this.subscribe(typeUrl, req);
+      this.types.set(typeUrl, state);
+    } else if (!this.update(typeUrl, req, state)) {
+      // Most requests are ACKs of what was pushed; nothing new is due for them.
+      return;
+    }
+    state.syncedWith = undefined;
     state.requestedAt = performance.now();
-    if (!before) this.types.set(typeUrl, state);
     this.dirty.add(typeUrl);
     this.flush();
   }

@@ -31,34 +31,51 @@ export class Subscription {
     return s;
   }
 
-  /** A later state-of-the-world request: its list replaces the previous one. */
-  replace(names: readonly string[]): void {
+  /**
+   * A later state-of-the-world request: its list replaces the previous one. Returns whether the
+   * subscription changed (most requests are ACKs that repeat it).
+   */
+  replace(names: readonly string[]): boolean {
     if (this.legacy) {
-      if (names.length === 0) return;
+      if (names.length === 0) return false;
       this.legacy = false;
     }
+    const wildcard = names.includes(WILDCARD);
+    const same = wildcard === this.wildcard && names.length - (wildcard ? 1 : 0) === this.names.size && names.every((n) => n === WILDCARD || this.names.has(n));
+    if (same) return false;
     this.names.clear();
     for (const n of names) this.names.add(n);
     this.wildcard = this.names.delete(WILDCARD);
+    return true;
   }
 
-  /** A later incremental request. Returns the names no longer asked for. */
-  update(subscribe: readonly string[], unsubscribe: readonly string[]): string[] {
+  /** A later incremental request. Returns whether the subscription changed and the names it no longer has. */
+  update(subscribe: readonly string[], unsubscribe: readonly string[]): { changed: boolean; dropped: string[] } {
     if (this.legacy) {
-      if (subscribe.length === 0) return [];
+      if (subscribe.length === 0) return { changed: false, dropped: [] };
       // Naming something ends the legacy mode but keeps the wildcard until "*" is unsubscribed.
       this.legacy = false;
     }
+    let changed = false;
     for (const n of subscribe) {
-      if (n === WILDCARD) this.wildcard = true;
-      else this.names.add(n);
+      if (n === WILDCARD) {
+        changed ||= !this.wildcard;
+        this.wildcard = true;
+      } else if (!this.names.has(n)) {
+        this.names.add(n);
+        changed = true;
+      }
     }
     const dropped: string[] = [];
     for (const n of unsubscribe) {
-      if (n === WILDCARD) this.wildcard = false;
-      else if (this.names.delete(n)) dropped.push(n);
+      if (n === WILDCARD) {
+        changed ||= this.wildcard;
+        this.wildcard = false;
+      } else if (this.names.delete(n)) {
+        dropped.push(n);
+      }
     }
-    return dropped;
+    return { changed: changed || dropped.length > 0, dropped };
   }
 
   covers(name: string): boolean {
