@@ -6,11 +6,13 @@
 //    has ACKed it (aims: p99 under 100 ms and under 1 s);
 //  - 1,000 idle ADS streams (100 Gateways with 10 proxies each): the server's RSS per stream.
 // The server runs in this process, the clients in a child process (see ads-clients.ts), so each side
-// has a core of the 2-core machine. Latency is the server's own push latency: from setSnapshot to
+// has a core of the 2-core machine. The 100 clients are one Gateway's proxy replicas: every change
+// reaches all of them. Latency is the server's own push latency: from setSnapshot to
 // the ACK of the new version arriving back.
 // Run with `npm run bench -- --filter=@extlb/controller` from the repository root; options such as
 // `-- --clients 20 --routes 2000` size it (see OPTIONS).
 import { type ChildProcess, fork } from 'node:child_process';
+import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { type AckInfo, SnapshotCache, type SnapshotResources, TYPE_URL, type TypeUrl, XdsServer } from '../src/index.js';
 import type { ChildMessage, ConnectCommand } from './ads-clients.js';
@@ -217,7 +219,13 @@ async function idleBench(): Promise<void> {
   await server.stop({ graceMs: 1000 });
 }
 
+console.log(
+  `(${cpus().length} CPUs, load average ${loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ')}: other work on the machine shows in these figures)`,
+);
+// Idle streams first, while this process holds nothing else that RSS would mix in.
+await idleBench();
 const { cache, estate } = estateBench();
 await clientsBench('sotw', cache, estate);
 await clientsBench('delta', cache, estate);
-await idleBench();
