@@ -279,3 +279,44 @@ test('SotW: a node that names no Gateway is refused with a message saying what t
   assert.equal(server.stats().streamsRejected, 6);
   assert.equal(server.stats().streamsOpen, 0);
 });
+
+test('SotW: a listener’s certificate arrives over SDS when the proxy asks for it, and again when it rotates', async (t) => {
+  const { cache, connect } = await serve(t);
+  const snapshot = gatewaySnapshot(GW, { tlsSecret: 'default/gw-cert' });
+  cache.setSnapshot(GW, snapshot);
+  const envoy = connect();
+  envoy.send(sotwRequest(TYPE_URL.listener, [], { node: NODE }));
+  const lds = await envoy.next();
+  const tls = (decoded(lds)[0] as any).filter_chains[0].transport_socket.typed_config;
+  assert.equal(tls.common_tls_context.tls_certificate_sds_secret_configs[0].name, 'default/gw-cert', 'the listener names its certificate, it does not hold it');
+  envoy.send(sotwAnswer(lds));
+  envoy.send(sotwRequest(TYPE_URL.secret, ['default/gw-cert']));
+  const sds = await envoy.next();
+  assert.equal(sds.type_url, TYPE_URL.secret);
+  assert.deepEqual(decoded(sds), snapshot.secrets);
+  envoy.send(sotwAnswer(sds, ['default/gw-cert']));
+
+  const rotated = structuredClone(snapshot);
+  (rotated.secrets as any)[0].tls_certificate.private_key.inline_string = '-----BEGIN PRIVATE KEY-----\nNEW\n-----END PRIVATE KEY-----\n';
+  assert.deepEqual(cache.setSnapshot(GW, rotated).changed.map(shortType), ['Secret'], 'a rotation changes the secret only');
+  const next = await envoy.next();
+  assert.equal(next.type_url, TYPE_URL.secret);
+  assert.match((decoded(next)[0] as any).tls_certificate.private_key.inline_string, /NEW/);
+});
+
+test('SotW: a request for a type the server does not serve is logged once and left unanswered', async (t) => {
+  const warnings: string[] = [];
+  const cache = new SnapshotCache();
+  const server = new XdsServer({ cache, logger: { log: (level, msg, fields) => level === 'warn' && warnings.push(`${msg} ${String(fields?.type)}`) } });
+  const { port } = await server.start();
+  t.after(() => server.stop({ graceMs: 100 }));
+  cache.setSnapshot(GW, gatewaySnapshot(GW));
+  const envoy = sotwClient(`127.0.0.1:${port}`);
+  t.after(() => envoy.close());
+  const runtime = 'type.googleapis.com/envoy.service.runtime.v3.Runtime';
+  envoy.send(sotwRequest(runtime, ['rtds'], { node: NODE }));
+  envoy.send(sotwRequest(runtime, ['rtds']));
+  envoy.send(sotwRequest(TYPE_URL.cluster, []));
+  assert.equal((await envoy.next()).type_url, TYPE_URL.cluster, 'the stream goes on');
+  assert.deepEqual(warnings, [`xDS request for a type this server does not serve ${runtime}`]);
+});
