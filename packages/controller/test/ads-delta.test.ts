@@ -1,24 +1,15 @@
 // DeltaAggregatedResources against a real gRPC client that plays Envoy.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { type NackInfo, SnapshotCache, TYPE_URL, XdsServer } from '../src/index.js';
-import { type DeltaClient, type DeltaResponse, deltaClient, deltaRequest, gatewaySnapshot, names, shortType, testCodec, waitFor } from './helpers.js';
+import { type NackInfo, TYPE_URL, type XdsServerOptions } from '../src/index.js';
+import { type DeltaClient, type DeltaResponse, deltaRequest, gatewaySnapshot, names, serveXds, shortType, testCodec, waitFor } from './helpers.js';
 
 const GW = 'default/gw';
 const NODE = { id: 'envoy-d', cluster: GW };
 const TWO = { 'default/gw/a': ['10.0.0.1:80'], 'default/gw/b': ['10.0.0.2:80'] };
 
-async function serve(t: { after: (fn: () => unknown) => void }, callbacks: ConstructorParameters<typeof XdsServer>[0]['callbacks'] = {}) {
-  const cache = new SnapshotCache();
-  const server = new XdsServer({ cache, callbacks });
-  const { port } = await server.start();
-  t.after(() => server.stop({ graceMs: 100 }));
-  const connect = () => {
-    const client = deltaClient(`127.0.0.1:${port}`);
-    t.after(() => client.close());
-    return client;
-  };
-  return { cache, server, connect };
+function serve(t: { after: (fn: () => unknown) => void }, callbacks: XdsServerOptions['callbacks'] = {}) {
+  return serveXds(t, 'delta', { callbacks });
 }
 
 function ack(client: DeltaClient, response: DeltaResponse, extra: Parameters<typeof deltaRequest>[1] = {}) {

@@ -2,23 +2,14 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
-import { type AckInfo, type NackInfo, SnapshotCache, type StreamInfo, TYPE_URL, XdsServer } from '../src/index.js';
-import { decoded, gatewaySnapshot, names, type SotwClient, shortType, sotwAnswer, sotwClient, sotwRequest, waitFor } from './helpers.js';
+import { type AckInfo, type NackInfo, SnapshotCache, type StreamInfo, TYPE_URL, XdsServer, type XdsServerOptions } from '../src/index.js';
+import { decoded, gatewaySnapshot, names, type SotwClient, serveXds, shortType, sotwAnswer, sotwClient, sotwRequest, waitFor } from './helpers.js';
 
 const GW = 'default/gw';
 const NODE = { id: 'envoy-1', cluster: GW };
 
-async function serve(t: { after: (fn: () => unknown) => void }, options: { callbacks?: ConstructorParameters<typeof XdsServer>[0]['callbacks'] } = {}) {
-  const cache = new SnapshotCache();
-  const server = new XdsServer({ cache, controlPlaneId: 'extlb-test', ...options });
-  const { port } = await server.start();
-  t.after(() => server.stop({ graceMs: 100 }));
-  const connect = () => {
-    const client = sotwClient(`127.0.0.1:${port}`);
-    t.after(() => client.close());
-    return client;
-  };
-  return { cache, server, connect };
+function serve(t: { after: (fn: () => unknown) => void }, options: Omit<XdsServerOptions, 'cache'> = {}) {
+  return serveXds(t, 'sotw', { controlPlaneId: 'extlb-test', ...options });
 }
 
 /** Subscribes as Envoy does after start: wildcard CDS and LDS, then the EDS and RDS names they need; ACKs all. */

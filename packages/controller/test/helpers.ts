@@ -8,7 +8,7 @@ import { type ConvertOptions, convert, toXds } from '@extlb/envoy';
 import { parseAllDocuments } from 'yaml';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
-import { envoyProtos, ProtoJson, type SnapshotResources, TYPE_URL, type XdsResource } from '../src/index.js';
+import { envoyProtos, ProtoJson, SnapshotCache, type SnapshotResources, TYPE_URL, type XdsResource, XdsServer, type XdsServerOptions } from '../src/index.js';
 
 const require = createRequire(import.meta.url);
 const DEPS = join(dirname(require.resolve('@grpc/grpc-js-xds/package.json')), 'deps');
@@ -320,4 +320,25 @@ export function scenarioXds(name: string): Record<string, Record<string, unknown
   const optionsFile = join(dir, 'options.json');
   const options: ConvertOptions = existsSync(optionsFile) ? (JSON.parse(readFileSync(optionsFile, 'utf8')) as ConvertOptions) : {};
   return toXds(convert(objects, { now: '2026-01-01T00:00:00Z', ...options }).envoy) as Record<string, Record<string, unknown>[]>;
+}
+
+/**
+ * A started server with its cache, stopped after the test, and `connect()` for clients of the
+ * given variant, closed after the test too.
+ */
+export async function serveXds<V extends 'sotw' | 'delta'>(
+  t: { after: (fn: () => unknown) => void },
+  variant: V,
+  options: Omit<XdsServerOptions, 'cache'> = {},
+): Promise<{ cache: SnapshotCache; server: XdsServer; connect: () => V extends 'sotw' ? SotwClient : DeltaClient }> {
+  const cache = new SnapshotCache();
+  const server = new XdsServer({ cache, ...options });
+  const { port } = await server.start();
+  t.after(() => server.stop({ graceMs: 100 }));
+  const connect = () => {
+    const client = variant === 'sotw' ? sotwClient(`127.0.0.1:${port}`) : deltaClient(`127.0.0.1:${port}`);
+    t.after(() => client.close());
+    return client as V extends 'sotw' ? SotwClient : DeltaClient;
+  };
+  return { cache, server, connect };
 }
