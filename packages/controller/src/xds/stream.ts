@@ -124,6 +124,8 @@ export abstract class AdsStream<Req extends DecodedRequest> {
   protected readonly types = new Map<TypeUrl, TypeState>();
   private nonces = 0;
   private blocked = false;
+  /** Set once the server has ended the stream; `closed` once the stream is gone. */
+  private ending = false;
   private closed = false;
   private readonly dirty = new Set<TypeUrl>();
   private readonly ignoredTypes = new Set<string>();
@@ -160,7 +162,8 @@ export abstract class AdsStream<Req extends DecodedRequest> {
 
   /** Ends the stream with a gRPC status; the client sees `details`. */
   fail(code: grpc.status, details: string): void {
-    if (this.closed) return;
+    if (this.closed || this.ending) return;
+    this.ending = true;
     this.ctx.log.log(code === grpc.status.UNAVAILABLE ? 'info' : 'warn', 'xDS stream closed by the server', {
       stream: this.id,
       ...this.logFields(),
@@ -240,7 +243,7 @@ export abstract class AdsStream<Req extends DecodedRequest> {
   }
 
   private receive(req: Req): void {
-    if (this.closed) return;
+    if (this.ending || this.closed) return;
     if (!this.info && !this.identify(req)) return;
     const typeUrl = req.type_url;
     if (!typeUrl) {
@@ -291,7 +294,7 @@ export abstract class AdsStream<Req extends DecodedRequest> {
 
   private flush(): void {
     const snapshot = this.snapshot;
-    if (this.blocked || this.closed || this.call.destroyed || !snapshot) return;
+    if (this.blocked || this.ending || this.closed || this.call.destroyed || !snapshot) return;
     for (const typeUrl of PUSH_ORDER) {
       if (!this.dirty.delete(typeUrl)) continue;
       const state = this.types.get(typeUrl);
