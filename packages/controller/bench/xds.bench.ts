@@ -73,6 +73,9 @@ class AckWatch {
     if (t.latencies.length === CLIENTS) t.done();
   };
 
+  /** Server CPU (ms) from each setSnapshot's return to the last ACK: pushing and reading ACKs. */
+  readonly cpuMs: number[] = [];
+
   /** Sets a snapshot and resolves with every client's latency for the new version of `typeUrl`. */
   async change(cache: SnapshotCache, snapshot: SnapshotResources, typeUrl: TypeUrl): Promise<number[]> {
     const latencies: number[] = [];
@@ -83,7 +86,10 @@ class AckWatch {
     if (!update.changed.includes(typeUrl)) throw new Error(`bench: the change did not change ${typeUrl}`);
     const target = this.target;
     if (target) target.version = cache.getSnapshot(GW)?.types.get(typeUrl)?.version ?? '';
+    const cpu = process.cpuUsage();
     await withTimeout(all, `a change reaching ${CLIENTS} clients`);
+    const used = process.cpuUsage(cpu);
+    this.cpuMs.push((used.user + used.system) / 1000);
     this.target = undefined;
     return latencies;
   }
@@ -159,11 +165,12 @@ async function clientsBench(variant: 'sotw' | 'delta', cache: SnapshotCache, est
   const perConfig = Math.ceil(ESTATE.routes / ESTATE.routeConfigs);
   let current = estate;
   const report = (what: string, samples: number[][], aimMs: number) => {
+    const cpu = watch.cpuMs.splice(0).sort((a, b) => a - b);
     const all = samples.flat().sort((a, b) => a - b);
     const everyClient = samples.map((s) => Math.max(...s)).sort((a, b) => a - b);
     const p99 = percentile(all, 99);
     console.log(
-      `  ${what}, ${samples.length} times: per client p50 ${ms(percentile(all, 50))} ms, p99 ${ms(p99)} ms; every client reached in p50 ${ms(percentile(everyClient, 50))} ms, max ${ms(everyClient.at(-1) ?? Number.NaN)} ms (p99 is ${(p99 / aimMs).toFixed(2)}x the ${aimMs} ms aim)`,
+      `  ${what}, ${samples.length} times: per client p50 ${ms(percentile(all, 50))} ms, p99 ${ms(p99)} ms; every client reached in p50 ${ms(percentile(everyClient, 50))} ms, max ${ms(everyClient.at(-1) ?? Number.NaN)} ms (p99 is ${(p99 / aimMs).toFixed(2)}x the ${aimMs} ms aim); server CPU for the push and the ACKs p50 ${ms(percentile(cpu, 50))} ms`,
     );
   };
 
