@@ -1,0 +1,32 @@
+// extlb's xDS server: per-Gateway snapshots served over ADS (state of the world and incremental).
+export {
+  EncodedResource,
+  SnapshotCache,
+  SnapshotError,
+  type Snapshot,
+  type SnapshotIssue,
+  type SnapshotListener,
+  type SnapshotResources,
+  type SnapshotUpdate,
+  type TypeResources,
+  type XdsResource,
+} from './snapshot.js';
+export { ADS_SERVICE, XdsServer, type GroupNack, type XdsListenOptions, type XdsServerOptions, type XdsTlsFiles } from './server.js';
+export type { NackState, StreamStatus, TypeStatus } from './stream.js';
+export {
+  PUSH_LATENCY_BUCKETS_MS,
+  silentXdsLogger,
+  type AckInfo,
+  type LogLevel,
+  type NackInfo,
+  type ResponseInfo,
+  type StreamInfo,
+  type XdsCallbacks,
+  type XdsLogger,
+  type XdsStats,
+  type XdsVariant,
+} from './events.js';
+export { gatewayGroup, groupOfNode, type XdsNode } from './node.js';
+export { isRootType, KIND_TYPE_URL, PUSH_ORDER, TYPE_URL, type ResourceKind, type TypeUrl } from './resource-types.js';
+export { ProtoJson, ProtoJsonError, type JsonObject } from './proto-json.js';
+export { envoyProtos } from './protos.js';

@@ -1,0 +1,251 @@
+// The ADS server: envoy.service.discovery.v3.AggregatedDiscoveryService on @grpc/grpc-js, both
+// variants, each stream fed from its Gateway's snapshot in SnapshotCache.
+import { readFileSync } from 'node:fs';
+import { createSecureContext } from 'node:tls';
+import * as grpc from '@grpc/grpc-js';
+import type protobuf from 'protobufjs';
+import { DeltaStream, type DeltaRequest } from './delta-stream.js';
+import { silentXdsLogger, StatsRecorder, type XdsCallbacks, type XdsLogger, type XdsStats } from './events.js';
+import { groupOfNode, type XdsNode } from './node.js';
+import { ProtoJson, type JsonObject } from './proto-json.js';
+import { envoyProtos } from './protos.js';
+import type { SnapshotCache } from './snapshot.js';
+import { type SotwRequest, sotwRequestDecoder } from './sotw-request.js';
+import { SotwStream } from './sotw-stream.js';
+import type { AdsStream, DecodedRequest, NackState, StreamContext, StreamStatus } from './stream.js';
+
+export const ADS_SERVICE = 'envoy.service.discovery.v3.AggregatedDiscoveryService';
+
+export interface XdsTlsFiles {
+  /** PEM server certificate chain. */
+  certFile: string;
+  keyFile: string;
+  /** PEM CA bundle; when set, clients must present a certificate it signed. */
+  clientCaFile?: string;
+}
+
+export interface XdsListenOptions {
+  /** Default `127.0.0.1`; `0.0.0.0` or `::` to serve other hosts. */
+  host?: string;
+  /** Default 0: any free port (see the returned one). */
+  port?: number;
+  tls?: XdsTlsFiles;
+}
+
+export interface XdsServerOptions {
+  cache: SnapshotCache;
+  /** Maps a node to its group; default `groupOfNode` (node.cluster = `<namespace>/<gateway>`). Throw to refuse the node. */
+  nodeGroup?: (node: XdsNode) => string;
+  callbacks?: XdsCallbacks;
+  logger?: XdsLogger;
+  /** Sent as `control_plane.identifier` in every response (a pod name helps when reading Envoy's config dump). */
+  controlPlaneId?: string;
+  /** gRPC server options, over the defaults below. */
+  grpcOptions?: grpc.ServerOptions;
+}
+
+/** A NACK a proxy of a group stands by: it runs its last accepted version of that type. */
+export interface GroupNack extends NackState {
+  stream: number;
+  node: string;
+  typeUrl: string;
+}
+
+const DEFAULT_GRPC_OPTIONS: grpc.ServerOptions = {
+  // Pings find proxies that vanished without closing their connection.
+  'grpc.keepalive_time_ms': 60_000,
+  'grpc.keepalive_timeout_ms': 20_000,
+  // A reconnecting delta client lists every resource it holds in its first request.
+  'grpc.max_receive_message_length': 64 * 1024 * 1024,
+};
+
+function readPem(file: string, what: string): Buffer {
+  try {
+    return readFileSync(file);
+  } catch (err) {
+    throw new Error(`xDS TLS ${what} ${file}: ${(err as Error).message}`);
+  }
+}
+
+function serverCredentials(tls: XdsTlsFiles | undefined): grpc.ServerCredentials {
+  if (!tls) return grpc.ServerCredentials.createInsecure();
+  const cert = readPem(tls.certFile, 'certFile');
+  const key = readPem(tls.keyFile, 'keyFile');
+  const ca = tls.clientCaFile === undefined ? undefined : readPem(tls.clientCaFile, 'clientCaFile');
+  try {
+    // gRPC would only fail at the first handshake; a bad pair fails here, at start.
+    createSecureContext({ cert, key, ca });
+  } catch (err) {
+    throw new Error(`xDS TLS certFile ${tls.certFile} / keyFile ${tls.keyFile}${ca ? ` / clientCaFile ${tls.clientCaFile}` : ''}: ${(err as Error).message}`);
+  }
+  return grpc.ServerCredentials.createSsl(ca ?? null, [{ cert_chain: cert, private_key: key }], ca !== undefined);
+}
+
+function adsService(root: protobuf.Root): grpc.ServiceDefinition {
+  const deltaRequest = root.lookupType('envoy.service.discovery.v3.DeltaDiscoveryRequest');
+  const method = (name: string, decode: (bytes: Buffer) => DecodedRequest): grpc.MethodDefinition<DecodedRequest, Buffer> => ({
+    path: `/${ADS_SERVICE}/${name}`,
+    requestStream: true,
+    responseStream: true,
+    requestSerialize: () => {
+      throw new Error('the xDS server only reads requests');
+    },
+    requestDeserialize: decode,
+    // Responses are written already encoded.
+    responseSerialize: (bytes) => bytes,
+    responseDeserialize: (bytes) => bytes,
+  });
+  return {
+    StreamAggregatedResources: method('StreamAggregatedResources', sotwRequestDecoder(root)),
+    DeltaAggregatedResources: method('DeltaAggregatedResources', (bytes) => deltaRequest.decode(bytes) as unknown as DecodedRequest),
+  };
+}
+
+export class XdsServer {
+  private server: grpc.Server | undefined;
+  private readonly open = new Set<AdsStream<DecodedRequest>>();
+  private readonly byGroup = new Map<string, Set<AdsStream<DecodedRequest>>>();
+  private readonly recorder = new StatsRecorder();
+  private readonly log: XdsLogger;
+  private unsubscribe: (() => void) | undefined;
+  private streamIds = 0;
+  private boundPort = 0;
+
+  constructor(private readonly options: XdsServerOptions) {
+    this.log = options.logger ?? silentXdsLogger;
+  }
+
+  /** The bound port, 0 before start. */
+  get port(): number {
+    return this.boundPort;
+  }
+
+  /** Loads Envoy's protos, binds and serves. Rejects when the address or the TLS files are unusable. */
+  async start(listen: XdsListenOptions = {}): Promise<{ host: string; port: number }> {
+    if (this.server) throw new Error('the xDS server is already started');
+    const host = listen.host ?? '127.0.0.1';
+    const credentials = serverCredentials(listen.tls);
+    const root = envoyProtos();
+    const context = this.context(root);
+    const server = new grpc.Server({ ...DEFAULT_GRPC_OPTIONS, ...this.options.grpcOptions });
+    server.addService(adsService(root), {
+      StreamAggregatedResources: (call: grpc.ServerDuplexStream<SotwRequest, Buffer>) => this.accept(new SotwStream(context, call, ++this.streamIds, 'sotw')),
+      DeltaAggregatedResources: (call: grpc.ServerDuplexStream<DeltaRequest, Buffer>) => this.accept(new DeltaStream(context, call, ++this.streamIds, 'delta')),
+    });
+    const address = `${host.includes(':') ? `[${host}]` : host}:${listen.port ?? 0}`;
+    this.boundPort = await new Promise<number>((resolve, reject) => {
+      server.bindAsync(address, credentials, (err, port) =>
+        err ? reject(new Error(`xDS server cannot listen on ${address}: ${err.message}`)) : resolve(port),
+      );
+    });
+    this.server = server;
+    this.unsubscribe = this.options.cache.onChange((snapshot, changed) => {
+      for (const stream of this.byGroup.get(snapshot.group) ?? []) stream.push(changed);
+    });
+    this.log.log('info', 'xDS server listening', {
+      address: `${host}:${this.boundPort}`,
+      tls: listen.tls !== undefined,
+      clientCa: listen.tls?.clientCaFile !== undefined,
+    });
+    return { host, port: this.boundPort };
+  }
+
+  /**
+   * Ends every stream with UNAVAILABLE, so each proxy reconnects (to another replica) and keeps
+   * its configuration meanwhile, then waits up to `graceMs` for the connections to close.
+   */
+  async stop(options: { graceMs?: number } = {}): Promise<void> {
+    const server = this.server;
+    if (!server) return;
+    this.server = undefined;
+    this.unsubscribe?.();
+    for (const stream of this.open) stream.fail(grpc.status.UNAVAILABLE, 'the xDS server is shutting down; reconnect');
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        server.forceShutdown();
+        resolve();
+      }, options.graceMs ?? 5000);
+      server.tryShutdown(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+    this.log.log('info', 'xDS server stopped', {});
+  }
+
+  stats(): XdsStats {
+    return this.recorder.snapshot();
+  }
+
+  /** The streams that have named their node, of one group or all. */
+  streams(group?: string): StreamStatus[] {
+    const streams = group === undefined ? this.open : (this.byGroup.get(group) ?? []);
+    return [...streams].flatMap((s) => s.status() ?? []);
+  }
+
+  /** The NACKs a group's proxies stand by now (what makes its Gateway `Programmed=False`). */
+  nacks(group: string): GroupNack[] {
+    return this.streams(group).flatMap((s) => s.types.flatMap((t) => (t.nack ? [{ stream: s.id, node: s.node.id, typeUrl: t.typeUrl, ...t.nack }] : [])));
+  }
+
+  private accept(stream: AdsStream<DecodedRequest>): void {
+    this.open.add(stream);
+  }
+
+  private context(root: protobuf.Root): StreamContext {
+    const codec = new ProtoJson(root);
+    const nodeType = root.lookupType('envoy.config.core.v3.Node');
+    const callbacks = this.options.callbacks ?? {};
+    const log = this.log;
+    const stats = this.recorder;
+    const notify: StreamContext['notify'] = (what, run) => {
+      try {
+        run();
+      } catch (err) {
+        log.log('error', `xDS ${what} callback threw`, { error: (err as Error).stack ?? String(err) });
+      }
+    };
+    return {
+      cache: this.options.cache,
+      log,
+      stats,
+      callbacks,
+      controlPlane: this.options.controlPlaneId,
+      nodeJson: (node) => codec.toJson(nodeType, node as JsonObject) as JsonObject,
+      nodeGroup: this.options.nodeGroup ?? groupOfNode,
+      notify,
+      attach: (stream) => {
+        const info = stream.info;
+        if (!info) return;
+        let streams = this.byGroup.get(info.group);
+        if (!streams) {
+          streams = new Set();
+          this.byGroup.set(info.group, streams);
+        }
+        streams.add(stream);
+        stats.counts.streamsOpen++;
+        stats.counts.streamsOpened++;
+        log.log('info', 'xDS stream opened', {
+          stream: info.id,
+          group: info.group,
+          node: info.node.id,
+          variant: info.variant,
+          userAgent: info.node.userAgent,
+          peer: info.peer,
+        });
+        notify('onStreamOpen', () => callbacks.onStreamOpen?.(info));
+      },
+      detach: (stream, reason) => {
+        this.open.delete(stream);
+        const info = stream.info;
+        if (!info) return;
+        const streams = this.byGroup.get(info.group);
+        streams?.delete(stream);
+        if (streams?.size === 0) this.byGroup.delete(info.group);
+        stats.counts.streamsOpen--;
+        log.log('info', 'xDS stream closed', { stream: info.id, group: info.group, node: info.node.id, variant: info.variant, reason });
+        notify('onStreamClose', () => callbacks.onStreamClose?.(info, reason));
+      },
+    };
+  }
+}

@@ -1,0 +1,272 @@
+// Per-Gateway snapshots of xDS resources. Each resource is encoded once (shared between groups
+// that hold the same one) and versioned by a hash of its bytes, each type by a hash of its names
+// and versions: recomputing an unchanged input gives the same versions, and nothing is sent.
+import { createHash } from 'node:crypto';
+import { collectReferences, emptyReferences, missingReferences, type SnapshotIssue } from './consistency.js';
+import { isJsonObject, ProtoJson, ProtoJsonError } from './proto-json.js';
+import { envoyProtos } from './protos.js';
+import { KIND_TYPE_URL, nameField, PUSH_ORDER, type ResourceKind, type TypeUrl } from './resource-types.js';
+import { anyEntry, deltaResourceEntry } from './wire.js';
+
+/** One resource in proto3 JSON with its `@type`, as `toXds()` of `@extlb/envoy` writes it. */
+export type XdsResource = Readonly<Record<string, unknown>>;
+
+/** What a Gateway's proxies get: the shape `toXds()` returns, plus `secrets`. */
+export type SnapshotResources = Partial<Record<ResourceKind, readonly XdsResource[]>>;
+
+export type { SnapshotIssue } from './consistency.js';
+
+/** A resource encoded for the wire. The same content always gets the same version. */
+export class EncodedResource {
+  private deltaBytes: Buffer | undefined;
+  /** How many snapshots hold this resource; it leaves the cache at zero. */
+  refs = 0;
+
+  constructor(
+    readonly name: string,
+    readonly version: string,
+    /** The resource as a DiscoveryResponse `resources` entry (a google.protobuf.Any). */
+    readonly entry: Buffer,
+    /** The hash of the JSON it was encoded from: the cache's key. */
+    readonly key: string,
+  ) {}
+
+  /** The resource as a DeltaDiscoveryResponse `resources` entry, made on first use. */
+  get deltaEntry(): Buffer {
+    this.deltaBytes ??= deltaResourceEntry(this.name, this.version, this.entry);
+    return this.deltaBytes;
+  }
+}
+
+export interface TypeResources {
+  readonly typeUrl: TypeUrl;
+  /** A hash of the names and versions of every resource of the type. */
+  readonly version: string;
+  readonly resources: ReadonlyMap<string, EncodedResource>;
+  /** `performance.now()` when this version became the group's: where push latency starts. */
+  readonly since: number;
+  /**
+   * While this is the group's current version: the one it replaced and the names added, changed
+   * or removed since, so a stream in step with the previous one looks at those names only.
+   */
+  readonly previous?: TypeResources | undefined;
+  readonly changes?: ReadonlySet<string> | undefined;
+}
+
+type MutableTypeResources = { -readonly [K in keyof TypeResources]: TypeResources[K] };
+
+/** The names whose version differs between two versions of a type, removed ones included. */
+function changedNames(before: TypeResources, after: ReadonlyMap<string, EncodedResource>): Set<string> {
+  const names = new Set<string>();
+  for (const [name, r] of after) if (before.resources.get(name)?.version !== r.version) names.add(name);
+  for (const name of before.resources.keys()) if (!after.has(name)) names.add(name);
+  return names;
+}
+
+export interface Snapshot {
+  readonly group: string;
+  /** A hash of the five type versions. */
+  readonly version: string;
+  /** Every type, empty or not. */
+  readonly types: ReadonlyMap<TypeUrl, TypeResources>;
+}
+
+export interface SnapshotUpdate {
+  version: string;
+  /** The types whose version changed, in push order; empty when the input was unchanged. */
+  changed: TypeUrl[];
+}
+
+export class SnapshotError extends Error {
+  constructor(
+    readonly group: string,
+    readonly issues: readonly SnapshotIssue[],
+  ) {
+    const lines = issues.map((i) => `  ${i.kind}${i.name ? ` ${JSON.stringify(i.name)}` : ''}${i.path ? ` ${i.path}` : ''}: ${i.message}`);
+    super(`xDS snapshot for ${group} rejected (the previous one stays in use):\n${lines.join('\n')}`);
+    this.name = 'SnapshotError';
+  }
+}
+
+export type SnapshotListener = (snapshot: Snapshot, changed: readonly TypeUrl[]) => void;
+
+function digest(data: string | Uint8Array): string {
+  return createHash('sha256').update(data).digest('hex').slice(0, 16);
+}
+
+function typeVersion(resources: ReadonlyMap<string, EncodedResource>): string {
+  const names = [...resources.keys()].sort();
+  return digest(names.map((n) => `${n}\0${resources.get(n)?.version}`).join('\n'));
+}
+
+function resourceName(typeUrl: TypeUrl, resource: XdsResource): unknown {
+  const field = nameField(typeUrl);
+  return resource[field] ?? (field === 'cluster_name' ? resource.clusterName : undefined);
+}
+
+export class SnapshotCache {
+  private readonly snapshots = new Map<string, Snapshot>();
+  private readonly encoded = new Map<string, EncodedResource>();
+  private readonly listeners = new Set<SnapshotListener>();
+  private codec: ProtoJson | undefined;
+
+  /** `codec` defaults to one over Envoy's protos (loaded on first use). */
+  constructor(options: { codec?: ProtoJson } = {}) {
+    this.codec = options.codec;
+  }
+
+  /**
+   * Makes `resources` the configuration of `group` (a Gateway, `namespace/name`) and pushes what
+   * changed to its proxies. Throws a SnapshotError, keeping the previous snapshot, when a resource
+   * does not encode, is named twice, or is asked for by a listener or cluster but missing.
+   */
+  setSnapshot(group: string, resources: SnapshotResources): SnapshotUpdate {
+    const issues: SnapshotIssue[] = [];
+    if (!isJsonObject(resources)) throw new SnapshotError(group, [{ kind: 'listeners', name: '', path: '', message: 'resources must be an object of lists' }]);
+    for (const key of Object.keys(resources)) {
+      if (!Object.hasOwn(KIND_TYPE_URL, key))
+        issues.push({ kind: key as ResourceKind, name: '', path: '', message: 'unknown list; expected listeners, routes, clusters, endpoints or secrets' });
+    }
+    const acquired: EncodedResource[] = [];
+    const byType = new Map<TypeUrl, Map<string, EncodedResource>>();
+    const refs = emptyReferences();
+    for (const [kind, typeUrl] of Object.entries(KIND_TYPE_URL) as [ResourceKind, TypeUrl][]) {
+      const list = resources[kind] ?? [];
+      const named = new Map<string, EncodedResource>();
+      byType.set(typeUrl, named);
+      if (!Array.isArray(list)) {
+        issues.push({ kind, name: '', path: '', message: 'must be a list' });
+        continue;
+      }
+      for (const [i, resource] of (list as unknown[]).entries()) {
+        const unnamed = (path: string, message: string) => issues.push({ kind, name: '', path: `[${i}]${path ? `.${path}` : ''}`, message });
+        if (!isJsonObject(resource)) {
+          unnamed('', 'must be an object');
+          continue;
+        }
+        const name = resourceName(typeUrl, resource);
+        if (typeof name !== 'string' || name === '') {
+          unnamed(nameField(typeUrl), 'must be a non-empty string');
+          continue;
+        }
+        const issue = (path: string, message: string) => issues.push({ kind, name, path, message });
+        if (resource['@type'] !== typeUrl) {
+          issue('@type', `must be ${typeUrl}, got ${JSON.stringify(resource['@type'])}`);
+        } else if (named.has(name)) {
+          issue('', `is in the list twice (again at [${i}])`);
+        } else {
+          if (kind === 'listeners' || kind === 'clusters') collectReferences(kind, name, resource, refs, issues);
+          try {
+            const encoded = this.acquire(name, resource);
+            acquired.push(encoded);
+            named.set(name, encoded);
+          } catch (err) {
+            if (!(err instanceof ProtoJsonError)) throw err;
+            issue(err.path, err.detail);
+          }
+        }
+      }
+    }
+    issues.push(...missingReferences(refs, (kind, name) => byType.get(KIND_TYPE_URL[kind])?.has(name) === true));
+    if (issues.length > 0) {
+      this.release(acquired);
+      throw new SnapshotError(group, issues);
+    }
+
+    const previous = this.snapshots.get(group);
+    const since = performance.now();
+    const types = new Map<TypeUrl, TypeResources>();
+    const changed: TypeUrl[] = [];
+    for (const typeUrl of PUSH_ORDER) {
+      const named = byType.get(typeUrl) ?? new Map<string, EncodedResource>();
+      const version = typeVersion(named);
+      const before = previous?.types.get(typeUrl);
+      if (before?.version === version) {
+        types.set(typeUrl, before);
+        continue;
+      }
+      const next: MutableTypeResources = { typeUrl, version, resources: named, since };
+      if (before) {
+        next.previous = before;
+        next.changes = changedNames(before, named);
+        // Only one step back is kept: a stream further behind compares everything.
+        const old = before as MutableTypeResources;
+        old.previous = undefined;
+        old.changes = undefined;
+      }
+      types.set(typeUrl, next);
+      changed.push(typeUrl);
+    }
+    if (previous && changed.length === 0) {
+      this.release(acquired);
+      return { version: previous.version, changed };
+    }
+    const snapshot: Snapshot = { group, version: digest(PUSH_ORDER.map((t) => types.get(t)?.version).join('\n')), types };
+    this.snapshots.set(group, snapshot);
+    if (previous) this.release(allResources(previous));
+    for (const listener of this.listeners) listener(snapshot, changed);
+    return { version: snapshot.version, changed };
+  }
+
+  /**
+   * Forgets a group. Its connected proxies keep the configuration they have and get nothing more
+   * until the group has a snapshot again; to take a Gateway's configuration away from its proxies,
+   * set an empty snapshot instead.
+   */
+  clearSnapshot(group: string): boolean {
+    const snapshot = this.snapshots.get(group);
+    if (!snapshot) return false;
+    this.snapshots.delete(group);
+    this.release(allResources(snapshot));
+    return true;
+  }
+
+  getSnapshot(group: string): Snapshot | undefined {
+    return this.snapshots.get(group);
+  }
+
+  groups(): string[] {
+    return [...this.snapshots.keys()];
+  }
+
+  /** Distinct resources held in encoded form (shared between groups). */
+  get encodedCount(): number {
+    return this.encoded.size;
+  }
+
+  /** Calls `listener` after each snapshot that changes something; returns the unsubscribe. */
+  onChange(listener: SnapshotListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private acquire(name: string, resource: XdsResource): EncodedResource {
+    let json: string;
+    try {
+      json = JSON.stringify(resource);
+    } catch (err) {
+      throw new ProtoJsonError('', `is not JSON (${(err as Error).message})`);
+    }
+    const key = digest(json);
+    let encoded = this.encoded.get(key);
+    if (!encoded) {
+      this.codec ??= new ProtoJson(envoyProtos());
+      const any = this.codec.encodeAny(resource);
+      encoded = new EncodedResource(name, digest(any), anyEntry(any), key);
+      this.encoded.set(key, encoded);
+    }
+    encoded.refs++;
+    return encoded;
+  }
+
+  private release(resources: Iterable<EncodedResource>): void {
+    for (const r of resources) {
+      r.refs--;
+      if (r.refs === 0) this.encoded.delete(r.key);
+    }
+  }
+}
+
+function* allResources(snapshot: Snapshot): Iterable<EncodedResource> {
+  for (const t of snapshot.types.values()) yield* t.resources.values();
+}

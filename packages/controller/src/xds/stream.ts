@@ -1,0 +1,327 @@
+// What the two ADS variants share: the first request's node, per-type state, nonces, ACK/NACK
+// bookkeeping, ordered pushes with back-pressure, and how a stream ends.
+import * as grpc from '@grpc/grpc-js';
+import type { StatsRecorder, StreamInfo, XdsCallbacks, XdsLogger, XdsVariant } from './events.js';
+import { nodeFromJson, type XdsNode } from './node.js';
+import type { JsonObject } from './proto-json.js';
+import { isTypeUrl, PUSH_ORDER, shortTypeName, type TypeUrl } from './resource-types.js';
+import type { EncodedResource, Snapshot, SnapshotCache, TypeResources } from './snapshot.js';
+import type { Subscription } from './subscription.js';
+
+/** The fields both request messages have, as protobufjs decodes them. */
+export interface DecodedRequest {
+  node: unknown;
+  type_url: string;
+  response_nonce: string;
+  error_detail: { code?: number; message?: string } | null;
+}
+
+/** The server's side of a stream: shared services and the stream registry. */
+export interface StreamContext {
+  readonly cache: SnapshotCache;
+  readonly log: XdsLogger;
+  readonly stats: StatsRecorder;
+  readonly callbacks: XdsCallbacks;
+  readonly controlPlane: string | undefined;
+  nodeJson(node: unknown): JsonObject;
+  nodeGroup(node: XdsNode): string;
+  attach(stream: AdsStream<DecodedRequest>): void;
+  detach(stream: AdsStream<DecodedRequest>, reason: string): void;
+  /** Runs a callback, logging what it throws. */
+  notify(what: keyof XdsCallbacks, run: () => void): void;
+}
+
+interface Sent {
+  version: string;
+  /** `performance.now()` from which latency counts. */
+  since: number;
+}
+
+export interface NackState {
+  version: string;
+  code: number;
+  message: string;
+  at: Date;
+}
+
+/** One type on one stream. */
+export class TypeState {
+  /** Name -> version of what the client holds, as far as the server knows. */
+  readonly known = new Map<string, string>();
+  /** Responses not yet answered, by nonce. */
+  readonly inflight = new Map<string, Sent>();
+  requestedAt = performance.now();
+  sentVersion: string | undefined;
+  ackedVersion: string | undefined;
+  nack: NackState | undefined;
+  /** The version `known` matches for every covered name, as of the last response (or decision not to send). */
+  syncedWith: TypeResources | undefined;
+
+  constructor(readonly sub: Subscription) {}
+
+  /**
+   * What the client lacks of `resources`: covered resources whose version differs from the one it
+   * holds, and names it holds that are gone. In step with the previous version, only the names that
+   * changed since are looked at; a hundred proxies of one Gateway then cost a hundred lookups per
+   * changed endpoint assignment, not a hundred walks over all of them.
+   */
+  diff(resources: TypeResources): { changed: EncodedResource[]; removed: string[] } {
+    const changed: EncodedResource[] = [];
+    const removed: string[] = [];
+    if (this.syncedWith !== undefined && this.syncedWith === resources.previous && resources.changes) {
+      for (const name of resources.changes) {
+        if (!this.sub.covers(name)) continue;
+        const r = resources.resources.get(name);
+        if (r && this.known.get(name) !== r.version) changed.push(r);
+        else if (!r && this.known.has(name)) removed.push(name);
+      }
+      return { changed, removed };
+    }
+    for (const r of this.covered(resources)) if (this.known.get(r.name) !== r.version) changed.push(r);
+    for (const name of this.known.keys()) if (!resources.resources.has(name)) removed.push(name);
+    return { changed, removed };
+  }
+
+  /** The snapshot's resources of this type that the subscription covers. */
+  covered(resources: TypeResources): EncodedResource[] {
+    if (this.sub.wildcard) return [...resources.resources.values()];
+    const out: EncodedResource[] = [];
+    for (const name of this.sub.names) {
+      const r = resources.resources.get(name);
+      if (r) out.push(r);
+    }
+    return out;
+  }
+
+  /** Forgets what the client holds outside its subscription. */
+  prune(): void {
+    for (const name of this.known.keys()) if (!this.sub.covers(name)) this.known.delete(name);
+  }
+}
+
+export interface TypeStatus {
+  typeUrl: TypeUrl;
+  wildcard: boolean;
+  /** Names subscribed to explicitly. */
+  names: number;
+  sentVersion: string | undefined;
+  ackedVersion: string | undefined;
+  /** Set while the client's last answer for this type was a NACK. */
+  nack: NackState | undefined;
+}
+
+export interface StreamStatus extends StreamInfo {
+  openedAt: Date;
+  types: TypeStatus[];
+}
+
+/** How many unanswered responses of a type a stream remembers; older ones are forgotten. */
+const MAX_INFLIGHT = 32;
+
+export abstract class AdsStream<Req extends DecodedRequest> {
+  info: StreamInfo | undefined;
+  readonly openedAt = new Date();
+  protected readonly types = new Map<TypeUrl, TypeState>();
+  private nonces = 0;
+  private blocked = false;
+  /** Set once the server has ended the stream; `closed` once the stream is gone. */
+  private ending = false;
+  private closed = false;
+  private readonly dirty = new Set<TypeUrl>();
+  private readonly ignoredTypes = new Set<string>();
+
+  constructor(
+    protected readonly ctx: StreamContext,
+    protected readonly call: grpc.ServerDuplexStream<Req, Buffer>,
+    readonly id: number,
+    readonly variant: XdsVariant,
+  ) {
+    call.on('data', (req: Req) => this.guard(() => this.receive(req)));
+    call.on('end', () => call.end());
+    call.on('drain', () => {
+      this.blocked = false;
+      this.guard(() => this.flush());
+    });
+    call.on('close', () => this.dispose(call.cancelled ? 'the client went away' : 'the stream ended'));
+  }
+
+  /** The state of a type's first request on the stream. */
+  protected abstract subscribe(typeUrl: TypeUrl, req: Req): TypeState;
+
+  /** Applies a later request (an ACK, a NACK, a new subscription); true when something may be due. */
+  protected abstract update(typeUrl: TypeUrl, req: Req, state: TypeState): boolean;
+
+  /** Sends what the client lacks of one type, if anything. */
+  protected abstract respond(typeUrl: TypeUrl, state: TypeState, resources: TypeResources): void;
+
+  /** Queues the given types for a push and sends what can go now, in push order. */
+  push(typeUrls: readonly TypeUrl[]): void {
+    for (const t of typeUrls) this.dirty.add(t);
+    this.guard(() => this.flush());
+  }
+
+  /** Ends the stream with a gRPC status; the client sees `details`. */
+  fail(code: grpc.status, details: string): void {
+    if (this.closed || this.ending) return;
+    this.ending = true;
+    this.ctx.log.log(code === grpc.status.UNAVAILABLE ? 'info' : 'warn', 'xDS stream closed by the server', {
+      stream: this.id,
+      ...this.logFields(),
+      code: grpc.status[code],
+      details,
+    });
+    this.call.emit('error', { code, details });
+  }
+
+  status(): StreamStatus | undefined {
+    if (!this.info) return undefined;
+    const types = PUSH_ORDER.flatMap((typeUrl) => {
+      const s = this.types.get(typeUrl);
+      if (!s) return [];
+      return [{ typeUrl, wildcard: s.sub.wildcard, names: s.sub.names.size, sentVersion: s.sentVersion, ackedVersion: s.ackedVersion, nack: s.nack }];
+    });
+    return { ...this.info, openedAt: this.openedAt, types };
+  }
+
+  protected get snapshot(): Snapshot | undefined {
+    return this.info ? this.ctx.cache.getSnapshot(this.info.group) : undefined;
+  }
+
+  protected nextNonce(): string {
+    this.nonces++;
+    return String(this.nonces);
+  }
+
+  /** Writes one response and records it. `state.inflight` must already hold its nonce. */
+  protected send(typeUrl: TypeUrl, state: TypeState, bytes: Buffer, sent: { version: string; nonce: string; resources: number; removed: number }): void {
+    state.sentVersion = sent.version;
+    if (state.inflight.size > MAX_INFLIGHT) {
+      const oldest = state.inflight.keys().next().value;
+      if (oldest !== undefined) state.inflight.delete(oldest);
+    }
+    if (!this.call.write(bytes)) this.blocked = true;
+    this.ctx.stats.counts.responses++;
+    this.ctx.stats.counts.responseBytes += bytes.length;
+    const info = this.info;
+    if (info) this.ctx.notify('onResponse', () => this.ctx.callbacks.onResponse?.(info, { typeUrl, ...sent, bytes: bytes.length }));
+    this.ctx.log.log('debug', 'xDS response sent', { stream: this.id, ...this.logFields(), type: shortTypeName(typeUrl), ...sent, bytes: bytes.length });
+  }
+
+  /** Records the response a request answers, if it is one this stream still waits for. */
+  protected settle(typeUrl: TypeUrl, state: TypeState, req: Req): void {
+    const sent = state.inflight.get(req.response_nonce);
+    if (!sent) return;
+    state.inflight.delete(req.response_nonce);
+    const info = this.info;
+    if (!info) return;
+    const latencyMs = performance.now() - sent.since;
+    this.ctx.stats.latency(latencyMs);
+    const detail = req.error_detail;
+    if (detail) {
+      const errorDetail = { code: detail.code ?? 0, message: detail.message ?? '' };
+      state.nack = { version: sent.version, code: errorDetail.code, message: errorDetail.message, at: new Date() };
+      this.ctx.stats.counts.nacks++;
+      this.ctx.log.log('warn', 'xDS update rejected by the proxy, which keeps its last accepted version', {
+        stream: this.id,
+        ...this.logFields(),
+        type: shortTypeName(typeUrl),
+        version: sent.version,
+        error: errorDetail.message,
+      });
+      this.ctx.notify('onNack', () => this.ctx.callbacks.onNack?.(info, { typeUrl, version: sent.version, nonce: req.response_nonce, latencyMs, errorDetail }));
+    } else {
+      state.ackedVersion = sent.version;
+      state.nack = undefined;
+      this.ctx.stats.counts.acks++;
+      this.ctx.notify('onAck', () => this.ctx.callbacks.onAck?.(info, { typeUrl, version: sent.version, nonce: req.response_nonce, latencyMs }));
+    }
+  }
+
+  /** Where latency counts from for a response sent now. */
+  protected since(state: TypeState, resources: TypeResources): number {
+    return Math.max(state.requestedAt, resources.since);
+  }
+
+  private receive(req: Req): void {
+    if (this.ending || this.closed) return;
+    if (!this.info && !this.identify(req)) return;
+    const typeUrl = req.type_url;
+    if (!typeUrl) {
+      this.ctx.stats.counts.streamsRejected++;
+      this.fail(grpc.status.INVALID_ARGUMENT, 'type_url is required on an aggregated (ADS) stream');
+      return;
+    }
+    if (!isTypeUrl(typeUrl)) {
+      if (!this.ignoredTypes.has(typeUrl))
+        this.ctx.log.log('warn', 'xDS request for a type this server does not serve', { stream: this.id, ...this.logFields(), type: typeUrl });
+      this.ignoredTypes.add(typeUrl);
+      return;
+    }
+    let state = this.types.get(typeUrl);
+    if (!state) {
+      state = this.subscribe(typeUrl, req);
+      this.types.set(typeUrl, state);
+    } else if (!this.update(typeUrl, req, state)) {
+      // Most requests are ACKs of what was pushed; nothing new is due for them.
+      return;
+    }
+    state.syncedWith = undefined;
+    state.requestedAt = performance.now();
+    this.dirty.add(typeUrl);
+    this.flush();
+  }
+
+  /** Reads the node of the first request and joins its group; false when the stream was refused. */
+  private identify(req: Req): boolean {
+    if (!req.node) {
+      this.ctx.stats.counts.streamsRejected++;
+      this.fail(grpc.status.INVALID_ARGUMENT, 'the first request on an xDS stream must carry the node');
+      return false;
+    }
+    const node = nodeFromJson(this.ctx.nodeJson(req.node));
+    let group: string;
+    try {
+      group = this.ctx.nodeGroup(node);
+    } catch (err) {
+      this.ctx.stats.counts.streamsRejected++;
+      this.fail(grpc.status.INVALID_ARGUMENT, (err as Error).message);
+      return false;
+    }
+    this.info = { id: this.id, variant: this.variant, node, group, peer: this.call.getPeer() };
+    this.ctx.attach(this);
+    return true;
+  }
+
+  private flush(): void {
+    const snapshot = this.snapshot;
+    if (this.blocked || this.ending || this.closed || this.call.destroyed || !snapshot) return;
+    for (const typeUrl of PUSH_ORDER) {
+      if (!this.dirty.delete(typeUrl)) continue;
+      const state = this.types.get(typeUrl);
+      const resources = snapshot.types.get(typeUrl);
+      if (state && resources) this.respond(typeUrl, state, resources);
+      // What is left goes on 'drain', still in order.
+      if (this.blocked) return;
+    }
+  }
+
+  private guard(run: () => void): void {
+    try {
+      run();
+    } catch (err) {
+      this.ctx.log.log('error', 'xDS stream failed', { stream: this.id, ...this.logFields(), error: (err as Error).stack ?? String(err) });
+      this.fail(grpc.status.INTERNAL, `xDS server error: ${(err as Error).message}`);
+    }
+  }
+
+  private dispose(reason: string): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.dirty.clear();
+    this.ctx.detach(this, reason);
+  }
+
+  protected logFields(): Record<string, unknown> {
+    return this.info ? { group: this.info.group, node: this.info.node.id, variant: this.variant } : { variant: this.variant };
+  }
+}

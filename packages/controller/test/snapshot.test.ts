@@ -1,0 +1,181 @@
+// SnapshotCache: content-hash versions, what counts as a change, consistency checks, and the
+// converter's real output accepted as a snapshot.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { SnapshotCache, SnapshotError, type SnapshotResources, TYPE_URL } from '../src/index.js';
+import { gatewaySnapshot, scenarioNames, scenarioXds, shortType } from './helpers.js';
+
+const GW = 'default/gw';
+
+function rejected(fn: () => unknown): SnapshotError {
+  try {
+    fn();
+  } catch (err) {
+    assert.ok(err instanceof SnapshotError, String(err));
+    return err;
+  }
+  assert.fail('the snapshot was accepted');
+}
+
+test('versions come from content: the same input twice changes nothing, and each type changes on its own', () => {
+  const cache = new SnapshotCache();
+  const first = cache.setSnapshot(GW, gatewaySnapshot(GW));
+  assert.deepEqual(first.changed.map(shortType), ['Cluster', 'ClusterLoadAssignment', 'Listener', 'RouteConfiguration', 'Secret']);
+  const held = cache.getSnapshot(GW);
+  assert.deepEqual(cache.setSnapshot(GW, gatewaySnapshot(GW)), { version: first.version, changed: [] });
+  assert.equal(cache.getSnapshot(GW), held, 'an unchanged input keeps the snapshot it had');
+
+  const moved = gatewaySnapshot(GW, { backends: { 'default/gw/backend': ['10.0.0.2:8080'] } });
+  const update = cache.setSnapshot(GW, moved);
+  assert.deepEqual(update.changed, [TYPE_URL.endpoint]);
+  assert.notEqual(update.version, first.version);
+  const now = cache.getSnapshot(GW);
+  assert.equal(now?.types.get(TYPE_URL.cluster), held?.types.get(TYPE_URL.cluster), 'unchanged types are the same objects');
+  assert.notEqual(now?.types.get(TYPE_URL.endpoint)?.version, held?.types.get(TYPE_URL.endpoint)?.version);
+});
+
+test('a resource written with its fields in another order has the same version', () => {
+  const cache = new SnapshotCache();
+  const a = gatewaySnapshot(GW);
+  cache.setSnapshot(GW, a);
+  const version = cache.getSnapshot(GW)?.types.get(TYPE_URL.cluster)?.resources.get('default/gw/backend')?.version;
+  const cluster = a.clusters?.[0] ?? {};
+  const reordered: SnapshotResources = { ...a, clusters: [Object.fromEntries(Object.entries(cluster).reverse())] };
+  assert.deepEqual(cache.setSnapshot(GW, reordered).changed, []);
+  assert.equal(cache.getSnapshot(GW)?.types.get(TYPE_URL.cluster)?.resources.get('default/gw/backend')?.version, version);
+});
+
+test('identical resources are encoded once for every Gateway holding them, and released when no snapshot does', () => {
+  const cache = new SnapshotCache();
+  const shared = (gw: string) => {
+    const s = gatewaySnapshot(gw, { backends: { 'shared/backend': ['10.9.0.1:80'] } });
+    return s;
+  };
+  cache.setSnapshot('a/gw', shared('a/gw'));
+  const alone = cache.encodedCount;
+  cache.setSnapshot('b/gw', shared('b/gw'));
+  assert.equal(cache.encodedCount, alone + 2, 'b adds its listener and route; the cluster and its endpoints are shared');
+  assert.equal(
+    cache.getSnapshot('a/gw')?.types.get(TYPE_URL.cluster)?.resources.get('shared/backend'),
+    cache.getSnapshot('b/gw')?.types.get(TYPE_URL.cluster)?.resources.get('shared/backend'),
+  );
+  assert.equal(cache.clearSnapshot('a/gw'), true);
+  assert.equal(cache.clearSnapshot('a/gw'), false);
+  assert.equal(cache.encodedCount, alone);
+  cache.setSnapshot('b/gw', {});
+  assert.equal(cache.encodedCount, 0);
+  assert.deepEqual(cache.groups(), ['b/gw']);
+});
+
+test('a snapshot must hold what its listeners and clusters ask for over ADS; the previous one stays', () => {
+  const cache = new SnapshotCache();
+  const good = gatewaySnapshot(GW, { tlsSecret: 'default/cert' });
+  cache.setSnapshot(GW, good);
+  const before = cache.getSnapshot(GW);
+  const err = rejected(() => cache.setSnapshot(GW, { listeners: good.listeners, clusters: good.clusters }));
+  assert.deepEqual(
+    err.issues.map((i) => [i.kind, i.name, i.path, i.message]),
+    [
+      [
+        'listeners',
+        'default/gw/8080',
+        'filter_chains[0].filters[0].typed_config.rds',
+        'asks for RouteConfiguration "default/gw/8080" over ADS, which the snapshot does not have',
+      ],
+      [
+        'clusters',
+        'default/gw/backend',
+        'eds_cluster_config',
+        'asks for ClusterLoadAssignment "default/gw/backend" over ADS, which the snapshot does not have',
+      ],
+      [
+        'listeners',
+        'default/gw/8080',
+        'filter_chains[0].transport_socket.typed_config.common_tls_context.tls_certificate_sds_secret_configs',
+        'asks for Secret "default/cert" over ADS, which the snapshot does not have',
+      ],
+    ],
+  );
+  assert.match(err.message, /^xDS snapshot for default\/gw rejected \(the previous one stays in use\):\n {2}listeners "default\/gw\/8080" filter_chains/);
+  assert.equal(cache.getSnapshot(GW), before);
+
+  // References to other config sources (a file, another management server) are not this server's to serve.
+  const elsewhere = structuredClone(good);
+  (elsewhere.clusters as any)[0].eds_cluster_config = { service_name: 'svc', eds_config: { path_config_source: { path: '/etc/eds.yaml' } } };
+  elsewhere.endpoints = [];
+  assert.deepEqual(cache.setSnapshot(GW, elsewhere).changed.map(shortType), ['Cluster', 'ClusterLoadAssignment']);
+  // An EDS cluster with a service_name asks for that name.
+  const renamed = structuredClone(good);
+  (renamed.clusters as any)[0].eds_cluster_config.service_name = 'default/gw/other';
+  assert.match(rejected(() => cache.setSnapshot(GW, renamed)).message, /ClusterLoadAssignment "default\/gw\/other"/);
+});
+
+test('TLS keys travel as Secrets over SDS, never inline in a listener or cluster', () => {
+  const cache = new SnapshotCache();
+  const inline = gatewaySnapshot(GW);
+  (inline.listeners as any)[0].filter_chains[0].transport_socket = {
+    name: 'envoy.transport_sockets.tls',
+    typed_config: {
+      '@type': 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext',
+      common_tls_context: { tls_certificates: [{ certificate_chain: { inline_string: 'CERT' }, private_key: { inline_string: 'KEY' } }] },
+    },
+  };
+  const err = rejected(() => cache.setSnapshot(GW, inline));
+  assert.deepEqual(
+    err.issues.map((i) => [i.kind, i.path, i.message]),
+    [
+      [
+        'listeners',
+        'filter_chains[0].transport_socket.typed_config.common_tls_context.tls_certificates[0].private_key',
+        'a TLS private key must reach Envoy over SDS (a Secret), never inline',
+      ],
+    ],
+  );
+  // The same key in a Secret is how it should go.
+  assert.ok(cache.setSnapshot(GW, gatewaySnapshot(GW, { tlsSecret: 'default/cert' })).changed.includes(TYPE_URL.secret));
+});
+
+test('every bad resource is reported at once, with its list, name and field path', () => {
+  const cache = new SnapshotCache();
+  const snapshot = gatewaySnapshot(GW) as Record<string, unknown>;
+  const clusters = [...((snapshot.clusters as Record<string, unknown>[]) ?? [])];
+  clusters.push(
+    { ...clusters[0] },
+    { '@type': TYPE_URL.cluster, name: 'typo', conect_timeout: '1s' },
+    { '@type': TYPE_URL.listener, name: 'wrong-type' },
+    { '@type': TYPE_URL.cluster },
+    'not an object' as never,
+  );
+  const err = rejected(() => cache.setSnapshot(GW, { ...snapshot, clusters, extras: [] } as SnapshotResources));
+  assert.deepEqual(
+    err.issues.map((i) => [i.kind, i.name, i.path, i.message]),
+    [
+      ['extras', '', '', 'unknown list; expected listeners, routes, clusters, endpoints or secrets'],
+      ['clusters', 'default/gw/backend', '', 'is in the list twice (again at [1])'],
+      ['clusters', 'typo', 'conect_timeout', 'unknown field "conect_timeout" in envoy.config.cluster.v3.Cluster'],
+      ['clusters', 'wrong-type', '@type', `must be ${TYPE_URL.cluster}, got "${TYPE_URL.listener}"`],
+      ['clusters', '', '[4].name', 'must be a non-empty string'],
+      ['clusters', '', '[5]', 'must be an object'],
+    ],
+  );
+  assert.equal(cache.encodedCount, 0, 'nothing of a rejected snapshot stays in the cache');
+  assert.equal(rejected(() => cache.setSnapshot(GW, { listeners: {} as never })).issues[0]?.message, 'must be a list');
+  assert.equal(
+    rejected(() => cache.setSnapshot(GW, { clusters: [{ '@type': TYPE_URL.cluster, name: 'n', big: 1n }] })).issues[0]?.message,
+    'is not JSON (Do not know how to serialize a BigInt)',
+  );
+});
+
+test('the converter’s output for every scenario is accepted as a snapshot, and again unchanged', () => {
+  for (const name of scenarioNames) {
+    const cache = new SnapshotCache();
+    const xds = scenarioXds(name) as SnapshotResources;
+    const first = cache.setSnapshot(name, xds);
+    assert.ok(first.changed.length > 0, name);
+    const counts = Object.fromEntries([...(cache.getSnapshot(name)?.types ?? [])].map(([t, r]) => [shortType(t), r.resources.size]));
+    assert.equal(counts.Listener, xds.listeners?.length, name);
+    assert.equal(counts.Cluster, xds.clusters?.length, name);
+    assert.equal(counts.ClusterLoadAssignment, xds.endpoints?.length, name);
+    assert.deepEqual(cache.setSnapshot(name, scenarioXds(name) as SnapshotResources).changed, [], `${name}: converting the same input again sends nothing`);
+  }
+});
