@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { type EndpointMode, convert, toBootstrap } from '../src/index.js';
+import { Diagnostics, type EndpointMode, InputEndpoints, convert, endpointAssignments, envoyOptions, readInputs, resolve, toBootstrap, toEnvoy } from '../src/index.js';
 import { loadEnvoyValidator } from '../src/validator/index.js';
 import { envoyOf, readObjects } from './golden.js';
 
@@ -112,4 +112,17 @@ test('legacy mode: FailOpen and FailClose pickers get separate filters, since En
     ],
   );
   assert.deepEqual(loadEnvoyValidator('legacy').validateBootstrap(toBootstrap(config)), []);
+});
+
+test('endpointAssignments gives exactly the ClusterLoadAssignments toEnvoy lists in eds mode', () => {
+  for (const name of ['picker-failover', 'mixed-pool-and-service', 'route-features', 'weighted-70-30']) {
+    const diags = new Diagnostics();
+    const inputs = readInputs(scenario(name), diags);
+    const { ir } = resolve(inputs, {}, diags);
+    const options = envoyOptions({ endpoints: 'eds' }, diags);
+    const endpoints = new InputEndpoints(inputs);
+    for (const gateway of ir.gateways) {
+      assert.deepEqual(endpointAssignments(gateway, endpoints, options), toEnvoy(gateway, endpoints, options, diags).endpoints, `${name}/${gateway.name}`);
+    }
+  }
 });

@@ -126,18 +126,38 @@ function originalDst(cluster: JsonObject, b: Backend, ext: External, ctx: BuildC
   );
 }
 
+/** Whether a backend's cluster has endpoints of its own (ORIGINAL_DST, in legacy mode, has none). */
+function hasEndpoints(b: Backend, ctx: Pick<BuildContext, 'options'>): boolean {
+  return !(b.lb.type === 'External' && b.lb.external !== undefined && ctx.options.envoy === 'legacy');
+}
+
+/** The ClusterLoadAssignment of a backend's EDS cluster. */
+export function backendAssignment(b: Backend, ctx: Pick<BuildContext, 'endpoints' | 'options'>): JsonObject | undefined {
+  return hasEndpoints(b, ctx) ? assignment(b.key, ctx.endpoints.backend(b)) : undefined;
+}
+
+/** The endpoints of a picker set, one priority per picker. */
+function pickerPriorities(set: PickerSet, hosts: (p: Picker) => HostPort[]): { priority: number; lb_endpoints: JsonObject[] }[] {
+  return set.pickers.map((p, priority) => ({ priority, lb_endpoints: hosts(p).map((h) => ({ endpoint: socket(h) })) }));
+}
+
+/** The ClusterLoadAssignment of a picker set's EDS cluster. */
+export function pickerAssignment(set: PickerSet, ctx: Pick<BuildContext, 'endpoints'>): JsonObject {
+  return { cluster_name: set.key, endpoints: pickerPriorities(set, (p) => ctx.endpoints.picker(p)) };
+}
+
 /** The cluster of a backend. */
 export function backendCluster(b: Backend, ctx: BuildContext): JsonObject {
   const { envoy, endpoints } = ctx.options;
   const cluster: JsonObject = { name: b.key, connect_timeout: envoyDuration(ctx.options.connectTimeoutMs) };
   const ext = b.lb.type === 'External' ? b.lb.external : undefined;
-  const legacy = ext !== undefined && envoy === 'legacy';
+  const legacy = !hasEndpoints(b, ctx);
   const dns = !legacy && endpoints === 'dns' ? dnsTarget(b, ctx) : undefined;
   if (ext && legacy) originalDst(cluster, b, ext, ctx);
   else if (endpoints === 'eds') {
     cluster.type = 'EDS';
     cluster.eds_cluster_config = edsConfig(b.key);
-    ctx.assignments.set(b.key, assignment(b.key, ctx.endpoints.backend(b)));
+    ctx.assignments.set(b.key, backendAssignment(b, ctx) as JsonObject);
   } else if (dns) {
     cluster.type = 'STRICT_DNS';
     cluster.load_assignment = {
@@ -185,13 +205,12 @@ function pickerDnsHost(p: Picker, ctx: BuildContext): string | undefined {
  */
 export function pickerCluster(set: PickerSet, ctx: BuildContext): JsonObject {
   const cluster: JsonObject = { name: set.key };
-  const priorities = (hosts: (p: Picker) => HostPort[]) =>
-    set.pickers.map((p, priority) => ({ priority, lb_endpoints: hosts(p).map((h) => ({ endpoint: socket(h) })) }));
+  const priorities = (hosts: (p: Picker) => HostPort[]) => pickerPriorities(set, hosts);
   const dnsHosts = ctx.options.endpoints === 'dns' ? set.pickers.map((p) => pickerDnsHost(p, ctx)) : [];
   if (ctx.options.endpoints === 'eds') {
     cluster.type = 'EDS';
     cluster.eds_cluster_config = edsConfig(set.key);
-    ctx.assignments.set(set.key, { cluster_name: set.key, endpoints: priorities((p) => ctx.endpoints.picker(p)) });
+    ctx.assignments.set(set.key, pickerAssignment(set, ctx));
   } else if (dnsHosts.length > 0 && dnsHosts.every((h) => h !== undefined)) {
     cluster.type = 'STRICT_DNS';
     cluster.load_assignment = {

@@ -3,7 +3,7 @@ import type { Diagnostics } from '../diagnostics.js';
 import { type JsonObject, compare } from '../json.js';
 import type { EndpointLookup } from '../resolve/endpoints.js';
 import { type Gateway, usesPicker } from '../resolve/index.js';
-import { backendCluster, pickerCluster } from './clusters.js';
+import { backendAssignment, backendCluster, pickerAssignment, pickerCluster } from './clusters.js';
 import type { EnvoyConfig } from './config.js';
 import type { BuildContext, EnvoyOptions } from './context.js';
 import { envoyListener } from './listeners.js';
@@ -17,6 +17,30 @@ function byName(a: JsonObject, b: JsonObject): number {
   return compare(String(a.name ?? a.cluster_name ?? ''), String(b.name ?? b.cluster_name ?? ''));
 }
 
+/** The picker sets a Gateway's backends ask. */
+function usedPickerSets(gateway: Gateway): Set<string> {
+  return new Set(Object.values(gateway.backends).flatMap((b) => (usesPicker(b) && b.pickers !== undefined ? [b.pickers] : [])));
+}
+
+/**
+ * Only the ClusterLoadAssignments of a Gateway in eds mode — what changes when nothing but
+ * endpoints do — exactly as toEnvoy() lists them. A controller calls it on an EndpointSlice change,
+ * leaving listeners, routes and clusters as they were.
+ */
+export function endpointAssignments(gateway: Gateway, endpoints: EndpointLookup, options: EnvoyOptions): JsonObject[] {
+  const ctx = { endpoints, options };
+  const out: JsonObject[] = [];
+  for (const b of Object.values(gateway.backends)) {
+    const cla = backendAssignment(b, ctx);
+    if (cla) out.push(cla);
+  }
+  for (const key of usedPickerSets(gateway)) {
+    const set = gateway.pickerSets[key];
+    if (set) out.push(pickerAssignment(set, ctx));
+  }
+  return out.sort(byName);
+}
+
 export function toEnvoy(gateway: Gateway, endpoints: EndpointLookup, options: EnvoyOptions, diags: Diagnostics): EnvoyConfig {
   const ctx: BuildContext = { gateway, options, endpoints, diags, manifests: new Map(), assignments: new Map() };
   const listeners: JsonObject[] = [];
@@ -27,8 +51,7 @@ export function toEnvoy(gateway: Gateway, endpoints: EndpointLookup, options: En
     routes.push(...built.routes);
   }
   const clusters = Object.values(gateway.backends).map((b) => backendCluster(b, ctx));
-  const pickerSets = new Set(Object.values(gateway.backends).flatMap((b) => (usesPicker(b) && b.pickers !== undefined ? [b.pickers] : [])));
-  for (const key of pickerSets) {
+  for (const key of usedPickerSets(gateway)) {
     const set = gateway.pickerSets[key];
     if (set) clusters.push(pickerCluster(set, ctx));
   }
