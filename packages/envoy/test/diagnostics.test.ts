@@ -178,7 +178,7 @@ const CASES: Record<DiagnosticCode, Case> = {
     objects: [gateway(), route({ parentRefs: [{ name: 'gw', port: 8080 }], rules: toService() }), ...api],
     expect: {
       severity: 'error',
-      message: 'Gateway default/gw has no convertible listener on port 8080',
+      message: 'Gateway default/gw has no listener on port 8080',
       object: { kind: 'HTTPRoute', namespace: 'default', name: 'r' },
       path: 'spec.parentRefs[0]',
     },
@@ -187,7 +187,7 @@ const CASES: Record<DiagnosticCode, Case> = {
     objects: [gateway(), route({ rules: toService() }, 'r', 'other'), ...api],
     expect: {
       severity: 'warning',
-      message: 'no listener of Gateway default/gw allows HTTPRoutes from namespace other',
+      message: 'no listener of Gateway default/gw takes the route: listener "http" allows routes from namespace default only, not from namespace other',
       object: { kind: 'HTTPRoute', namespace: 'other', name: 'r' },
       path: 'spec.parentRefs[0]',
     },

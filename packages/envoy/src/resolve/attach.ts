@@ -1,7 +1,7 @@
 // Routes to listeners: which parentRefs a route can attach through, under which hostnames, and
 // the outcome of each parentRef for the route's status.
 import type { Diagnostics } from '../diagnostics.js';
-import { GATEWAY_GROUP, type Gateway, type HttpRoute, type Inputs, type ParentRef } from '../read/index.js';
+import { GATEWAY_GROUP, type Gateway, type HttpRoute, type Inputs, type ListenerSpec, type ParentRef, type RouteGroupKind } from '../read/index.js';
 import { intersect } from './hostnames.js';
 import type { ActiveListener, GatewayListeners } from './listeners.js';
 import { type ParentOutcome, verdict } from './outcomes.js';
@@ -27,12 +27,39 @@ function namespaceAllowed(l: ActiveListener, gw: Gateway, route: HttpRoute, inpu
   return labels !== undefined && Object.entries(selector ?? {}).every(([k, v]) => Object.hasOwn(labels, k) && labels[k] === v);
 }
 
-/** What a parentRef asks for, as a phrase: `listener "http"`, `a listener on port 80`, ... */
+/** What a parentRef asks for, as a phrase: `listener "http"`, `listener on port 80`, ... */
 function wanted(parent: ParentRef): string {
   if (parent.sectionName !== undefined && parent.port !== undefined) return `listener "${parent.sectionName}" on port ${parent.port}`;
   if (parent.sectionName !== undefined) return `listener "${parent.sectionName}"`;
   if (parent.port !== undefined) return `listener on port ${parent.port}`;
   return 'listener';
+}
+
+function kindName(k: RouteGroupKind): string {
+  return k.group === GATEWAY_GROUP ? k.kind : `${k.kind}.${k.group}`;
+}
+
+/**
+ * Why a listener a parentRef names does not take the route, or undefined when it does: it allows
+ * other route kinds, extlb does not serve it, or it allows routes from other namespaces.
+ */
+function refusal(l: ListenerSpec, listeners: GatewayListeners, gw: Gateway, route: HttpRoute, inputs: Inputs): string | undefined {
+  const served = listeners.active.find((a) => a.spec === l);
+  const allowsKind = served ? served.allowsHttpRoute : !l.kinds?.length || l.kinds.some((k) => k.group === GATEWAY_GROUP && k.kind === 'HTTPRoute');
+  if (!allowsKind) return `listener "${l.name}" allows only ${(l.kinds ?? []).map(kindName).join(', ')}`;
+  if (!served) {
+    const outcome = listeners.outcomes.find((o) => o.index === l.index);
+    return `listener "${l.name}" is not served: ${outcome?.programmed.message ?? 'it cannot be converted'}`;
+  }
+  if (namespaceAllowed(served, gw, route, inputs)) return undefined;
+  const { from, selector } = l.namespaces;
+  const which =
+    from === 'Same'
+      ? `namespace ${gw.meta.namespace}`
+      : `namespaces labelled ${Object.entries(selector ?? {})
+          .map(([k, v]) => `${k}=${v}`)
+          .join(',')}`;
+  return `listener "${l.name}" allows routes from ${which} only, not from namespace ${route.meta.namespace}`;
 }
 
 /**
@@ -72,18 +99,23 @@ export function attachRoutes(
         continue;
       }
       const { gateway: gw, listeners } = entry;
-      const candidates = listeners.active.filter(
-        (l) => (parent.sectionName === undefined || l.spec.name === parent.sectionName) && (parent.port === undefined || l.spec.port === parent.port),
+      // NoMatchingParent only when the Gateway has no such listener at all; a listener that is
+      // there but takes no HTTPRoute (other kinds, not served, other namespaces) is NotAllowedByListeners.
+      const named = gw.listeners.filter(
+        (l) => (parent.sectionName === undefined || l.name === parent.sectionName) && (parent.port === undefined || l.port === parent.port),
       );
-      if (candidates.length === 0) {
-        diags.error('NoMatchingParent', `Gateway ${gwName} has no convertible ${wanted(parent)}`, route.ref, path);
-        reject(parent, 'NoMatchingParent', `no ${wanted(parent)} on the Gateway`);
+      if (named.length === 0) {
+        diags.error('NoMatchingParent', `Gateway ${gwName} has no ${wanted(parent)}`, route.ref, path);
+        reject(parent, 'NoMatchingParent', `the Gateway has no ${wanted(parent)}`);
         continue;
       }
-      const allowed = candidates.filter((l) => l.allowsHttpRoute && namespaceAllowed(l, gw, route, inputs));
+      const refusals = named.map((l) => refusal(l, listeners, gw, route, inputs));
+      const taking = new Set(named.filter((_l, i) => refusals[i] === undefined));
+      const allowed = listeners.active.filter((a) => taking.has(a.spec));
       if (allowed.length === 0) {
-        diags.warning('NotAllowedByListeners', `no listener of Gateway ${gwName} allows HTTPRoutes from namespace ${route.meta.namespace}`, route.ref, path);
-        reject(parent, 'NotAllowedByListeners', 'no listener allows this route');
+        const why = refusals.join('; ');
+        diags.warning('NotAllowedByListeners', `no listener of Gateway ${gwName} takes the route: ${why}`, route.ref, path);
+        reject(parent, 'NotAllowedByListeners', why);
         continue;
       }
       let any = false;

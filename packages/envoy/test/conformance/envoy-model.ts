@@ -228,3 +228,19 @@ export function clustersOf(o: Outcome): [string, number][] {
 export function routeOf(o: Outcome): string {
   return 'route' in o ? o.route : o.type;
 }
+
+/**
+ * The hosts a cluster sends to, as Envoy knows them: a STATIC cluster's load_assignment, or an EDS
+ * cluster's ClusterLoadAssignment. DNS-resolved clusters name no address here, so they fail loudly.
+ */
+export function clusterHosts(config: EnvoyConfig, name: string): { address: string; port: number }[] {
+  const cluster = (config.clusters as Json[]).find((c) => c.name === name);
+  if (!cluster) throw new Error(`no cluster ${name}`);
+  let assignment: Json | undefined;
+  if (cluster.type === 'STATIC') assignment = cluster.load_assignment;
+  else if (cluster.type === 'EDS') assignment = (config.endpoints as Json[]).find((a) => a.cluster_name === (cluster.eds_cluster_config?.service_name ?? name));
+  else throw new Error(`the model cannot list the hosts of a ${cluster.type} cluster (${name})`);
+  return ((assignment?.endpoints ?? []) as Json[]).flatMap((locality) =>
+    (locality.lb_endpoints as Json[]).map((e) => ({ address: e.endpoint.address.socket_address.address, port: e.endpoint.address.socket_address.port_value })),
+  );
+}

@@ -10,9 +10,18 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
-import { type ConvertOptions, type ConvertResult, type EnvoyConfig, convert, toBootstrap, toXds } from '../../src/index.js';
+import {
+  type ConvertOptions,
+  type ConvertResult,
+  type Diagnostic,
+  type DiagnosticCode,
+  type EnvoyConfig,
+  convert,
+  toBootstrap,
+  toXds,
+} from '../../src/index.js';
 import { loadEnvoyValidator } from '../../src/validator/index.js';
-import { type Outcome, type Request, handle } from './envoy-model.js';
+import { type Outcome, type Request, clusterHosts, handle } from './envoy-model.js';
 
 type Json = Record<string, any>;
 
@@ -89,18 +98,52 @@ const nn = (name: string): [string, string] => {
   return [a as string, b as string];
 };
 
+/** ConditionsHaveLatestObservedGeneration: a condition is about the object's current generation. */
+function latest(condition: Json, generation: number, what: string): void {
+  assert.equal(
+    condition.observedGeneration ?? 0,
+    generation,
+    `${what}: ${condition.type} must have observedGeneration ${generation}: ${JSON.stringify(condition)}`,
+  );
+}
+
 /** A scenario: base.yaml plus one test's manifests, converted, with assertions in the suite's terms. */
 export class Scenario {
   readonly result: ConvertResult;
+  /** What was converted: base.yaml, the test's manifests and any extra objects. */
+  readonly objects: Json[];
 
-  constructor(file: string | undefined, options: ConvertOptions = {}, extra: unknown[] = []) {
-    this.result = convert([...manifests('base.yaml'), ...(file ? manifests(`manifests/${file}`) : []), ...extra], { now: NOW, ...options });
+  /** `source`: a file of manifests/ (on base.yaml), or the exact objects to convert. */
+  constructor(
+    source: string | undefined | { objects: unknown[] },
+    private readonly options: ConvertOptions = {},
+    extra: unknown[] = [],
+  ) {
+    const objects = typeof source === 'object' ? source.objects : [...manifests('base.yaml'), ...(source ? manifests(`manifests/${source}`) : [])];
+    this.objects = [...objects, ...extra] as Json[];
+    this.result = convert(this.objects, { now: NOW, ...options });
     // Whatever a test expects, what extlb emits must load in Envoy.
     const validator = loadEnvoyValidator(options.envoy ?? '1.35');
     for (const [name, config] of Object.entries(this.result.gateways)) {
       assert.deepEqual(validator.validateBootstrap(toBootstrap(config, { xdsServer: 'xds:18000' })), [], `${name}: the bootstrap must load in Envoy`);
       assert.deepEqual(validator.validateXds(toXds(config)), [], `${name}: the xDS resources must load in Envoy`);
     }
+  }
+
+  /**
+   * The same world after a change the test makes to the cluster (a spec edited, an object
+   * deleted): `edit` gets a copy of the objects and returns the new ones.
+   */
+  after(edit: (objects: Json[]) => Json[]): Scenario {
+    return new Scenario({ objects: edit(structuredClone(this.objects)) }, this.options);
+  }
+
+  /** The input object of a kind and `namespace/name` (the namespace defaults to the infra one). */
+  object(kind: string, name: string): Json {
+    const [ns, n] = nn(name);
+    const o = this.objects.find((x) => x.kind === kind && x.metadata?.name === n && (x.metadata?.namespace ?? '') === ns);
+    assert.ok(o, `no input ${kind} ${ns}/${n}`);
+    return o;
   }
 
   gateway(name: string): EnvoyConfig {
@@ -119,10 +162,21 @@ export class Scenario {
     return (s as Json).status;
   }
 
+  /** The diagnostic of a code about an object: extlb says what it did not do, not only the status. */
+  diagnostic(code: DiagnosticCode, kind: string, name: string): Diagnostic {
+    const [ns, n] = nn(name);
+    const d = this.result.diagnostics.find((x) => x.code === code && x.object?.kind === kind && x.object.name === n && (x.object.namespace ?? '') === ns);
+    assert.ok(d, `no ${code} diagnostic about ${kind} ${ns}/${n}: ${JSON.stringify(this.result.diagnostics.filter((x) => x.object?.name === n))}`);
+    return d;
+  }
+
   /** The conditions of a route's parent entry for a Gateway (and listener, when named). */
   routeParent(kind: 'HTTPRoute' | 'GRPCRoute', route: string, gateway: string, sectionName?: string): Record<string, Json> {
     const [gns, gn] = nn(gateway);
     const parents = this.status(kind, route).parents as Json[];
+    // As the suite's helpers do: conditions only count once they are about the current spec.
+    const generation = this.object(kind, route).metadata?.generation ?? 0;
+    for (const p of parents) for (const c of p.conditions as Json[]) latest(c, generation, `${kind} ${route}`);
     const entry = parents.find(
       (p) => p.parentRef.name === gn && (p.parentRef.namespace ?? '') === gns && (sectionName === undefined || p.parentRef.sectionName === sectionName),
     );
@@ -135,7 +189,10 @@ export class Scenario {
   }
 
   gatewayConditions(gateway: string): Record<string, Json> {
-    return Object.fromEntries((this.status('Gateway', gateway).conditions as Json[]).map((c) => [c.type, c]));
+    const generation = this.object('Gateway', gateway).metadata?.generation ?? 0;
+    const conditions = this.status('Gateway', gateway).conditions as Json[];
+    for (const c of conditions) latest(c, generation, `Gateway ${gateway}`);
+    return Object.fromEntries(conditions.map((c) => [c.type, c]));
   }
 
   listener(gateway: string, name: string): { conditions: Record<string, Json>; attachedRoutes: number; supportedKinds: Json[] } {
@@ -148,7 +205,10 @@ export class Scenario {
     };
   }
 
-  /** GatewayAndRoutesMustBeAccepted: the Gateway is Accepted and Programmed, each route Accepted by it. */
+  /**
+   * GatewayAndRoutesMustBeAccepted: the Gateway is Accepted and Programmed, each route Accepted by
+   * it, and every listener of the Gateway Accepted, Programmed and with its references resolved.
+   */
   mustBeAccepted(gateway: string, routes: string[], kind: 'HTTPRoute' | 'GRPCRoute' = 'HTTPRoute'): void {
     const gw = this.gatewayConditions(gateway);
     assert.equal(gw.Accepted?.status, 'True', `Gateway ${gateway} Accepted: ${JSON.stringify(gw.Accepted)}`);
@@ -157,6 +217,27 @@ export class Scenario {
       const c = this.routeParent(kind, r, gateway);
       assert.equal(c.Accepted?.status, 'True', `${kind} ${r} Accepted by ${gateway}: ${JSON.stringify(c.Accepted)}`);
     }
+    for (const l of this.status('Gateway', gateway).listeners as Json[]) {
+      const conditions = Object.fromEntries((l.conditions as Json[]).map((c) => [c.type, c]));
+      for (const type of ['Accepted', 'Programmed', 'ResolvedRefs'])
+        assert.equal(conditions[type]?.status, 'True', `Gateway ${gateway} listener ${l.name} ${type}: ${JSON.stringify(conditions[type])}`);
+    }
+  }
+
+  /**
+   * HTTPRouteMustHaveNoAcceptedParents and GatewayMustHaveZeroRoutes: the route has at most one
+   * parent entry and it is not Accepted, and the Gateway counts no route on any listener.
+   */
+  mustNotAttach(route: string, gateway: string, kind: 'HTTPRoute' | 'GRPCRoute' = 'HTTPRoute'): void {
+    const parents = this.status(kind, route).parents as Json[];
+    assert.ok(parents.length <= 1, `${kind} ${route}: expected at most one parent entry, got ${JSON.stringify(parents)}`);
+    for (const p of parents) {
+      const accepted = (p.conditions as Json[]).find((c) => c.type === 'Accepted');
+      assert.equal(accepted?.status, 'False', `${kind} ${route}: ${JSON.stringify(accepted)}`);
+    }
+    const listeners = this.status('Gateway', gateway).listeners as Json[];
+    assert.ok(listeners.length <= 1, `Gateway ${gateway}: expected no listener status or one, got ${listeners.length}`);
+    for (const l of listeners) assert.equal(l.attachedRoutes, 0, `Gateway ${gateway} listener ${l.name} attachedRoutes`);
   }
 
   condition(conditions: Record<string, Json>, type: string, status: 'True' | 'False', reason?: string): void {
@@ -164,6 +245,16 @@ export class Scenario {
     assert.ok(c, `no ${type} condition among ${Object.keys(conditions).join(', ')}`);
     assert.equal(c.status, status, `${type}: ${JSON.stringify(c)}`);
     if (reason !== undefined) assert.equal(c.reason, reason, `${type}: ${JSON.stringify(c)}`);
+  }
+
+  /** The addresses of the ready endpoints of a Service's EndpointSlices, sorted: the Pods behind it. */
+  podsOf(service: string): string[] {
+    const [ns, n] = nn(service);
+    const slices = this.objects.filter(
+      (o) => o.kind === 'EndpointSlice' && o.metadata?.namespace === ns && o.metadata?.labels?.['kubernetes.io/service-name'] === n,
+    );
+    const ready = slices.flatMap((slice) => ((slice.endpoints ?? []) as Json[]).filter((ep) => ep.conditions?.ready !== false));
+    return [...new Set(ready.flatMap((ep) => ep.addresses as string[]))].sort();
   }
 
   request(gateway: string, req: Partial<Request> & { path: string }): Outcome {
@@ -180,6 +271,27 @@ export class Scenario {
     const what = `${JSON.stringify(e.request)} on ${gateway}`;
     const status = o.type === 'forward' ? 200 : 'status' in o ? o.status : 0;
     assert.equal(status, e.status ?? 200, `${what}: expected status ${e.status ?? 200}, got ${JSON.stringify(o)}`);
+    if (e.weights !== undefined) {
+      assert.equal(o.type, 'forward', what);
+      if (o.type !== 'forward') return;
+      const ns = e.namespace ?? INFRA;
+      const expected = new Map(Object.entries(e.weights).map(([b, share]) => [`${ns}/${b}`, share]));
+      const shares = new Map([...expected.keys()].map((b) => [b, 0]));
+      const total = o.upstreams.reduce((sum, u) => sum + u.weight, 0);
+      for (const u of o.upstreams) shares.set(backendOf(u.cluster), (shares.get(backendOf(u.cluster)) ?? 0) + u.weight / total);
+      for (const [b, share] of shares)
+        assert.ok(Math.abs(share - (expected.get(b) ?? 0)) < 1e-9, `${what}: ${b} gets ${share} of the requests, expected ${expected.get(b) ?? 0}`);
+    }
+    if (e.pods !== undefined) {
+      assert.equal(o.type, 'forward', what);
+      if (o.type !== 'forward') return;
+      const pods = this.podsOf(`${e.namespace ?? INFRA}/${e.pods}`);
+      assert.ok(pods.length > 0, `Service ${e.pods} has no ready endpoints in the input`);
+      for (const u of o.upstreams) {
+        const addresses = [...new Set(clusterHosts(this.gateway(gateway), u.cluster).map((h) => h.address))].sort();
+        assert.deepEqual(addresses, pods, `${what}: ${u.cluster} must hold the Pods of ${e.pods}`);
+      }
+    }
     if (e.backend !== undefined) {
       assert.equal(o.type, 'forward', what);
       if (o.type !== 'forward') return;
@@ -210,8 +322,13 @@ export class Scenario {
 export interface Expected {
   request: Partial<Request> & { path: string };
   status?: number;
+  /** The Service the request reaches (by the cluster it is sent to). */
   backend?: string;
   namespace?: string;
+  /** The Pods the request reaches: exactly the ready endpoints of this Service (in `namespace`). */
+  pods?: string;
+  /** The share of the requests each Service (in `namespace`) gets; those left out get none. */
+  weights?: Record<string, number>;
   upstream?: { path?: string; host?: string; headers?: Record<string, string>; absentHeaders?: string[] };
   redirect?: { scheme?: string; host?: string; port?: string; path?: string };
 }
