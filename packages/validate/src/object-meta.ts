@@ -31,7 +31,8 @@ export function objectMetaErrors(metadata: unknown, out: ErrorList): void {
   } else out.push(fieldError.required('metadata.name', 'name or generateName is required'));
   if (typeof namespace === 'string' && namespace !== '') invalidEach('metadata.namespace', namespace, dns1123Label(namespace), out);
   const labels = stringMap(metadata.labels, 'metadata.labels', out);
-  for (const [key, value] of Object.entries(labels)) {
+  for (const key of Object.keys(labels)) {
+    const value = labels[key];
     invalidEach('metadata.labels', key, qualifiedName(key), out);
     if (typeof value !== 'string') out.add(false, () => fieldError.invalid(`metadata.labels[${key}]`, value, 'must be a string'));
     else invalidEach(`metadata.labels[${key}]`, value, labelValue(value), out);
