@@ -5,6 +5,7 @@ import { PassThrough } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { createLogger } from '@extlb/telemetry';
 import { reviewAdmission } from '../src/admission.js';
+import { boundWarnings, clip } from '../src/bounds.js';
 import { createWebhookServer, type WebhookServer } from '../src/server.js';
 import type { AdmissionReview } from '../src/types.js';
 import { admissionReview, backendPool, call, makeCert, postJson, tempDir, type CertFiles } from './helpers.js';
@@ -34,6 +35,24 @@ describe('the answer to a review with thousands of errors', () => {
   });
 });
 
+describe('a megabyte value quoted in an error', () => {
+  it('is cut, with a count of what was left out, in the message, the cause and its field', () => {
+    const key = `bad key ${'x'.repeat(1024 * 1024)}`;
+    const { review } = reviewAdmission(admissionReview({ ...backendPool(), metadata: { name: 'pool', namespace: 'default', labels: { [key]: 'v' } } }));
+    const status = review.response?.status;
+    assert.ok(JSON.stringify(review).length < 16 * 1024);
+    assert.match(String(status?.message), /\.\.\. \(\d{7} more characters\)/);
+    for (const cause of status?.details?.causes ?? []) {
+      assert.ok(String(cause.message).length < 1100 && String(cause.field).length < 300, JSON.stringify(cause).slice(0, 200));
+    }
+  });
+
+  it('never splits a character in two', () => {
+    assert.equal(clip('ab\u{1F600}cd', 3), 'ab... (4 more characters)');
+    assert.equal(clip('short', 5), 'short');
+  });
+});
+
 describe('the warnings of a review', () => {
   it('are bounded as the API server bounds warning headers', () => {
     // Every unknown field draws a warning; the object is still allowed.
@@ -43,6 +62,20 @@ describe('the warnings of a review', () => {
     const warnings = review.response?.warnings ?? [];
     const runes = warnings.reduce((n, w) => n + [...w].length, 0);
     assert.ok(warnings.length > 1 && runes <= 4096 + 256, `${warnings.length} warnings, ${runes} characters`);
+  });
+});
+
+describe('boundWarnings', () => {
+  it('passes up to 4096 characters through, deduplicated', () => {
+    const w = ['a'.repeat(4000), 'b'.repeat(96), 'b'.repeat(96)];
+    assert.deepEqual(boundWarnings(w), w.slice(0, 2));
+  });
+
+  it('past 4096 characters cuts each to 256, keeps what fits and counts the rest', () => {
+    const out = boundWarnings(Array.from({ length: 40 }, (_, i) => `${i} ${'w'.repeat(300)}`));
+    assert.equal(out.at(-1), '25 more warnings were not shown');
+    assert.equal(out.length, 16);
+    assert.ok(out.slice(0, -1).every((w) => w.length === 256));
   });
 });
 
