@@ -74,8 +74,38 @@ export const fieldError = {
  * The error types after which the API server skips the CEL rules (apiextensions-apiserver
  * strategy.go, hasBlockingErr): the object does not have the shape the rules were written for.
  */
-export function isBlocking(e: FieldError): boolean {
+function isBlocking(e: FieldError): boolean {
   return e.type === 'Unsupported value' || e.type === 'Required value' || e.type === 'Too long' || e.type === 'Too many' || TYPE_INVALID.has(e);
+}
+
+/**
+ * The errors of one validation, in the order they are found. The first `limit` are built and
+ * listed; past it they are only counted, so a caller that shows a few of 100,000 errors does not
+ * pay to format them all. Whether any of them blocks the CEL rules is known either way.
+ */
+export class ErrorList {
+  readonly listed: FieldError[] = [];
+  /** Errors found past the limit: counted, never built. */
+  omitted = 0;
+  /** Whether any error found, listed or not, is one after which the CEL rules are skipped. */
+  blocking = false;
+
+  constructor(private readonly limit = Number.POSITIVE_INFINITY) {}
+
+  get size(): number {
+    return this.listed.length + this.omitted;
+  }
+
+  push(e: FieldError): void {
+    this.add(isBlocking(e), () => e);
+  }
+
+  /** Adds the error `make` builds, calling it only if the error is listed; `blocking` is isBlocking of it. */
+  add(blocking: boolean, make: () => FieldError): void {
+    if (blocking) this.blocking = true;
+    if (this.listed.length < this.limit) this.listed.push(make());
+    else this.omitted++;
+  }
 }
 
 /** What the API server adds when it skipped the rules; its field.Path is nil, printed "<nil>". */

@@ -23,7 +23,7 @@ export function kindEntry(apiVersion: unknown, kind: unknown): KindEntry | undef
 }
 
 /** Whether `validate` checks objects of this apiVersion and kind. */
-export function isValidatedKind(apiVersion: unknown, kind: unknown): boolean {
+export function isValidatedKind(apiVersion: unknown, kind: unknown): kind is ValidatedKind {
   return kindEntry(apiVersion, kind) !== undefined;
 }
 

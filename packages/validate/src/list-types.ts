@@ -1,9 +1,8 @@
 // x-kubernetes-list-type map and set invariants (apiextensions-apiserver structural listtype
 // validation): no two entries with the same keys, no two equal set items.
-import { fieldError } from './field-errors.js';
+import { type ErrorList, fieldError } from './field-errors.js';
 import { fieldPath, isPlainObject, type Segment } from './paths.js';
 import { prepareSchema, propertyOf, type StructuralSchema } from './structural.js';
-import type { FieldError } from './types.js';
 
 const hasListTypes = new WeakMap<StructuralSchema, boolean>();
 
@@ -21,7 +20,7 @@ function needsCheck(schema: StructuralSchema): boolean {
   return known;
 }
 
-function checkList(schema: StructuralSchema, list: unknown[], path: Segment[], errors: FieldError[]): void {
+function checkList(schema: StructuralSchema, list: unknown[], path: Segment[], errors: ErrorList): void {
   const seen = new Set<string>();
   list.forEach((item, i) => {
     let key: string;
@@ -36,18 +35,18 @@ function checkList(schema: StructuralSchema, list: unknown[], path: Segment[], e
       key = JSON.stringify(item);
       shown = item;
     }
-    if (seen.has(key)) errors.push(fieldError.duplicate(fieldPath([...path, i]), shown));
+    if (seen.has(key)) errors.add(false, () => fieldError.duplicate(fieldPath([...path, i]), shown));
     seen.add(key);
   });
 }
 
-/** Duplicate keys in list-type=map lists and duplicate items in sets, anywhere in `value`. */
-export function listTypeErrors(schema: StructuralSchema, value: unknown): FieldError[] {
-  return collect(prepareSchema(schema), value, [], []);
+/** Adds the duplicate keys in list-type=map lists and duplicate items in sets, anywhere in `value`. */
+export function listTypeErrors(schema: StructuralSchema, value: unknown, errors: ErrorList): void {
+  collect(prepareSchema(schema), value, [], errors);
 }
 
-function collect(schema: StructuralSchema, value: unknown, path: Segment[], errors: FieldError[]): FieldError[] {
-  if (!needsCheck(schema)) return errors;
+function collect(schema: StructuralSchema, value: unknown, path: Segment[], errors: ErrorList): void {
+  if (!needsCheck(schema)) return;
   if (Array.isArray(value)) {
     if (schema.listType === 'map' || schema.listType === 'set') checkList(schema, value, path, errors);
     const items = schema.items;
@@ -62,5 +61,4 @@ function collect(schema: StructuralSchema, value: unknown, path: Segment[], erro
       if (child) collect(child, value[key], [...path, prop ? key : { key }], errors);
     }
   }
-  return errors;
 }

@@ -11,9 +11,10 @@ const regexError = (what: string, re: string, examples: string) => `${what} (e.g
 
 /** apimachinery's shape for these checks: a length limit, then a regex with its explanation. */
 function lengthAndPattern(max: number, re: RegExp, explanation: string): (s: string) => string[] {
+  const tooLong = maxLen(max);
   return (s) => {
     const errs: string[] = [];
-    if (s.length > max) errs.push(maxLen(max));
+    if (s.length > max) errs.push(tooLong);
     if (!re.test(s)) errs.push(explanation);
     return errs;
   };
@@ -56,6 +57,14 @@ export const labelValue = lengthAndPattern(
   ),
 );
 
+// Built once: a map with 100,000 bad keys reports one of these per key.
+const NAME_CHARS = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
+const NAME_RE = '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]';
+const NAME_EXAMPLES = "'MyName',  or 'my.name',  or '123-abc'";
+const TOO_MANY_SLASHES = `${regexError(`a qualified name ${NAME_CHARS}`, NAME_RE, NAME_EXAMPLES)} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`;
+const NAME_PART_TOO_LONG = `name part ${maxLen(63)}`;
+const NAME_PART_INVALID = `name part ${regexError(NAME_CHARS, NAME_RE, NAME_EXAMPLES)}`;
+
 /** A label key: an optional DNS-subdomain prefix and "/", then a name of at most 63 characters. */
 export function qualifiedName(s: string): string[] {
   const parts = s.split('/');
@@ -67,20 +76,10 @@ export function qualifiedName(s: string): string[] {
     if (prefix.length === 0) errs.push('prefix part must be non-empty');
     else errs.push(...dns1123Subdomain(prefix).map((e) => `prefix part ${e}`));
   } else if (parts.length > 2) {
-    return [
-      `${regexError(
-        "a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
-        '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]',
-        "'MyName',  or 'my.name',  or '123-abc'",
-      )} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`,
-    ];
+    return [TOO_MANY_SLASHES];
   }
   if (name.length === 0) errs.push('name part must be non-empty');
-  else if (name.length > 63) errs.push(`name part ${maxLen(63)}`);
-  if (name.length > 0 && !QUALIFIED_NAME.test(name)) {
-    errs.push(
-      `name part ${regexError("must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character", '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]', "'MyName',  or 'my.name',  or '123-abc'")}`,
-    );
-  }
+  else if (name.length > 63) errs.push(NAME_PART_TOO_LONG);
+  if (name.length > 0 && !QUALIFIED_NAME.test(name)) errs.push(NAME_PART_INVALID);
   return errs;
 }

@@ -41,3 +41,10 @@ export function setOwn(target: Record<string, unknown>, key: string, value: unkn
 export function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
+
+/** The unescaped tokens of a JSON pointer ("/a~1b/0" → ["a/b", "0"]). */
+export function pointerTokens(pointer: string): string[] {
+  if (pointer === '') return [];
+  const tokens = pointer.slice(1).split('/');
+  return pointer.includes('~') ? tokens.map((t) => t.replace(/~1/g, '/').replace(/~0/g, '~')) : tokens;
+}

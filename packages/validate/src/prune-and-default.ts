@@ -93,11 +93,23 @@ function pruneAndDefault(value: unknown, schema: StructuralSchema, walk: Walk): 
   return value;
 }
 
+/** A flat copy of a map of scalars (labels, annotations); undefined when a value is not a scalar. */
+function flatCopy(value: Record<string, unknown>): Record<string, unknown> | undefined {
+  // One pass that checks and copies: a hostile map holds 100,000 keys, and each pass over it counts.
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) {
+    const v = value[key];
+    if (typeof v === 'object' && v !== null) return undefined;
+    setOwn(out, key, v);
+  }
+  return out;
+}
+
 /** A deep copy, so the result shares nothing with the input; an uncopyable value is kept as is. */
 function copyOf(value: unknown): unknown {
   if (typeof value !== 'object' || value === null) return value;
-  // Labels and annotations: flat maps of strings, copied by spread (which defines own properties).
-  if (isPlainObject(value) && Object.values(value).every((v) => typeof v !== 'object' || v === null)) return { ...value };
+  const flat = isPlainObject(value) ? flatCopy(value) : undefined;
+  if (flat) return flat;
   try {
     return structuredClone(value);
   } catch {

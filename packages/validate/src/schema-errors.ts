@@ -1,7 +1,7 @@
 // Turns ajv's errors into the API server's: kube-openapi's message for the keyword, wrapped the way
 // apiextensions-apiserver's kubeOpenAPIResultToFieldErrors wraps it in a field.Error.
-import { fieldError, goQuote } from './field-errors.js';
-import { isPlainObject, openApiPath, type Segment } from './paths.js';
+import { type ErrorList, fieldError, goQuote } from './field-errors.js';
+import { isPlainObject, openApiPath, pointerTokens, type Segment } from './paths.js';
 import type { FieldError } from './types.js';
 
 /** The subset of ajv's ErrorObject (with `verbose: true`) this module reads. */
@@ -22,20 +22,15 @@ export interface SchemaValidator {
 
 /** Splits a JSON pointer into segments, using the data to tell list indexes from map keys. */
 function pointerToPath(pointer: string, root: unknown): Segment[] {
-  if (pointer === '') return [];
-  const out: Segment[] = [];
   let at: unknown = root;
-  for (const raw of pointer.slice(1).split('/')) {
-    const token = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+  return pointerTokens(pointer).map((token) => {
     if (Array.isArray(at)) {
-      out.push(Number(token));
       at = at[Number(token)];
-    } else {
-      out.push(token);
-      at = isPlainObject(at) && Object.hasOwn(at, token) ? at[token] : undefined;
+      return Number(token);
     }
-  }
-  return out;
+    at = isPlainObject(at) && Object.hasOwn(at, token) ? at[token] : undefined;
+    return token;
+  });
 }
 
 /** kube-openapi's name for a decoded JSON value's type (type.go, schemaInfoForType). */
@@ -132,13 +127,18 @@ function insideCountFailure(errors: AjvError[]): (e: AjvError) => boolean {
   return (e) => stops.some((s) => e.instancePath.startsWith(s));
 }
 
+/** The keywords whose errors toFieldError makes blocking (Required, Unsupported, Too long, Too many, type). */
+const BLOCKING_KEYWORDS = new Set(['required', 'type', 'enum', 'maxLength', 'maxItems', 'maxProperties', 'format']);
+
 /**
- * Runs a generated validator and returns the API server's errors for `object`. `ratcheted` says
- * whether the value at an error's JSON pointer is unchanged on UPDATE, so its errors are ignored.
+ * Runs a generated validator and adds the API server's errors for `object` to `out`. `ratcheted`
+ * says whether the value at an error's JSON pointer is unchanged on UPDATE, so its errors are ignored.
  */
-export function schemaErrors(validator: SchemaValidator, object: unknown, ratcheted?: (pointer: string) => boolean): FieldError[] {
-  if (validator(object)) return [];
+export function schemaErrors(validator: SchemaValidator, object: unknown, out: ErrorList, ratcheted?: (pointer: string) => boolean): void {
+  if (validator(object)) return;
   const errors = validator.errors ?? [];
   const skip = insideCountFailure(errors);
-  return errors.filter((e) => !skip(e) && !ratcheted?.(e.instancePath)).map((e) => toFieldError(e, object));
+  for (const e of errors) {
+    if (!skip(e) && !ratcheted?.(e.instancePath)) out.add(BLOCKING_KEYWORDS.has(e.keyword), () => toFieldError(e, object));
+  }
 }

@@ -25,11 +25,19 @@ export interface ValidationResult {
   valid: boolean;
   /** Pruned and defaulted copy; the input is never mutated. */
   object: unknown;
+  /** The errors, in the API server's order; at most `maxErrors` of them. */
   errors: FieldError[];
+  /** Errors found past `maxErrors`: counted, not listed. */
+  omittedErrors: number;
   warnings: Warning[];
 }
 
 export interface ValidateOptions {
   operation?: Operation;
   oldObject?: unknown;
+  /**
+   * List at most this many errors and only count the rest (`omittedErrors`): a caller that shows
+   * a few errors of a hostile object then pays nothing to format the others. Default: all.
+   */
+  maxErrors?: number;
 }

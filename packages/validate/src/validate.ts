@@ -3,13 +3,13 @@
 // rules unless a blocking schema error makes them meaningless.
 import { toCelValue } from './cel/values.js';
 import { celErrors, compileAllRules } from './cel/rules.js';
-import { isBlocking, rulesSkipped } from './field-errors.js';
+import { Correlated } from './correlation.js';
+import { ErrorList, rulesSkipped } from './field-errors.js';
 import { allKinds, kindEntry, type KindEntry } from './kinds.js';
 import { listTypeErrors } from './list-types.js';
 import { objectMetaErrors } from './object-meta.js';
 import { isPlainObject } from './paths.js';
 import { pruneAndDefaultObject } from './prune-and-default.js';
-import { unchanged } from './ratcheting.js';
 import { schemaErrors } from './schema-errors.js';
 import { semanticWarnings } from './semantics.js';
 import type { FieldError, ValidateOptions, ValidationResult } from './types.js';
@@ -21,7 +21,7 @@ function notAnObject(object: unknown): ValidationResult {
   const detail = 'must be a Kubernetes object (a JSON object with apiVersion and kind)';
   const shown = Array.isArray(object) ? 'array' : object === null ? 'null' : typeof object;
   const error: FieldError = { field: '', type: 'Invalid value', detail, message: `<nil>: Invalid value: ${JSON.stringify(shown)}: ${detail}` };
-  return { kind: undefined, valid: false, object, errors: [error], warnings: [] };
+  return { kind: undefined, valid: false, object, errors: [error], omittedErrors: 0, warnings: [] };
 }
 
 /** The old object as the API server holds it (already pruned and defaulted), on UPDATE only. */
@@ -35,16 +35,19 @@ function oldObjectOf(entry: KindEntry, options: ValidateOptions): Record<string,
 function run(object: unknown, options: ValidateOptions): ValidationResult {
   if (!isPlainObject(object)) return notAnObject(object);
   const entry = kindEntry(object.apiVersion, object.kind);
-  if (!entry) return { kind: undefined, valid: true, object, errors: [], warnings: [] };
+  if (!entry) return { kind: undefined, valid: true, object, errors: [], omittedErrors: 0, warnings: [] };
   const { structure } = entry;
   const { object: pruned, warnings } = pruneAndDefaultObject(object, structure);
   const old = oldObjectOf(entry, options);
-  const ratcheted = old && ((pointer: string) => unchanged(pointer, pruned, old, structure));
-  const errors = [...objectMetaErrors(pruned.metadata), ...schemaErrors(entry.validator, pruned, ratcheted), ...listTypeErrors(structure, pruned)];
-  if (errors.some(isBlocking)) errors.push(rulesSkipped());
-  else errors.push(...celErrors(structure, toCelValue(pruned, structure), old && { value: toCelValue(old, structure) }));
+  const history = old && new Correlated(pruned, old, structure);
+  const errors = new ErrorList(options.maxErrors);
+  objectMetaErrors(pruned.metadata, errors);
+  schemaErrors(entry.validator, pruned, errors, history && ((pointer) => history.ratchets(pointer)));
+  listTypeErrors(structure, pruned, errors);
+  if (errors.blocking) errors.push(rulesSkipped());
+  else celErrors(structure, toCelValue(pruned, structure), old && { value: toCelValue(old, structure) }, errors);
   warnings.push(...semanticWarnings(entry.kind, pruned, object));
-  return { kind: entry.kind, valid: errors.length === 0, object: pruned, errors, warnings };
+  return { kind: entry.kind, valid: errors.size === 0, object: pruned, errors: errors.listed, omittedErrors: errors.omitted, warnings };
 }
 
 /** Validates one object; never throws, whatever the input. */
@@ -55,6 +58,6 @@ export function validate(object: unknown, options: ValidateOptions = {}): Valida
     // Only a bug (or an exotic input such as a throwing getter) lands here; report it, do not crash.
     const detail = `validator failed: ${err instanceof Error ? err.message : String(err)}`;
     const error: FieldError = { field: '', type: 'Internal error', detail, message: `<nil>: Internal error: ${detail}` };
-    return { kind: undefined, valid: false, object, errors: [error], warnings: [] };
+    return { kind: undefined, valid: false, object, errors: [error], omittedErrors: 0, warnings: [] };
   }
 }

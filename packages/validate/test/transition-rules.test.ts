@@ -4,7 +4,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { celErrors } from '../src/cel/rules.js';
 import { toCelValue } from '../src/cel/values.js';
-import { correlatedOld, unchanged } from '../src/ratcheting.js';
+import { Correlated } from '../src/correlation.js';
+import { ErrorList } from '../src/field-errors.js';
 import { validate } from '../src/index.js';
 import type { StructuralSchema } from '../src/structural.js';
 import { backendPool, withField } from './fixtures.js';
@@ -40,8 +41,11 @@ const schema: StructuralSchema = {
   },
 };
 
-const run = (self: unknown, old?: unknown) =>
-  celErrors(schema, toCelValue(self, schema), old === undefined ? undefined : { value: toCelValue(old, schema) }).map((e) => e.message);
+function run(self: unknown, old?: unknown): string[] {
+  const errors = new ErrorList();
+  celErrors(schema, toCelValue(self, schema), old === undefined ? undefined : { value: toCelValue(old, schema) }, errors);
+  return errors.listed.map((e) => e.message);
+}
 
 describe('transition rules', () => {
   it('do not run without an old object (CREATE)', () => assert.deepEqual(run({ name: 'a', replicas: 1 }), []));
@@ -95,16 +99,25 @@ describe('ratcheting correlation', () => {
     atomic: [{ size: 1 }],
   };
   const old = { name: 'a', labels: { k: 'v' }, items: [{ id: 'a', size: 1 }], atomic: [{ size: 1 }] };
+  const pairs = () => new Correlated(now, old, schema);
   it('correlates properties, map keys and list-map entries by key', () => {
-    assert.deepEqual(correlatedOld('/labels/k', now, old, schema), { value: 'v' });
-    assert.deepEqual(correlatedOld('/items/1/size', now, old, schema), { value: 1 });
-    assert.equal(correlatedOld('/items/0/size', now, old, schema), undefined);
-    assert.equal(correlatedOld('/atomic/0/size', now, old, schema), undefined);
+    assert.equal(pairs().key('labels')?.key('k')?.old, 'v');
+    assert.equal(pairs().key('items')?.index(1)?.key('size')?.old, 1);
+    assert.equal(pairs().key('items')?.index(0), undefined);
+    assert.equal(pairs().key('atomic')?.index(0), undefined);
   });
   it('an unchanged node or ancestor ratchets everything below it', () => {
-    assert.equal(unchanged('/items/1/size', now, old, schema), true);
-    assert.equal(unchanged('/atomic/0/size', now, old, schema), true); // the atomic list itself is unchanged
-    assert.equal(unchanged('/items/0/size', now, old, schema), false);
+    assert.equal(pairs().ratchets('/items/1/size'), true);
+    assert.equal(pairs().ratchets('/atomic/0/size'), true); // the atomic list itself is unchanged
+    assert.equal(pairs().ratchets('/items/0/size'), false);
+  });
+  it('compares list-map entries by key, not by position', () => {
+    const items = [
+      { id: 'a', size: 1 },
+      { id: 'b', size: 2 },
+    ];
+    assert.equal(new Correlated({ items: [...items].reverse() }, { items }, schema).unchanged(), true);
+    assert.equal(new Correlated({ atomic: [{ size: 2 }, { size: 1 }] }, { atomic: [{ size: 1 }, { size: 2 }] }, schema).unchanged(), false);
   });
 });
 

@@ -1,5 +1,6 @@
 // AdmissionReview in, AdmissionReview out: the part of the webhook that knows no HTTP.
 import { isValidatedKind, validate, type FieldError, type ValidationResult } from '@extlb/validate';
+import { boundWarnings, clip, MAX_CAUSE_MESSAGE, MAX_CAUSES, MAX_FIELD, omittedErrorsCause } from './bounds.js';
 import { diff } from './json-patch.js';
 import { ADMISSION_API_VERSION, type AdmissionRequest, type AdmissionResponse, type AdmissionReview, type Status } from './types.js';
 
@@ -37,6 +38,9 @@ function exceedsDepth(text: string, limit: number): boolean {
   return false;
 }
 
+/** A value from the body, quoted for a message: short, whatever the body holds. */
+const quoted = (value: unknown) => clip(JSON.stringify(value) ?? 'unset', 100);
+
 function describe(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
@@ -55,7 +59,7 @@ export function parseAdmissionReview(body: string, maxDepth = MAX_JSON_DEPTH): A
   try {
     value = JSON.parse(body);
   } catch (err) {
-    throw new BadRequestError(`request body is not valid JSON: ${(err as Error).message}`);
+    throw new BadRequestError(`request body is not valid JSON: ${clip((err as Error).message, 200)}`);
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw new BadRequestError(`request body must be an AdmissionReview object, not ${describe(value)}`);
@@ -63,7 +67,7 @@ export function parseAdmissionReview(body: string, maxDepth = MAX_JSON_DEPTH): A
   const review = value as Record<string, unknown>;
   if (review.kind !== 'AdmissionReview' || review.apiVersion !== ADMISSION_API_VERSION) {
     throw new BadRequestError(
-      `expected apiVersion ${ADMISSION_API_VERSION} and kind AdmissionReview, got apiVersion ${JSON.stringify(review.apiVersion) ?? 'unset'} and kind ${JSON.stringify(review.kind) ?? 'unset'}`,
+      `expected apiVersion ${ADMISSION_API_VERSION} and kind AdmissionReview, got apiVersion ${quoted(review.apiVersion)} and kind ${quoted(review.kind)}`,
     );
   }
   const request = review.request as Record<string, unknown> | undefined;
@@ -73,9 +77,7 @@ export function parseAdmissionReview(body: string, maxDepth = MAX_JSON_DEPTH): A
   }
   if (typeof request.uid !== 'string' || request.uid === '') throw new BadRequestError('AdmissionReview.request.uid must be a non-empty string');
   if (typeof request.operation !== 'string' || !OPERATIONS.has(request.operation)) {
-    throw new BadRequestError(
-      `AdmissionReview.request.operation must be one of CREATE, UPDATE, DELETE, CONNECT, not ${JSON.stringify(request.operation) ?? 'unset'}`,
-    );
+    throw new BadRequestError(`AdmissionReview.request.operation must be one of CREATE, UPDATE, DELETE, CONNECT, not ${quoted(request.operation)}`);
   }
   return value as AdmissionReview;
 }
@@ -89,9 +91,11 @@ export interface ReviewOptions {
 
 export interface ReviewResult {
   review: AdmissionReview;
-  /** The object's kind when it is one the webhook validates, else undefined. */
+  /** The kind the request names when it is one the webhook validates, else undefined. */
   kind: ValidationResult['kind'];
   verdict: Verdict;
+  /** On a denial, how many errors the object has: the answer lists at most MAX_CAUSES of them. */
+  errorCount?: number;
 }
 
 function kindOfRequest(request: AdmissionRequest): { apiVersion: unknown; kind: unknown } {
@@ -130,23 +134,32 @@ function errorBody(e: FieldError): string {
 
 /**
  * metav1.Status as apimachinery's errors.NewInvalid builds it: `Kind.group "name" is invalid: ...`,
- * several messages (deduplicated) inside brackets, one cause per field error.
+ * several messages (deduplicated) inside brackets, one cause per field error. `omitted` errors
+ * past the listed ones are counted in a last cause, and long messages and paths are cut, so that
+ * the status stays small (see bounds.ts).
  */
-export function invalidStatus(kind: string, group: string, name: string, errors: readonly FieldError[]): Status {
-  const messages = [...new Set(errors.map((e) => e.message))];
+export function invalidStatus(kind: string, group: string, name: string, errors: readonly FieldError[], omitted = 0): Status {
+  const causes = errors.map((e) => ({
+    type: Object.hasOwn(CAUSE_TYPES, e.type) ? CAUSE_TYPES[e.type] : e.type,
+    message: clip(errorBody(e), MAX_CAUSE_MESSAGE),
+    field: clip(e.field, MAX_FIELD),
+  }));
+  const messages = errors.map((e) => clip(e.message, MAX_CAUSE_MESSAGE));
+  if (omitted > 0) {
+    const rest = omittedErrorsCause(errors.length, omitted);
+    causes.push(rest);
+    messages.push(`<nil>: ${rest.message}`);
+  }
+  const unique = [...new Set(messages)];
   const qualified = group ? `${kind}.${group}` : kind;
-  const aggregate = messages.length === 1 ? messages[0] : `[${messages.join(', ')}]`;
+  const aggregate = unique.length === 1 ? unique[0] : `[${unique.join(', ')}]`;
+  const shownName = clip(name, MAX_FIELD);
   return {
     status: 'Failure',
     code: 422,
     reason: 'Invalid',
-    message: `${qualified} ${JSON.stringify(name)} is invalid: ${aggregate}`,
-    details: {
-      name,
-      group,
-      kind,
-      causes: errors.map((e) => ({ type: Object.hasOwn(CAUSE_TYPES, e.type) ? CAUSE_TYPES[e.type] : e.type, message: errorBody(e), field: e.field })),
-    },
+    message: `${qualified} ${JSON.stringify(shownName)} is invalid: ${aggregate}`,
+    details: { name: shownName, group, kind, causes },
   };
 }
 
@@ -169,6 +182,7 @@ export function reviewAdmission(review: AdmissionReview, options: ReviewOptions 
   const result = validate(request.object, {
     operation: request.operation,
     ...(request.operation === 'UPDATE' ? { oldObject: request.oldObject } : {}),
+    maxErrors: MAX_CAUSES,
   });
   if (options.mutate) {
     // Only a valid object is defaulted here; the validating webhook denies the others with reasons.
@@ -178,11 +192,12 @@ export function reviewAdmission(review: AdmissionReview, options: ReviewOptions 
       response.patchType = 'JSONPatch';
       response.patch = Buffer.from(JSON.stringify(ops)).toString('base64');
     }
-    return { review: answer(request, response), kind: result.kind, verdict: 'allowed' };
+    return { review: answer(request, response), kind, verdict: 'allowed' };
   }
-  const warnings = result.warnings.length > 0 ? { warnings: result.warnings.map((w) => w.message) } : {};
-  if (result.valid) return { review: answer(request, { allowed: true, ...warnings }), kind: result.kind, verdict: 'allowed' };
+  const warnings = result.warnings.length > 0 ? { warnings: boundWarnings(result.warnings.map((w) => w.message)) } : {};
+  if (result.valid) return { review: answer(request, { allowed: true, ...warnings }), kind, verdict: 'allowed' };
   const group = typeof apiVersion === 'string' && apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '';
-  const status = invalidStatus(String(kind), group, objectName(request), result.errors);
-  return { review: answer(request, { allowed: false, status, ...warnings }), kind: result.kind, verdict: 'denied' };
+  const status = invalidStatus(kind, group, objectName(request), result.errors, result.omittedErrors);
+  const errorCount = result.errors.length + result.omittedErrors;
+  return { review: answer(request, { allowed: false, status, ...warnings }), kind, verdict: 'denied', errorCount };
 }

@@ -5,6 +5,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request as httpsRequest, type RequestOptions } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { createLogger, type Logger, type Registry } from '@extlb/telemetry';
 import type { AdmissionReview } from '../src/types.js';
 
 export interface CertFiles {
@@ -125,4 +127,26 @@ export function backendPool(spec: Record<string, unknown> = {}, name = 'pool'): 
 
 export function decodePatch(b64: string | undefined): import('../src/json-patch.js').PatchOperation[] {
   return b64 === undefined ? [] : JSON.parse(Buffer.from(b64, 'base64').toString('utf8'));
+}
+
+/** A real pino logger (through @extlb/telemetry) whose lines are parsed into `lines` as written. */
+export function capturingLogger(): { logger: Logger; lines: Record<string, unknown>[] } {
+  const lines: Record<string, unknown>[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(line) as Record<string, unknown>);
+      done();
+    },
+  });
+  return { logger: createLogger({ level: 'debug', destination: sink }), lines };
+}
+
+/** The value of the series of metric `name` with exactly `labels`; 0 when there is none yet. */
+export async function metricValue(registry: Registry, name: string, labels: Record<string, string> = {}): Promise<number> {
+  const metric = registry.getSingleMetric(name);
+  if (!metric) throw new Error(`no metric ${name}`);
+  const { values } = await metric.get();
+  const wanted = Object.entries(labels);
+  const found = values.find((v) => Object.keys(v.labels).length === wanted.length && wanted.every(([k, x]) => v.labels[k] === x));
+  return found?.value ?? 0;
 }

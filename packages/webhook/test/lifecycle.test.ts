@@ -6,7 +6,7 @@ import { after, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createWebhookServer, type WebhookServer } from '../src/server.js';
 import type { AdmissionReview } from '../src/types.js';
-import { admissionReview, backendPool, call, makeCert, tempDir } from './helpers.js';
+import { admissionReview, backendPool, call, capturingLogger, makeCert, metricValue, tempDir } from './helpers.js';
 
 /** Polls `check` every 50 ms until it returns true, for at most `tries` rounds. */
 async function eventually(check: () => Promise<boolean>, tries = 200): Promise<boolean> {
@@ -39,7 +39,7 @@ describe('certificate reload', { timeout: 30_000 }, () => {
     writeFileSync(first.keyFile, readFileSync(second.keyFile));
     assert.equal(server.reloadCertificate(), false);
     assert.equal((await call(port, cas, '/healthz')).peerCN, 'first');
-    assert.ok(server.metrics.certReloads.value({ result: 'failure' }) >= 1);
+    assert.ok((await metricValue(server.registry, 'extlb_webhook_certificate_reloads_total', { result: 'failure' })) >= 1);
 
     // Rotate as kubelet does: new files renamed into place.
     copyFileSync(second.certFile, `${first.certFile}.new`);
@@ -48,7 +48,7 @@ describe('certificate reload', { timeout: 30_000 }, () => {
     renameSync(`${first.keyFile}.new`, first.keyFile);
     const rotated = await eventually(async () => (await call(port, cas, '/healthz')).peerCN === 'second');
     assert.ok(rotated, 'a new connection sees the new certificate');
-    assert.ok(server.metrics.certReloads.value({ result: 'success' }) >= 1);
+    assert.ok((await metricValue(server.registry, 'extlb_webhook_certificate_reloads_total', { result: 'success' })) >= 1);
   });
 
   it('follows a Secret volume update, which swaps a symlinked folder', async () => {
@@ -109,7 +109,7 @@ describe('graceful close', { timeout: 30_000 }, () => {
     let reply = '';
     socket.on('data', (d: Buffer) => (reply += d.toString()));
     const socketClosed = new Promise((resolve) => socket.on('close', resolve));
-    await eventually(async () => server.metrics.inFlight.value() === 1);
+    await eventually(async () => (await metricValue(server.registry, 'extlb_webhook_requests_in_flight')) === 1);
 
     let closed = false;
     const closing = server.close({ graceMs: 5000 }).then(() => (closed = true));
@@ -147,7 +147,7 @@ describe('graceful close', { timeout: 30_000 }, () => {
     socket.write('POST /validate HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n{');
     socket.on('error', () => {});
     const socketClosed = new Promise((resolve) => socket.on('close', resolve));
-    await eventually(async () => server.metrics.inFlight.value() === 1);
+    await eventually(async () => (await metricValue(server.registry, 'extlb_webhook_requests_in_flight')) === 1);
     await server.close({ graceMs: 100 });
     await socketClosed;
   });
@@ -159,13 +159,13 @@ describe('a failing review', { timeout: 30_000 }, () => {
 
   it('is denied with code 500, logged, and the server carries on', async () => {
     const certs = makeCert(tmp.dir, 'boom');
-    const logs: Record<string, unknown>[] = [];
+    const { logger, lines: logs } = capturingLogger();
     const server = createWebhookServer({
       certFile: certs.certFile,
       keyFile: certs.keyFile,
       host: '127.0.0.1',
       port: 0,
-      logger: { log: (level, msg, fields) => logs.push({ level, msg, ...fields }) },
+      logger,
       review: () => {
         throw new Error('boom');
       },
@@ -181,7 +181,7 @@ describe('a failing review', { timeout: 30_000 }, () => {
       assert.equal(out.response?.status?.code, 500);
       assert.match(String(out.response?.status?.message), /boom/);
       assert.ok(logs.some((l) => l.level === 'error' && /boom/.test(String(l.error))));
-      assert.equal(server.metrics.requests.value({ endpoint: 'validate', kind: 'unknown', verdict: 'error' }), 1);
+      assert.equal(await metricValue(server.registry, 'extlb_webhook_requests_total', { endpoint: 'validate', kind: 'unknown', verdict: 'error' }), 1);
       assert.equal((await call(port, certs.cert, '/healthz')).status, 200);
     } finally {
       await server.close({ graceMs: 100 });

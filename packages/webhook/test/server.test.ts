@@ -6,7 +6,7 @@ import { validate } from '@extlb/validate';
 import { applyPatch } from '../src/json-patch.js';
 import { createWebhookServer, type WebhookServer } from '../src/server.js';
 import type { AdmissionReview } from '../src/types.js';
-import { admissionReview, backendPool, call, decodePatch, makeCert, postJson, tempDir, type CertFiles } from './helpers.js';
+import { admissionReview, backendPool, call, capturingLogger, decodePatch, makeCert, postJson, tempDir, type CertFiles } from './helpers.js';
 
 const MAX_BODY = 3 * 1024 * 1024;
 
@@ -15,17 +15,11 @@ describe('webhook server over HTTPS', { timeout: 60_000 }, () => {
   let certs: CertFiles;
   let server: WebhookServer;
   let port: number;
-  const logs: Record<string, unknown>[] = [];
+  const { logger, lines: logs } = capturingLogger();
 
   before(async () => {
     certs = makeCert(tmp.dir, 'webhook-test');
-    server = createWebhookServer({
-      certFile: certs.certFile,
-      keyFile: certs.keyFile,
-      host: '127.0.0.1',
-      port: 0,
-      logger: { log: (level, msg, fields) => logs.push({ level, msg, ...fields }) },
-    });
+    server = createWebhookServer({ certFile: certs.certFile, keyFile: certs.keyFile, host: '127.0.0.1', port: 0, logger });
     port = (await server.listen()).port;
   });
 
@@ -309,6 +303,11 @@ describe('webhook server over HTTPS', { timeout: 60_000 }, () => {
       assert.equal((await call(port, certs.cert, '/healthz')).status, 200);
     });
 
+    it('counts the answers Node writes itself (408, 431, 400) with the others', async () => {
+      const text = (await call(strict.address()!.port, certs.cert, '/metrics')).body;
+      for (const code of ['408', '431', '400']) assert.match(text, new RegExp(`^extlb_webhook_http_responses_total\\{code="${code}"\\} [1-9]\\d*$`, 'm'), code);
+    });
+
     it('refuses TLS 1.1', async () => {
       await assert.rejects(
         () =>
@@ -341,7 +340,10 @@ describe('webhook server over HTTPS', { timeout: 60_000 }, () => {
       assert.ok(count('endpoint="validate",kind="BackendPool",verdict="allowed"') >= 1);
       assert.ok(count('endpoint="validate",kind="BackendPool",verdict="denied"') >= 1);
       assert.ok(count('endpoint="validate",kind="unknown",verdict="bad_request"') >= 1);
-      assert.match(text, /^extlb_webhook_request_duration_seconds_bucket\{endpoint="validate",kind="BackendPool",verdict="allowed",le="\+Inf"\} \d+$/m);
+      assert.match(text, /^extlb_webhook_request_duration_seconds_bucket\{le="\+Inf",endpoint="validate",kind="BackendPool",verdict="allowed"\} \d+$/m);
+      // Node's own, from prom-client's default metrics.
+      assert.match(text, /^process_start_time_seconds \d+$/m);
+      assert.match(text, /^# TYPE nodejs_eventloop_lag_seconds gauge$/m);
       assert.match(text, /^extlb_webhook_http_responses_total\{code="413"\} \d+$/m);
       // Every sample line is `name{labels} value` or `name value`.
       for (const line of text.split('\n').filter((l) => l && !l.startsWith('#'))) {

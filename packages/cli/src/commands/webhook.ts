@@ -1,4 +1,5 @@
-import { createWebhookServer, jsonLogger, type LogLevel } from '@extlb/webhook';
+import { createLogger, type LogLevel } from '@extlb/telemetry';
+import { createWebhookServer } from '@extlb/webhook';
 import { parseArgs } from 'node:util';
 import type { Command } from '../command.js';
 import { oneOf, usageErrors } from '../flags.js';
@@ -65,7 +66,7 @@ function parseFlags(args: string[]): Flags {
 
 async function run(args: string[], io: Io): Promise<number> {
   const flags = parseFlags(args);
-  const logger = jsonLogger(io.stdout, flags.logLevel);
+  const logger = createLogger({ level: flags.logLevel, destination: io.stdout });
   let server: ReturnType<typeof createWebhookServer>;
   try {
     server = createWebhookServer({
@@ -78,11 +79,11 @@ async function run(args: string[], io: Io): Promise<number> {
     });
     await server.listen();
   } catch (err) {
-    logger.log('error', 'cannot start the webhook', { error: err instanceof Error ? err.message : String(err) });
+    logger.error({ error: err instanceof Error ? err.message : String(err) }, 'cannot start the webhook');
     return 1;
   }
   const signal = await shutdownSignal();
-  logger.log('info', 'signal received, shutting down', { signal });
+  logger.info({ signal }, 'signal received, shutting down');
   await server.close({ graceMs: flags.graceMs, delayMs: flags.delayMs });
   return 0;
 }

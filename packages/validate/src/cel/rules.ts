@@ -1,9 +1,9 @@
 // x-kubernetes-validations: every rule compiled once when a structural schema is first seen, then
 // evaluated top-down over an object, with oldSelf bound wherever the old object has a value to
 // correlate with (object properties, map keys, list-type=map entries), as the API server does.
-import { fieldError } from '../field-errors.js';
+import { Correlated } from '../correlation.js';
+import { type ErrorList, fieldError } from '../field-errors.js';
 import { fieldPath, isPlainObject, type Segment } from '../paths.js';
-import { deepEqual } from '../ratcheting.js';
 import { prepareSchema, propertyOf, type CelRuleSpec, type StructuralSchema } from '../structural.js';
 import type { FieldError } from '../types.js';
 import { compileCel, type CelProgram } from './environment.js';
@@ -120,17 +120,18 @@ function rulePath(path: Segment[], relative: string | undefined): Segment[] {
 }
 
 interface Evaluation {
-  errors: FieldError[];
+  errors: ErrorList;
   /** The path to the value being walked; pushed and popped, copied only for an error. */
   path: Segment[];
 }
 
-function evaluateRules(schema: StructuralSchema, self: unknown, old: { value: unknown } | undefined, ev: Evaluation): void {
+/** `old` pairs `self` with its old value, when the update has one to correlate. */
+function evaluateRules(schema: StructuralSchema, self: unknown, old: Correlated | undefined, ev: Evaluation): void {
   for (const rule of compileRules(schema)) {
     if (rule.usesOldSelf && !old && !rule.spec.optionalOldSelf) continue;
     // Ratcheting: a rule without oldSelf is not re-checked on a value the update left unchanged.
-    if (!rule.usesOldSelf && old && deepEqual(self, old.value)) continue;
-    const context = { self, oldSelf: old?.value };
+    if (!rule.usesOldSelf && old?.unchanged()) continue;
+    const context = { self, oldSelf: old?.old };
     let ok: unknown;
     try {
       ok = evaluate(rule, context);
@@ -143,47 +144,35 @@ function evaluateRules(schema: StructuralSchema, self: unknown, old: { value: un
   }
 }
 
-/** The old list entry with the same list-map keys, when the list is a list-type=map. */
-function correlatedItem(schema: StructuralSchema, item: unknown, oldList: unknown): { value: unknown } | undefined {
-  if (schema.listType !== 'map' || !schema.listMapKeys || !Array.isArray(oldList) || !isPlainObject(item)) return undefined;
-  const keys = schema.listMapKeys;
-  const match = oldList.find((o) => isPlainObject(o) && keys.every((k) => o[k] === item[k]));
-  return match === undefined ? undefined : { value: match };
-}
-
-function walkChild(schema: StructuralSchema, self: unknown, old: { value: unknown } | undefined, segment: Segment, ev: Evaluation): void {
+function walkChild(schema: StructuralSchema, self: unknown, old: Correlated | undefined, segment: Segment, ev: Evaluation): void {
   ev.path.push(segment);
   walk(schema, self, old, ev);
   ev.path.pop();
 }
 
-function walk(schema: StructuralSchema, self: unknown, old: { value: unknown } | undefined, ev: Evaluation): void {
+function walk(schema: StructuralSchema, self: unknown, old: Correlated | undefined, ev: Evaluation): void {
   if (!hasRulesBelow.get(schema)) return;
   if (schema.rules) evaluateRules(schema, self, old, ev);
   if (isPlainObject(self)) {
-    const oldObj = old && isPlainObject(old.value) ? old.value : undefined;
     for (const key of Object.keys(self)) {
       const prop = propertyOf(schema, key);
       const child = prop ?? schema.additionalProperties;
       if (!child || !hasRulesBelow.get(child)) continue;
-      const oldChild = oldObj && Object.hasOwn(oldObj, key) ? { value: oldObj[key] } : undefined;
-      walkChild(child, self[key], oldChild, prop ? key : { key }, ev);
+      walkChild(child, self[key], old?.key(key), prop ? key : { key }, ev);
     }
   } else if (Array.isArray(self) && schema.items && hasRulesBelow.get(schema.items)) {
     const items = schema.items;
     self.forEach((item, i) => {
-      walkChild(items, item, correlatedItem(schema, item, old?.value), i, ev);
+      walkChild(items, item, old?.index(i), i, ev);
     });
   }
 }
 
 /**
- * Runs every rule under `schema` on `self` (CEL values: integers as bigint). `old` is the old
- * object's value on UPDATE; transition rules run only where it correlates.
+ * Runs every rule under `schema` on `self` (CEL values: integers as bigint) and adds the failures
+ * to `errors`. `old` is the old object's value on UPDATE; transition rules run only where it correlates.
  */
-export function celErrors(schema: StructuralSchema, self: unknown, old?: { value: unknown }): FieldError[] {
+export function celErrors(schema: StructuralSchema, self: unknown, old: { value: unknown } | undefined, errors: ErrorList): void {
   if (!hasRulesBelow.has(schema)) compileAllRules(schema);
-  const ev: Evaluation = { errors: [], path: [] };
-  walk(schema, self, old, ev);
-  return ev.errors;
+  walk(schema, self, old && new Correlated(self, old.value, schema), { errors, path: [] });
 }

@@ -1,0 +1,78 @@
+// Large hostile objects. validate() must do work in proportion to the object however many errors
+// it holds (a quadratic walk turns a 3 MiB review into minutes of blocked event loop), and a caller
+// may ask for the first errors only. Work is counted, not timed (tests never assert wall-clock
+// limits): every walk over the object, ajv's included, lists an object's keys before it looks
+// inside, so the number of Object.keys calls counts the objects visited.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { validate } from '../src/index.js';
+import type { ValidateOptions } from '../src/types.js';
+import { backendPool, withField } from './fixtures.js';
+
+function objectsVisited(run: () => void): number {
+  const keys = Object.keys;
+  let n = 0;
+  Object.keys = (o: object) => {
+    n++;
+    return keys(o);
+  };
+  try {
+    run();
+  } finally {
+    Object.keys = keys;
+  }
+  return n;
+}
+
+/** How many times more work validating a case of 4n items takes than one of n items. */
+function growth(make: (n: number) => [unknown, ValidateOptions]): number {
+  const visits = (n: number) => {
+    const [object, options] = make(n);
+    return objectsVisited(() => validate(object, options));
+  };
+  return visits(4000) / visits(1000);
+}
+
+describe('validate does work linear in the object', () => {
+  it('ratchets an UPDATE whose every list item is invalid by comparing each value once', () => {
+    // Every port is invalid and unchanged, but the list differs from the old one at its last item,
+    // so no ancestor is unchanged: a per-error comparison from the root walks the whole list each time.
+    const ratio = growth((n) => {
+      const ports = Array.from({ length: n }, () => ({ number: 'bad' }));
+      const old = [...ports.slice(0, -1), { number: 'other' }];
+      return [withField(backendPool(), 'spec.targetPorts', ports), { operation: 'UPDATE', oldObject: withField(backendPool(), 'spec.targetPorts', old) }];
+    });
+    assert.ok(ratio < 5, `4x the items took ${ratio.toFixed(1)}x the work`);
+  });
+});
+
+describe('maxErrors', () => {
+  const cases: [string, unknown][] = [
+    [
+      'bad ports and a bad protocol (blocking)',
+      withField(withField(backendPool(), 'spec.targetPorts', [{ number: 0 }, { number: 'x' }]), 'spec.appProtocol', 'grpc'),
+    ],
+    [
+      'bad label keys (not blocking) and a failing CEL rule',
+      withField(withField(backendPool(), 'metadata.labels', { 'a b': 'x', 'c d': 'y' }), 'spec.loadBalancer.type', 'RoundRobin'),
+    ],
+  ];
+  for (const [name, object] of cases) {
+    it(`lists the first errors and counts the rest, with the same verdict: ${name}`, () => {
+      const all = validate(object);
+      assert.ok(all.errors.length >= 3, all.errors.map((e) => e.message).join('\n'));
+      for (const max of [0, 1, 2]) {
+        const some = validate(object, { maxErrors: max });
+        assert.deepEqual(some.errors, all.errors.slice(0, max));
+        assert.equal(some.omittedErrors, all.errors.length - max);
+        assert.equal(some.valid, false);
+      }
+    });
+  }
+
+  it('lists everything by default', () => {
+    const labels = Object.fromEntries(Array.from({ length: 500 }, (_, i) => [`bad key ${i}`, 'v']));
+    const r = validate(withField(backendPool(), 'metadata.labels', labels));
+    assert.deepEqual([r.errors.length, r.omittedErrors], [500, 0]);
+  });
+});
