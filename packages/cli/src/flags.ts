@@ -25,3 +25,11 @@ export function oneOf<T extends string>(name: string, value: string | undefined,
   if (!(allowed as readonly string[]).includes(value)) throw new UsageError(`${name} must be one of ${allowed.join(', ')}, not "${value}"`);
   return value as T;
 }
+
+/** `HOST:PORT`, `:PORT` or `[v6]:PORT`. */
+export function parseListen(value: string, flag = '--listen', example = '0.0.0.0:8443'): { host: string; port: number } {
+  const m = /^(?:\[([^\]]+)\]|([^:[\]]*)):(\d{1,5})$/.exec(value);
+  const port = m ? Number(m[3]) : NaN;
+  if (!m || port > 65535) throw new UsageError(`${flag} must be HOST:PORT (for example ${example}), not "${value}"`);
+  return { host: m[1] ?? (m[2] || '0.0.0.0'), port };
+}

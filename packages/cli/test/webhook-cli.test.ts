@@ -9,7 +9,7 @@ import { get as httpsGet } from 'node:https';
 import { PassThrough } from 'node:stream';
 import { connect as tlsConnect } from 'node:tls';
 import { after, before, describe, it } from 'node:test';
-import { parseListen } from '../src/commands/webhook.js';
+import { parseListen } from '../src/flags.js';
 import { main } from '../src/main.js';
 
 const bin = join(import.meta.dirname, '../src/bin.ts');

@@ -1,2 +1,14 @@
-// @extlb/controller. For now its xDS server; the rest of the control plane builds on it.
+// @extlb/controller: extlb's control plane — informers, the converter's stages, an xDS (ADS) server
+// per Gateway, status writing by the elected leader — and its parts.
+export { Controller, type ControllerOptions } from './controller.js';
+export { ApiError, KubeApi } from './cluster/api.js';
+export { Informers, type InformerEvents, type InformerOptions } from './cluster/informers.js';
+export { WATCHED_KINDS, type WatchedKind } from './cluster/kinds.js';
+export { LeaderElector, type LeaderElectionOptions } from './cluster/lease.js';
+export { startOpsServer, type OpsServerOptions } from './ops/http.js';
+export { Pipeline, type Computed, type PipelineOptions } from './reconcile/pipeline.js';
+export { Scheduler, type Batch, type SchedulerOptions } from './reconcile/scheduler.js';
+export { reconcileShadowServices, shadowService } from './reconcile/shadow.js';
+export { mergeStatus, sameStatus } from './status/merge.js';
+export { StatusWriter, type WriteReport } from './status/writer.js';
 export * from './xds/index.js';

@@ -311,7 +311,7 @@ const SCENARIOS = fileURLToPath(new URL('../../envoy/test/scenarios/', import.me
 /** The converter's golden scenarios, by folder name. */
 export const scenarioNames = readdirSync(SCENARIOS).sort();
 
-/** The xDS lists the converter makes of a scenario's input.yaml (with its options.json). */
+/** The xDS lists the converter makes of a scenario's input.yaml (with its options.json), for its first Gateway. */
 export function scenarioXds(name: string): Record<string, Record<string, unknown>[]> {
   const dir = join(SCENARIOS, name);
   const objects = parseAllDocuments(readFileSync(join(dir, 'input.yaml'), 'utf8'))
@@ -319,7 +319,9 @@ export function scenarioXds(name: string): Record<string, Record<string, unknown
     .filter((o) => o !== null);
   const optionsFile = join(dir, 'options.json');
   const options: ConvertOptions = existsSync(optionsFile) ? (JSON.parse(readFileSync(optionsFile, 'utf8')) as ConvertOptions) : {};
-  return toXds(convert(objects, { now: '2026-01-01T00:00:00Z', ...options }).envoy) as Record<string, Record<string, unknown>[]>;
+  const [config] = Object.values(convert(objects, { now: '2026-01-01T00:00:00Z', ...options }).gateways);
+  if (!config) throw new Error(`scenario ${name} converts no Gateway`);
+  return toXds(config) as Record<string, Record<string, unknown>[]>;
 }
 
 /**

@@ -12,4 +12,6 @@ export const commands: Record<string, () => Promise<Command>> = {
   picker: async () => (await import('./picker.js')).command,
   conformance: async () => (await import('./conformance.js')).command,
   simulate: async () => (await import('./simulate.js')).command,
+  controller: async () => (await import('./controller.js')).command,
+  bootstrap: async () => (await import('./bootstrap.js')).command,
 };

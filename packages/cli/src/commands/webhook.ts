@@ -2,7 +2,7 @@ import { createLogger, type LogLevel } from '@extlb/telemetry';
 import { createWebhookServer } from '@extlb/webhook';
 import { parseArgs } from 'node:util';
 import type { Command } from '../command.js';
-import { oneOf, usageErrors } from '../flags.js';
+import { oneOf, parseListen, usageErrors } from '../flags.js';
 import { UsageError, shutdownSignal, type Io } from '../io.js';
 
 const USAGE =
@@ -25,14 +25,6 @@ function seconds(flag: string, value: string, allowZero = false): number {
     throw new UsageError(`${flag} must be a ${allowZero ? 'non-negative' : 'positive'} number of seconds, not "${value}"`);
   }
   return Math.round(n * 1000);
-}
-
-/** `HOST:PORT`, `:PORT` or `[v6]:PORT`. */
-export function parseListen(value: string): { host: string; port: number } {
-  const m = /^(?:\[([^\]]+)\]|([^:[\]]*)):(\d{1,5})$/.exec(value);
-  const port = m ? Number(m[3]) : NaN;
-  if (!m || port > 65535) throw new UsageError(`--listen must be HOST:PORT (for example 0.0.0.0:8443), not "${value}"`);
-  return { host: m[1] ?? (m[2] || '0.0.0.0'), port };
 }
 
 function parseFlags(args: string[]): Flags {

@@ -1,0 +1,131 @@
+// `extlb controller`: the control plane. Watches the cluster, serves each Gateway's Envoy
+// configuration over xDS (ADS), and — as the elected leader — writes statuses and the pools' shadow
+// Services. Runs until SIGTERM or SIGINT, then drains.
+import { parseArgs } from 'node:util';
+import { createLogger, type LogLevel } from '@extlb/telemetry';
+import type { Command } from '../command.js';
+import { oneOf, parseListen, usageErrors } from '../flags.js';
+import { UsageError, shutdownSignal, type Io } from '../io.js';
+
+const USAGE =
+  'extlb controller [--kubeconfig FILE] [--context NAME] [--namespace NAMESPACE] [--lease-name NAME] [--id NAME] [--controller-name NAME] ' +
+  '[--xds-listen HOST:PORT] [--xds-tls-cert FILE --xds-tls-key FILE [--xds-client-ca FILE]] [--http-listen HOST:PORT] ' +
+  '[--lease-duration SECONDS] [--renew-deadline SECONDS] [--retry-period SECONDS] [--envoy 1.35|1.38|legacy] [--cluster-domain DOMAIN] [--shutdown-timeout SECONDS] [--log-level debug|info|warn|error]';
+
+function parseFlags(args: string[]) {
+  const { values } = usageErrors(() =>
+    parseArgs({
+      args,
+      options: {
+        kubeconfig: { type: 'string' },
+        context: { type: 'string' },
+        namespace: { type: 'string' },
+        'lease-name': { type: 'string', default: 'extlb-controller' },
+        id: { type: 'string' },
+        'controller-name': { type: 'string' },
+        'xds-listen': { type: 'string', default: '0.0.0.0:18000' },
+        'xds-tls-cert': { type: 'string' },
+        'xds-tls-key': { type: 'string' },
+        'xds-client-ca': { type: 'string' },
+        'http-listen': { type: 'string', default: '0.0.0.0:9090' },
+        envoy: { type: 'string' },
+        'cluster-domain': { type: 'string' },
+        'shutdown-timeout': { type: 'string', default: '20' },
+        // controller-runtime's defaults: a 15 s lease, renewed within 10 s, tried every 2 s.
+        'lease-duration': { type: 'string', default: '15' },
+        'renew-deadline': { type: 'string', default: '10' },
+        'retry-period': { type: 'string', default: '2' },
+        'log-level': { type: 'string' },
+      },
+      strict: true,
+      allowPositionals: false,
+    }),
+  );
+  const cert = values['xds-tls-cert'];
+  const key = values['xds-tls-key'];
+  if ((cert === undefined) !== (key === undefined)) throw new UsageError('--xds-tls-cert and --xds-tls-key go together');
+  if (values['xds-client-ca'] !== undefined && cert === undefined) throw new UsageError('--xds-client-ca needs --xds-tls-cert and --xds-tls-key');
+  const seconds = (flag: string, value: string) => {
+    const n = Number(value);
+    if (value.trim() === '' || !Number.isFinite(n) || n < 0) throw new UsageError(`${flag} must be a number of seconds, not "${value}"`);
+    return Math.round(n * 1000);
+  };
+  const lease = {
+    durationMs: seconds('--lease-duration', values['lease-duration']),
+    renewDeadlineMs: seconds('--renew-deadline', values['renew-deadline']),
+    retryPeriodMs: seconds('--retry-period', values['retry-period']),
+  };
+  if (!(lease.retryPeriodMs > 0 && lease.retryPeriodMs < lease.renewDeadlineMs && lease.renewDeadlineMs < lease.durationMs)) {
+    throw new UsageError('leader election needs 0 < --retry-period < --renew-deadline < --lease-duration');
+  }
+  return {
+    kubeconfig: values.kubeconfig,
+    context: values.context,
+    // In a Pod the controller's namespace comes from the downward API (POD_NAMESPACE).
+    namespace: values.namespace ?? process.env.POD_NAMESPACE ?? 'extlb-system',
+    leaseName: values['lease-name'],
+    id: values.id ?? process.env.POD_NAME,
+    controllerName: values['controller-name'],
+    xds: parseListen(values['xds-listen'], '--xds-listen', '0.0.0.0:18000'),
+    http: parseListen(values['http-listen'], '--http-listen', '0.0.0.0:9090'),
+    tls:
+      cert !== undefined && key !== undefined
+        ? { certFile: cert, keyFile: key, ...(values['xds-client-ca'] ? { clientCaFile: values['xds-client-ca'] } : {}) }
+        : undefined,
+    envoy: oneOf('--envoy', values.envoy, ['1.35', '1.38', 'legacy'] as const),
+    clusterDomain: values['cluster-domain'],
+    lease,
+    graceMs: seconds('--shutdown-timeout', values['shutdown-timeout']),
+    logLevel: oneOf<LogLevel>('--log-level', values['log-level'], ['debug', 'info', 'warn', 'error']) ?? 'info',
+  };
+}
+
+async function run(args: string[], io: Io): Promise<number> {
+  const flags = parseFlags(args);
+  const logger = createLogger({ level: flags.logLevel, destination: io.stdout, base: { component: 'controller' } });
+  // Loaded here: the Kubernetes and gRPC clients are heavy, and other commands need neither.
+  const [{ Controller, startOpsServer }, k8s] = await Promise.all([import('@extlb/controller'), import('@kubernetes/client-node')]);
+  const kc = new k8s.KubeConfig();
+  try {
+    if (flags.kubeconfig) kc.loadFromFile(flags.kubeconfig);
+    else kc.loadFromDefault();
+    if (flags.context) kc.setCurrentContext(flags.context);
+  } catch (err) {
+    logger.error({ error: err instanceof Error ? err.message : String(err) }, 'cannot load the kubeconfig');
+    return 1;
+  }
+  const controller = new Controller({
+    kubeConfig: kc,
+    leaseNamespace: flags.namespace,
+    leaseName: flags.leaseName,
+    lease: flags.lease,
+    xds: { ...flags.xds, ...(flags.tls ? { tls: flags.tls } : {}) },
+    logger,
+    ...(flags.id ? { identity: flags.id } : {}),
+    ...(flags.controllerName ? { controllerName: flags.controllerName } : {}),
+    ...(flags.envoy ? { envoy: flags.envoy } : {}),
+    ...(flags.clusterDomain ? { clusterDomain: flags.clusterDomain } : {}),
+  });
+  let ops: Awaited<ReturnType<typeof startOpsServer>>;
+  try {
+    ops = await startOpsServer({ ...flags.http, registry: controller.metrics.registry, notReady: () => controller.notReady() });
+    const { xdsPort } = await controller.start();
+    logger.info({ xdsPort, httpPort: ops.port, namespace: flags.namespace }, 'controller running');
+  } catch (err) {
+    logger.error({ error: err instanceof Error ? err.message : String(err) }, 'cannot start the controller');
+    await controller.stop(0).catch(() => {});
+    return 1;
+  }
+  const signal = await shutdownSignal();
+  logger.info({ signal }, 'signal received, shutting down');
+  await controller.stop(flags.graceMs);
+  await new Promise((resolve) => ops.server.close(resolve));
+  return 0;
+}
+
+export const command: Command = {
+  name: 'controller',
+  summary: 'Run the control plane: watch the cluster, serve each Gateway its Envoy configuration over xDS (ADS), write statuses as the elected leader.',
+  usage: USAGE,
+  run,
+};

@@ -1,0 +1,58 @@
+// The Kubernetes kinds the controller watches, where their API lives, and which part of the
+// converter's input each one is.
+
+export interface WatchedKind {
+  apiVersion: string;
+  kind: string;
+  /** The resource's plural, for API paths. */
+  plural: string;
+  namespaced: boolean;
+  /** Only these objects matter (a field selector the API server applies). */
+  fieldSelector?: string;
+  /** Changes to it move endpoints only: the controller updates endpoint assignments, nothing else. */
+  endpointsOnly?: boolean;
+}
+
+const GATEWAY_API = 'gateway.networking.k8s.io';
+
+/**
+ * Everything the converter reads from a cluster. Pods are not here: a pool's endpoints come from the
+ * EndpointSlices of its shadow Service, so Kubernetes decides readiness and no Pod is watched.
+ * Secrets are TLS Secrets only (certificates of HTTPS listeners).
+ */
+export const WATCHED_KINDS: readonly WatchedKind[] = [
+  { apiVersion: `${GATEWAY_API}/v1`, kind: 'GatewayClass', plural: 'gatewayclasses', namespaced: false },
+  { apiVersion: `${GATEWAY_API}/v1`, kind: 'Gateway', plural: 'gateways', namespaced: true },
+  { apiVersion: `${GATEWAY_API}/v1`, kind: 'HTTPRoute', plural: 'httproutes', namespaced: true },
+  { apiVersion: `${GATEWAY_API}/v1`, kind: 'GRPCRoute', plural: 'grpcroutes', namespaced: true },
+  { apiVersion: `${GATEWAY_API}/v1beta1`, kind: 'ReferenceGrant', plural: 'referencegrants', namespaced: true },
+  { apiVersion: `${GATEWAY_API}/v1`, kind: 'BackendTLSPolicy', plural: 'backendtlspolicies', namespaced: true },
+  { apiVersion: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false },
+  { apiVersion: 'v1', kind: 'Service', plural: 'services', namespaced: true },
+  { apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', plural: 'endpointslices', namespaced: true, endpointsOnly: true },
+  { apiVersion: 'v1', kind: 'Secret', plural: 'secrets', namespaced: true, fieldSelector: 'type=kubernetes.io/tls' },
+  { apiVersion: 'extlb.dev/v1alpha1', kind: 'BackendPool', plural: 'backendpools', namespaced: true },
+  { apiVersion: 'extlb.dev/v1alpha1', kind: 'LoadBalancerPolicy', plural: 'loadbalancerpolicies', namespaced: true },
+  { apiVersion: 'inference.networking.k8s.io/v1', kind: 'InferencePool', plural: 'inferencepools', namespaced: true },
+];
+
+/** `/api/v1/services`, `/apis/gateway.networking.k8s.io/v1/gateways`: every namespace. */
+export function collectionPath(k: Pick<WatchedKind, 'apiVersion' | 'plural'>): string {
+  return `${k.apiVersion.includes('/') ? `/apis/${k.apiVersion}` : `/api/${k.apiVersion}`}/${k.plural}`;
+}
+
+/** The path of one object (or of one of its subresources). */
+export function objectPath(
+  k: Pick<WatchedKind, 'apiVersion' | 'plural' | 'namespaced'>,
+  namespace: string | undefined,
+  name: string,
+  subresource?: string,
+): string {
+  const base = k.apiVersion.includes('/') ? `/apis/${k.apiVersion}` : `/api/${k.apiVersion}`;
+  const ns = k.namespaced ? `/namespaces/${encodeURIComponent(namespace ?? '')}` : '';
+  return `${base}${ns}/${k.plural}/${encodeURIComponent(name)}${subresource ? `/${subresource}` : ''}`;
+}
+
+export function kindOf(apiVersion: unknown, kind: unknown): WatchedKind | undefined {
+  return WATCHED_KINDS.find((k) => k.kind === kind && k.apiVersion === apiVersion);
+}

@@ -1,0 +1,257 @@
+// extlb's control plane: informers keep the cluster's objects; a change schedules a recompute
+// through the converter's stages; each Gateway's result becomes the snapshot its proxies get over
+// ADS; the leader writes statuses and the pools' shadow Services. Kubernetes and Envoy are the
+// engine — extlb keeps no store of its own and polls nothing.
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { DEFAULT_CONTROLLER, type EnvoyTarget, type JsonObject } from '@extlb/envoy';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { type Logger, createLogger } from '@extlb/telemetry';
+import { KubeApi } from './cluster/api.js';
+import { Informers } from './cluster/informers.js';
+import { WATCHED_KINDS } from './cluster/kinds.js';
+import { LeaderElector } from './cluster/lease.js';
+import { type ControllerMetrics, controllerMetrics, xdsMetricCallbacks } from './ops/metrics.js';
+import { type Computed, Pipeline } from './reconcile/pipeline.js';
+import { type Batch, Scheduler } from './reconcile/scheduler.js';
+import { reconcileShadowServices } from './reconcile/shadow.js';
+import { GATEWAY_NAME_LABEL, gatewayClassStatus, withProxyFacts } from './status/gateway.js';
+import { StatusWriter } from './status/writer.js';
+import { SnapshotCache, SnapshotError, XdsServer, type XdsTlsFiles } from './xds/index.js';
+
+export interface ControllerOptions {
+  kubeConfig: KubeConfig;
+  /** GatewayClasses naming this controllerName are this controller's. */
+  controllerName?: string;
+  /** This replica, in the Lease and in logs. Default: hostname plus a random suffix. */
+  identity?: string;
+  /** Where the Lease lives (the controller's own namespace). */
+  leaseNamespace: string;
+  leaseName?: string;
+  lease?: { durationMs?: number; renewDeadlineMs?: number; retryPeriodMs?: number };
+  xds: { host?: string; port: number; tls?: XdsTlsFiles };
+  envoy?: EnvoyTarget;
+  clusterDomain?: string;
+  /** Debounce of recomputes, and the longest a change may wait. */
+  delayMs?: number;
+  maxDelayMs?: number;
+  logger?: Logger;
+}
+
+const isObject = (v: unknown): v is JsonObject => v !== null && typeof v === 'object' && !Array.isArray(v);
+const nowIso = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+const ENDPOINT_KINDS = new Set(WATCHED_KINDS.filter((k) => k.endpointsOnly).map((k) => k.kind));
+
+export class Controller {
+  readonly metrics: ControllerMetrics;
+  readonly cache = new SnapshotCache();
+  readonly xds: XdsServer;
+  readonly informers: Informers;
+  readonly elector: LeaderElector;
+  private readonly api: KubeApi;
+  private readonly log: Logger;
+  private readonly controllerName: string;
+  private readonly pipeline: Pipeline;
+  private readonly scheduler: Scheduler;
+  private readonly writer: StatusWriter;
+  /** Gateways with a snapshot now; one that goes away gets an empty snapshot, so its proxies drop it. */
+  private groups = new Set<string>();
+  private xdsListening = false;
+  private stopping = false;
+  /** Groups whose proxies have rejected an update, so their next ACK changes the Gateway's status. */
+  private readonly nacked = new Set<string>();
+
+  constructor(private readonly options: ControllerOptions) {
+    this.controllerName = options.controllerName ?? DEFAULT_CONTROLLER;
+    const identity = options.identity ?? `${hostname()}_${randomUUID().slice(0, 8)}`;
+    this.log = options.logger ?? createLogger({ base: { component: 'controller', replica: identity } });
+    this.api = new KubeApi(options.kubeConfig);
+    this.metrics = controllerMetrics(() => this.xds);
+    this.pipeline = new Pipeline({
+      controllerName: this.controllerName,
+      ...(options.envoy ? { envoy: options.envoy } : {}),
+      ...(options.clusterDomain ? { clusterDomain: options.clusterDomain } : {}),
+    });
+    this.scheduler = new Scheduler((batch) => this.recompute(batch), {
+      ...(options.delayMs !== undefined ? { delayMs: options.delayMs } : {}),
+      ...(options.maxDelayMs !== undefined ? { maxDelayMs: options.maxDelayMs } : {}),
+      endpointKinds: ENDPOINT_KINDS,
+    });
+    this.informers = new Informers(options.kubeConfig, {
+      onChange: (kind, event) => {
+        this.metrics.informerEvents.inc({ kind: kind.kind, event });
+        this.scheduler.touch(kind.kind);
+      },
+      onList: (kind, count) => {
+        this.metrics.informerLists.inc({ kind: kind.kind });
+        this.log.debug({ kind: kind.kind, count }, 'listed');
+        this.scheduler.touch(kind.kind);
+      },
+      onError: (kind, error, retryInMs) => {
+        this.metrics.informerErrors.inc({ kind: kind.kind });
+        this.log.warn({ kind: kind.kind, error: error instanceof Error ? error.message : String(error), retryInMs }, 'watch failed; restarting');
+      },
+    });
+    const metricCallbacks = xdsMetricCallbacks(this.metrics);
+    this.xds = new XdsServer({
+      cache: this.cache,
+      controlPlaneId: identity,
+      logger: { log: (level, msg, fields) => this.log[level](fields ?? {}, msg) },
+      callbacks: {
+        ...metricCallbacks,
+        onNack: (stream, nack) => {
+          metricCallbacks.onNack(stream, nack);
+          this.nacked.add(stream.group);
+          this.scheduler.touch('xDS NACK');
+        },
+        onAck: (stream, ack) => {
+          metricCallbacks.onAck(stream, ack);
+          if (this.nacked.has(stream.group) && this.xds.nacks(stream.group).length === 0) {
+            this.nacked.delete(stream.group);
+            this.scheduler.touch('xDS ACK');
+          }
+        },
+      },
+    });
+    this.elector = new LeaderElector(this.api, {
+      namespace: options.leaseNamespace,
+      name: options.leaseName ?? 'extlb-controller',
+      identity,
+      ...(options.lease?.durationMs !== undefined ? { leaseDurationMs: options.lease.durationMs } : {}),
+      ...(options.lease?.renewDeadlineMs !== undefined ? { renewDeadlineMs: options.lease.renewDeadlineMs } : {}),
+      ...(options.lease?.retryPeriodMs !== undefined ? { retryPeriodMs: options.lease.retryPeriodMs } : {}),
+      onStartedLeading: () => {
+        this.metrics.leader.set(1);
+        this.log.info('leading: writing statuses');
+        this.scheduler.touch('Lease');
+      },
+      onStoppedLeading: () => {
+        this.metrics.leader.set(0);
+        this.log.info('no longer leading: writing nothing');
+      },
+      onError: (error) => this.log.warn({ error: error instanceof Error ? error.message : String(error) }, 'leader election'),
+    });
+    this.writer = new StatusWriter(this.api, {
+      controllerName: this.controllerName,
+      isLeader: () => this.elector.isLeader(),
+      current: (kind, name, namespace) => this.informers.get(kind, name, namespace),
+    });
+  }
+
+  /** Undefined when ready; else why not. */
+  notReady(): string | undefined {
+    if (!this.xdsListening) return 'the xDS server is not listening yet';
+    if (!this.informers.synced()) return `waiting for the first list of ${this.informers.unsynced().join(', ')}`;
+    return undefined;
+  }
+
+  async start(): Promise<{ xdsPort: number }> {
+    const { port } = await this.xds.start({
+      host: this.options.xds.host ?? '0.0.0.0',
+      port: this.options.xds.port,
+      ...(this.options.xds.tls ? { tls: this.options.xds.tls } : {}),
+    });
+    this.xdsListening = true;
+    await this.informers.start();
+    this.elector.start();
+    this.log.info({ xdsPort: port, controllerName: this.controllerName }, 'started');
+    return { xdsPort: port };
+  }
+
+  /** Resolves when no recompute is under way or pending. */
+  idle(): Promise<void> {
+    return this.scheduler.idle();
+  }
+
+  /** SIGTERM: stop watching, give up the Lease, let proxies move to another replica. */
+  async stop(graceMs = 5000): Promise<void> {
+    this.stopping = true;
+    await this.informers.stop();
+    await this.scheduler.stop();
+    await this.elector.stop();
+    await this.xds.stop({ graceMs });
+    this.xdsListening = false;
+    this.log.info('stopped');
+  }
+
+  private ownedClasses(): JsonObject[] {
+    return this.informers.list('GatewayClass').filter((gc) => isObject(gc.spec) && gc.spec.controllerName === this.controllerName);
+  }
+
+  private async recompute(batch: Batch): Promise<void> {
+    if (this.stopping || !this.informers.synced()) return;
+    const started = process.hrtime.bigint();
+    const kind = batch.endpointsOnly ? 'endpoints' : 'full';
+    try {
+      const computed = batch.endpointsOnly ? this.pipeline.endpointsOnly(this.informers.list('EndpointSlice')) : undefined;
+      const result = computed ?? this.full();
+      this.publish(result);
+      // Endpoints change no status; everything else may.
+      if (!computed) await this.writeAsLeader(result);
+    } catch (err) {
+      this.log.error({ error: err instanceof Error ? (err.stack ?? err.message) : String(err), kinds: [...batch.kinds] }, 'recompute failed');
+    } finally {
+      this.metrics.recomputeSeconds.observe({ kind }, Number(process.hrtime.bigint() - started) / 1e9);
+    }
+  }
+
+  private full(): Computed {
+    const classes = this.ownedClasses().map((gc) => String((gc.metadata as JsonObject).name));
+    const result = this.pipeline.full(this.informers.objects(), classes, nowIso());
+    const errors = result.diagnostics.filter((d) => d.severity === 'error');
+    if (errors.length > 0)
+      this.log.info({ errors: errors.length, first: errors.slice(0, 5) }, 'the cluster has objects extlb cannot use as written; their statuses say why');
+    return result;
+  }
+
+  /** Sets every Gateway's snapshot; a Gateway that went away gets an empty one. */
+  private publish(computed: Computed): void {
+    for (const [group, resources] of computed.snapshots) {
+      try {
+        const { changed } = this.cache.setSnapshot(group, resources);
+        if (changed.length > 0) this.log.debug({ group, changed }, 'snapshot');
+      } catch (err) {
+        // The previous snapshot stays in use; the check says which resource is wrong.
+        if (err instanceof SnapshotError) this.log.error({ group, issues: err.issues.slice(0, 10) }, 'snapshot refused');
+        else throw err;
+      }
+    }
+    for (const group of this.groups) if (!computed.snapshots.has(group)) this.cache.setSnapshot(group, {});
+    this.groups = new Set(computed.snapshots.keys());
+  }
+
+  private async writeAsLeader(computed: Computed): Promise<void> {
+    if (!this.elector.isLeader()) return;
+    const shadows = await reconcileShadowServices(
+      this.api,
+      [...this.informers.list('BackendPool'), ...this.informers.list('InferencePool')],
+      this.informers.list('Service'),
+    );
+    if (shadows.failed.length > 0) this.log.warn({ failed: shadows.failed }, 'shadow Services');
+    const now = nowIso();
+    const facts = {
+      now,
+      service: (namespace: string, name: string) =>
+        this.informers
+          .list('Service', namespace)
+          .find((s) => isObject(s.metadata) && isObject(s.metadata.labels) && s.metadata.labels[GATEWAY_NAME_LABEL] === name),
+      nacks: (namespace: string, name: string) => this.xds.nacks(`${namespace}/${name}`).map((n) => ({ typeUrl: n.typeUrl, message: n.message })),
+    };
+    const desired = (computed.statuses ?? []).map((s) => {
+      if (s.kind !== 'Gateway') return s;
+      const m = s.metadata as { namespace: string; name: string };
+      const live = this.informers.get('Gateway', m.name, m.namespace);
+      const generation = isObject(live?.metadata) && typeof live.metadata.generation === 'number' ? live.metadata.generation : undefined;
+      return { ...s, status: withProxyFacts(s.status as JsonObject, { ...m, ...(generation !== undefined ? { generation } : {}) }, facts) };
+    });
+    const covered = new Set(desired.filter((s) => s.kind === 'GatewayClass').map((s) => String((s.metadata as JsonObject).name)));
+    for (const gc of this.ownedClasses()) if (!covered.has(String((gc.metadata as JsonObject).name))) desired.push(gatewayClassStatus(gc, now));
+    const report = await this.writer.write(desired);
+    this.log.debug({ written: report.written, unchanged: report.unchanged, skipped: report.skipped, failed: report.failed.length }, 'statuses');
+    this.metrics.statusWrites.inc({ result: 'written' }, report.written);
+    this.metrics.statusWrites.inc({ result: 'unchanged' }, report.unchanged);
+    this.metrics.statusWrites.inc({ result: 'skipped' }, report.skipped);
+    this.metrics.statusWrites.inc({ result: 'failed' }, report.failed.length);
+    if (report.failed.length > 0) this.log.warn({ failed: report.failed.slice(0, 10) }, 'status writes failed');
+  }
+}

@@ -1,0 +1,83 @@
+// Batches changes into recomputes: a change waits `delayMs` for others to join it (a Deployment's
+// rollout moves many EndpointSlices at once), but never more than `maxDelayMs` in all, so a steady
+// trickle of changes cannot postpone a recompute forever. Runs never overlap: changes that arrive
+// during a run are batched into the next one.
+
+export interface Batch {
+  /** The kinds that changed. */
+  kinds: Set<string>;
+  /** Only endpoints moved: nothing needs resolving again. */
+  endpointsOnly: boolean;
+}
+
+export interface SchedulerOptions {
+  delayMs?: number;
+  maxDelayMs?: number;
+  /** Kinds whose changes move endpoints only. */
+  endpointKinds?: ReadonlySet<string>;
+}
+
+export class Scheduler {
+  private pending = new Set<string>();
+  private firstAt?: number;
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<void>;
+  private stopped = false;
+  private readonly delayMs: number;
+  private readonly maxDelayMs: number;
+  private readonly endpointKinds: ReadonlySet<string>;
+
+  constructor(
+    private readonly run: (batch: Batch) => Promise<void>,
+    options: SchedulerOptions = {},
+  ) {
+    this.delayMs = options.delayMs ?? 100;
+    this.maxDelayMs = options.maxDelayMs ?? 1000;
+    this.endpointKinds = options.endpointKinds ?? new Set();
+  }
+
+  /** Notes a change of `kind` and schedules a recompute. */
+  touch(kind: string): void {
+    if (this.stopped) return;
+    this.pending.add(kind);
+    this.firstAt ??= Date.now();
+    this.arm();
+  }
+
+  private arm(): void {
+    if (this.running || this.pending.size === 0) return;
+    if (this.timer) clearTimeout(this.timer);
+    const waited = Date.now() - (this.firstAt ?? Date.now());
+    this.timer = setTimeout(() => this.fire(), Math.max(0, Math.min(this.delayMs, this.maxDelayMs - waited)));
+  }
+
+  private fire(): void {
+    this.timer = undefined;
+    const kinds = this.pending;
+    this.pending = new Set();
+    this.firstAt = undefined;
+    const endpointsOnly = [...kinds].every((k) => this.endpointKinds.has(k));
+    this.running = this.run({ kinds, endpointsOnly }).finally(() => {
+      this.running = undefined;
+      if (this.pending.size > 0) {
+        this.firstAt ??= Date.now();
+        this.arm();
+      }
+    });
+  }
+
+  /** Resolves once no run is under way and none is pending. */
+  async idle(): Promise<void> {
+    while (this.running || this.timer) {
+      if (this.running) await this.running;
+      else await new Promise((r) => setTimeout(r, Math.min(this.delayMs, 20)));
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.running;
+  }
+}
