@@ -206,10 +206,10 @@ const CASES: Record<DiagnosticCode, Case> = {
     },
   },
   UnsupportedFilter: {
-    objects: [gateway(), route({ rules: [{ filters: [{ type: 'CORS', cors: {} }], backendRefs: [{ name: 'api', port: 80 }] }] }), ...api],
+    objects: [gateway(), route({ rules: [{ filters: [{ type: 'ExternalAuth', externalAuth: {} }], backendRefs: [{ name: 'api', port: 80 }] }] }), ...api],
     expect: {
       severity: 'warning',
-      message: 'filter type CORS is not supported by extlb; requests matching this rule get 500',
+      message: 'filter type ExternalAuth is not supported by extlb; requests matching this rule get 500',
       object: { kind: 'HTTPRoute', namespace: 'default', name: 'r' },
       path: 'spec.rules[0].filters[0].type',
     },

@@ -3,6 +3,7 @@
 import type { JsonObject } from '../json.js';
 import { type Backend, type Listener, type Server, usesPicker } from '../resolve/index.js';
 import type { BuildContext } from './context.js';
+import { corsFilter } from './cors.js';
 import { extProcFilter, extProcFilterName, stripEndpointHeaderFilter } from './ext-proc.js';
 import { NAME, TYPE } from './names.js';
 import { envoyRoute } from './routes.js';
@@ -25,15 +26,22 @@ function usedBackends(server: Server, ctx: BuildContext): Backend[] {
   return [...keys].flatMap((k) => ctx.gateway.backends[k] ?? []);
 }
 
+/** Whether a route of the server answers cross-origin requests. */
+function usesCors(server: Server): boolean {
+  return server.virtualHosts.some((vh) => vh.routes.some((r) => r.action.type === 'forward' && r.action.cors !== undefined));
+}
+
 /**
- * The HTTP filters of a server: when a backend reads the endpoint header, strip the client's copy
- * first; then one ext_proc filter per picker setting Envoy cannot change per route (disabled until
- * a route enables it); the router last.
+ * The HTTP filters of a server: CORS first when a route uses it (a preflight it answers reaches no
+ * picker); when a backend reads the endpoint header, strip the client's copy; then one ext_proc
+ * filter per picker setting Envoy cannot change per route (disabled until a route enables it); the
+ * router last.
  */
 function httpFilters(server: Server, ctx: BuildContext): JsonObject[] {
   const used = usedBackends(server, ctx);
   const pickers = used.filter(usesPicker);
   const filters: JsonObject[] = [];
+  if (usesCors(server)) filters.push(corsFilter());
   if (used.some((b) => b.lb.type === 'External')) filters.push(stripEndpointHeaderFilter());
   const byName = new Map<string, Backend[]>();
   for (const b of pickers) {

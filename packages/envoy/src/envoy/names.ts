@@ -4,6 +4,8 @@ const T = 'type.googleapis.com/';
 export const TYPE = {
   hcm: `${T}envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager`,
   router: `${T}envoy.extensions.filters.http.router.v3.Router`,
+  cors: `${T}envoy.extensions.filters.http.cors.v3.Cors`,
+  corsPolicy: `${T}envoy.extensions.filters.http.cors.v3.CorsPolicy`,
   extProc: `${T}envoy.extensions.filters.http.ext_proc.v3.ExternalProcessor`,
   extProcPerRoute: `${T}envoy.extensions.filters.http.ext_proc.v3.ExtProcPerRoute`,
   headerMutation: `${T}envoy.extensions.filters.http.header_mutation.v3.HeaderMutation`,
@@ -25,6 +27,7 @@ export const TYPE = {
 export const NAME = {
   hcm: 'envoy.filters.network.http_connection_manager',
   router: 'envoy.filters.http.router',
+  cors: 'envoy.filters.http.cors',
   extProc: 'envoy.filters.http.ext_proc',
   headerMutation: 'envoy.filters.http.header_mutation',
   overrideHost: 'envoy.load_balancing_policies.override_host',

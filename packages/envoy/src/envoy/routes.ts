@@ -1,9 +1,10 @@
 // IR routes to Envoy routes: matches, header and path changes, weighted clusters with the picker
 // each one asks, mirrors, hash policies, and the timeouts and retries a picker's list needs.
 import { type JsonObject, compare } from '../json.js';
-import type { External, HeaderModifier, Match, ValueMatch } from '../read/index.js';
-import { type Backend, type Forward, type Listener, type RedirectAction, type Route, usesPicker } from '../resolve/index.js';
+import type { External, HeaderModifier, Match, PathModifier, ValueMatch } from '../read/index.js';
+import { type Backend, type Destination, type Forward, type Listener, type RedirectAction, type Route, composeHeaders, usesPicker } from '../resolve/index.js';
 import type { BuildContext } from './context.js';
+import { corsPolicy } from './cors.js';
 import { envoyDuration } from './duration.js';
 import { extProcConfig, extProcFilterName } from './ext-proc.js';
 import { INVALID_BACKEND_CLUSTER, NAME, TYPE } from './names.js';
@@ -67,6 +68,25 @@ function redirectPort(a: RedirectAction, listener: Listener): number | undefined
   return listener.port === DEFAULT_PORT[scheme] ? undefined : listener.port;
 }
 
+/**
+ * A ReplacePrefixMatch as Envoy's prefix_rewrite, which puts the replacement (without trailing
+ * slashes) where the matched prefix was: `/foo/bar` with `/foo` → `/xyz/` gives `/xyz/bar`. Where
+ * the prefix or the replacement is the root, a prefix rewrite would leave `//rest` or drop the
+ * slash, so a regex replaces the prefix and the slashes after it.
+ */
+function prefixRewrite(replacement: string, prefix: string): JsonObject {
+  const trimmed = replacement.replace(/\/+$/, '');
+  if (trimmed === '' || prefix === '') return { regex_rewrite: { pattern: { regex: `^${escapeRegex(prefix)}/*` }, substitution: `${trimmed}/` } };
+  return { prefix_rewrite: trimmed };
+}
+
+/** A path modifier in a redirect: path_redirect, or the prefix rewrites above. */
+function redirectPath(path: PathModifier | undefined, prefix: string | undefined): JsonObject {
+  if (path?.type === 'ReplaceFullPath') return { path_redirect: path.value };
+  if (path?.type === 'ReplacePrefixMatch' && prefix !== undefined) return prefixRewrite(path.value, prefix);
+  return {};
+}
+
 function redirect(a: RedirectAction, listener: Listener): JsonObject {
   const r = a.redirect;
   const out: JsonObject = {};
@@ -74,23 +94,16 @@ function redirect(a: RedirectAction, listener: Listener): JsonObject {
   if (r.hostname !== undefined) out.host_redirect = r.hostname;
   const port = redirectPort(a, listener);
   if (port !== undefined) out.port_redirect = port;
-  if (r.path?.type === 'ReplaceFullPath') out.path_redirect = r.path.value;
-  else if (r.path?.type === 'ReplacePrefixMatch') out.prefix_rewrite = r.path.value;
+  Object.assign(out, redirectPath(r.path, a.prefix));
   out.response_code = REDIRECT_CODES[r.statusCode] ?? 'FOUND';
   return out;
 }
 
-function rewrite(f: Forward, ra: JsonObject): void {
+/** The rule's path rewrite on a forwarded request. */
+function rewritePath(f: Forward, ra: JsonObject): void {
   const rw = f.rewrite;
-  if (!rw) return;
-  if (rw.hostname !== undefined) ra.host_rewrite_literal = rw.hostname;
-  if (rw.path?.type === 'ReplaceFullPath') ra.regex_rewrite = { pattern: { regex: '^/.*$' }, substitution: rw.path.value };
-  else if (rw.path?.type === 'ReplacePrefixMatch' && rw.prefix !== undefined) {
-    if (rw.path.value === '/' || rw.prefix === '') {
-      // prefix_rewrite would leave `//rest`; a regex drops the whole matched prefix instead.
-      ra.regex_rewrite = { pattern: { regex: `^${escapeRegex(rw.prefix)}/*` }, substitution: rw.path.value.replace(/\/*$/, '/') };
-    } else ra.prefix_rewrite = rw.path.value;
-  }
+  if (rw?.path?.type === 'ReplaceFullPath') ra.regex_rewrite = { pattern: { regex: '^/.*$' }, substitution: rw.path.value };
+  else if (rw?.path?.type === 'ReplacePrefixMatch' && rw.prefix !== undefined) Object.assign(ra, prefixRewrite(rw.path.value, rw.prefix));
 }
 
 function hashPolicies(backends: Backend[]): JsonObject[] {
@@ -171,36 +184,74 @@ function timeoutsAndRetries(route: Route, f: Forward, ra: JsonObject, externals:
   else if (perTry !== undefined && walk > 0) ra.timeout = envoyDuration(perTry * (attempts + 1)); // room for every attempt
 }
 
+interface Entry {
+  backend: Backend;
+  weight: number;
+  destination: Destination;
+}
+
+/**
+ * Header and hostname changes of the rule and of each destination. Envoy applies a weighted
+ * cluster's changes before its route's, so the route's win where both touch a header or the
+ * Host; on responses that is Gateway API's order (the backendRef's, then the rule's), on requests
+ * it is the reverse. So when a destination changes request headers (or the Host), every weighted
+ * cluster carries the rule's and its own composed, and the route none.
+ */
+function headersAndHost(f: Forward, entries: Entry[], out: JsonObject, ra: JsonObject, clusters: JsonObject[] | undefined): void {
+  const perRequest = clusters !== undefined && entries.some((e) => e.destination.requestHeaders !== undefined);
+  const perHost = clusters !== undefined && entries.some((e) => e.destination.hostname !== undefined);
+  if (!perRequest) headerChanges(f.requestHeaders, 'request', out);
+  headerChanges(f.responseHeaders, 'response', out);
+  if (!perHost && f.rewrite?.hostname !== undefined) ra.host_rewrite_literal = f.rewrite.hostname;
+  entries.forEach((e, i) => {
+    const c = clusters?.[i];
+    if (!c) return;
+    if (perRequest) headerChanges(composeHeaders(f.requestHeaders, e.destination.requestHeaders), 'request', c);
+    headerChanges(e.destination.responseHeaders, 'response', c);
+    const host = e.destination.hostname ?? f.rewrite?.hostname;
+    if (perHost && host !== undefined) c.host_rewrite_literal = host;
+  });
+}
+
+function hasOwnFilters(d: Destination): boolean {
+  return d.requestHeaders !== undefined || d.responseHeaders !== undefined || d.hostname !== undefined;
+}
+
 function forward(route: Route, f: Forward, out: JsonObject, ctx: BuildContext): void {
   const backends = ctx.gateway.backends;
-  const entries: { backend: Backend; weight: number }[] = [];
+  const entries: Entry[] = [];
   let invalidWeight = 0;
   for (const d of f.destinations) {
     const b = d.backend === undefined ? undefined : backends[d.backend];
     if (!b || d.invalid !== undefined) invalidWeight += d.weight;
-    else if (d.weight > 0) entries.push({ backend: b, weight: d.weight });
+    else if (d.weight > 0) entries.push({ backend: b, weight: d.weight, destination: d });
   }
   const ra: JsonObject = {};
   const externals = entries.filter((e) => usesPicker(e.backend));
   const filters = [...new Set(externals.map((e) => extProcFilterName(e.backend, ctx)))].sort(compare);
-  if (entries.length === 1 && invalidWeight === 0) ra.cluster = entries[0]?.backend.key;
+  let clusters: JsonObject[] | undefined;
+  const [only] = entries;
+  if (only && entries.length === 1 && invalidWeight === 0 && !hasOwnFilters(only.destination)) ra.cluster = only.backend.key;
   else {
-    const clusters: JsonObject[] = entries.map((e) => {
+    clusters = entries.map((e) => {
       const c: JsonObject = { name: e.backend.key, weight: e.weight };
       if (filters.length > 0) c.typed_per_filter_config = extProcConfig(e.backend, filters, ctx);
       return c;
     });
-    if (invalidWeight > 0) clusters.push({ name: INVALID_BACKEND_CLUSTER, weight: invalidWeight });
-    ra.weighted_clusters = { clusters };
+    const all = [...clusters];
+    if (invalidWeight > 0) all.push({ name: INVALID_BACKEND_CLUSTER, weight: invalidWeight });
+    ra.weighted_clusters = { clusters: all };
     if (invalidWeight > 0) ra.cluster_not_found_response_code = 'INTERNAL_SERVER_ERROR';
   }
+  headersAndHost(f, entries, out, ra, clusters);
   const first = externals[0];
-  if (first) {
-    // Route level enables the first backend's disabled-by-default filter; a weighted entry's own
-    // config, more specific, then says which picker (or none) its backend uses.
-    out.typed_per_filter_config = extProcConfig(first.backend, [extProcFilterName(first.backend, ctx)], ctx);
-  }
-  rewrite(f, ra);
+  const perRoute: JsonObject = {};
+  // Route level enables the first backend's disabled-by-default filter; a weighted entry's own
+  // config, more specific, then says which picker (or none) its backend uses.
+  if (first) Object.assign(perRoute, extProcConfig(first.backend, [extProcFilterName(first.backend, ctx)], ctx));
+  if (f.cors) Object.assign(perRoute, corsPolicy(f.cors));
+  if (Object.keys(perRoute).length > 0) out.typed_per_filter_config = perRoute;
+  rewritePath(f, ra);
   if (f.mirrors.length > 0) {
     ra.request_mirror_policies = f.mirrors.map((m) => {
       const mirror: JsonObject = { cluster: m.backend };
@@ -214,6 +265,8 @@ function forward(route: Route, f: Forward, out: JsonObject, ctx: BuildContext): 
   }
   const hash = hashPolicies(entries.map((e) => e.backend));
   if (hash.length > 0) ra.hash_policy = hash;
+  // A WebSocket backend needs the HTTP/1.1 upgrade let through; Envoy refuses it (403) by default.
+  if (entries.some((e) => e.backend.websocket)) ra.upgrade_configs = [{ upgrade_type: 'websocket' }];
   timeoutsAndRetries(
     route,
     f,
@@ -228,12 +281,11 @@ function forward(route: Route, f: Forward, out: JsonObject, ctx: BuildContext): 
 export function envoyRoute(route: Route, listener: Listener, ctx: BuildContext): JsonObject {
   const out: JsonObject = { name: route.name, match: envoyMatch(route.match) };
   const a = route.action;
-  if (a.type === 'forward') {
-    headerChanges(a.requestHeaders, 'request', out);
-    headerChanges(a.responseHeaders, 'response', out);
-  }
   if (a.type === 'direct') out.direct_response = { status: a.status };
-  else if (a.type === 'redirect') out.redirect = redirect(a, listener);
-  else forward(route, a, out, ctx);
+  else if (a.type === 'redirect') {
+    // Envoy adds a route's response headers to its redirects too.
+    headerChanges(a.responseHeaders, 'response', out);
+    out.redirect = redirect(a, listener);
+  } else forward(route, a, out, ctx);
   return out;
 }

@@ -4,6 +4,7 @@ import { type JsonObject, isObject } from '../json.js';
 import { HEADER_NAME, type Reader } from './reader.js';
 import type {
   BackendRef,
+  Cors,
   Filter,
   Gateway,
   HeaderModifier,
@@ -211,6 +212,33 @@ function readRewrite(r: Reader, raw: unknown, path: string): Rewrite {
   return rewrite;
 }
 
+// The API server's patterns for CORS values (Gateway API's CORSOrigin and HTTPHeaderName).
+const CORS_ORIGIN = /(^\*$)|(^(http(s)?):\/\/(((\*\.)?([a-zA-Z0-9-]+\.)*[a-zA-Z0-9-]+|\*)(:([0-9]{1,5}))?)$)/;
+const CORS_HEADER = /^[A-Za-z0-9!#$%&'*+\-.^_`|~]+$/;
+
+function readCors(r: Reader, raw: unknown, path: string): Cors {
+  const o = r.object(raw, path) ?? {};
+  const list = (field: string, valid: (v: string) => boolean, what: string): string[] =>
+    r.array(o[field], `${path}.${field}`).flatMap((v, i) => {
+      if (typeof v === 'string' && valid(v)) return [v];
+      r.invalid(`${path}.${field}[${i}]`, `${JSON.stringify(v)} is not ${what}`);
+      return [];
+    });
+  const cors: Cors = {
+    allowOrigins: list('allowOrigins', (v) => CORS_ORIGIN.test(v), "an origin (scheme://host[:port], or '*')"),
+    allowMethods: list('allowMethods', (v) => v === '*' || (HTTP_METHODS as readonly string[]).includes(v), "an HTTP method or '*'"),
+    allowHeaders: list('allowHeaders', (v) => CORS_HEADER.test(v), 'a header name'),
+    exposeHeaders: list('exposeHeaders', (v) => CORS_HEADER.test(v), 'a header name'),
+    allowCredentials: o.allowCredentials === true,
+    maxAgeSeconds: r.integer(o.maxAge, `${path}.maxAge`, 1, 2 ** 31 - 1) ?? 5,
+  };
+  if (o.allowCredentials !== undefined && typeof o.allowCredentials !== 'boolean') r.invalid(`${path}.allowCredentials`, 'must be a boolean');
+  for (const field of ['allowOrigins', 'allowMethods', 'allowHeaders'] as const) {
+    if (cors[field].includes('*') && cors[field].length > 1) r.invalid(`${path}.${field}`, `${field} cannot contain '*' alongside other values`);
+  }
+  return cors;
+}
+
 function readBackendRef(r: Reader, raw: unknown, path: string, index: number, namespace: string, withFilters: boolean): BackendRef | undefined {
   const o = r.object(raw, path);
   const name = r.string(o?.name, `${path}.name`, true);
@@ -245,6 +273,8 @@ function readFilters(r: Reader, raw: unknown, path: string, namespace: string): 
         return [{ index, path: p, type, redirect: readRedirect(r, o.requestRedirect, `${p}.requestRedirect`) }];
       case 'URLRewrite':
         return [{ index, path: p, type, rewrite: readRewrite(r, o.urlRewrite, `${p}.urlRewrite`) }];
+      case 'CORS':
+        return [{ index, path: p, type, cors: readCors(r, o.cors, `${p}.cors`) }];
       case 'RequestMirror': {
         const mp = `${p}.requestMirror`;
         const m = r.object(o.requestMirror, mp) ?? {};

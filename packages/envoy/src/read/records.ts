@@ -116,6 +116,17 @@ export interface Mirror {
   fraction?: { numerator: number; denominator: number };
 }
 
+/** A CORS filter, with the API server's default maxAge (5 seconds) applied. */
+export interface Cors {
+  /** `*`, or `http(s)://host[:port]` where the host may start with `*.`. */
+  allowOrigins: string[];
+  allowMethods: string[];
+  allowHeaders: string[];
+  exposeHeaders: string[];
+  allowCredentials: boolean;
+  maxAgeSeconds: number;
+}
+
 interface FilterBase {
   index: number;
   /** The filter's path in its object, e.g. `spec.rules[0].filters[1]`. */
@@ -127,7 +138,8 @@ export type Filter =
   | (FilterBase & { type: 'RequestRedirect'; redirect: Redirect })
   | (FilterBase & { type: 'URLRewrite'; rewrite: Rewrite })
   | (FilterBase & { type: 'RequestMirror'; mirror: Mirror })
-  /** A filter type the converter does not implement (CORS, ExtensionRef, ...). */
+  | (FilterBase & { type: 'CORS'; cors: Cors })
+  /** A filter type the converter does not implement (ExtensionRef, ExternalAuth, ...). */
   | (FilterBase & { type: 'Unsupported'; name: string });
 
 export interface BackendRef {

@@ -156,6 +156,7 @@ export class Backends {
       lb: policy?.lb ?? ROUND_ROBIN,
       lbFrom: policy ? policy.ref : 'default',
     };
+    if (servicePort.appProtocol === 'kubernetes.io/ws') backend.websocket = true;
     if (policy) this.attachPickers(backend, policy.ref);
     this.cache.set(cacheKey, backend);
     return { ok: true, backend };

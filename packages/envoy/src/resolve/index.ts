@@ -13,6 +13,7 @@ import { type CompiledRoute, compileRoute } from './routes.js';
 import { buildListeners } from './servers.js';
 
 export { shadowServiceName, usesPicker } from './backends.js';
+export { composeHeaders } from './filters.js';
 export { compareHostnames, intersect } from './hostnames.js';
 export type * from './ir.js';
 export type * from './outcomes.js';

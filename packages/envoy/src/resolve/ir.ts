@@ -4,9 +4,9 @@
 // between Gateway API and a proxy: the Envoy stage reads only this (and endpoints), and a test can
 // read it as a golden. Plain data, so it serializes as it is; backends are referenced by key.
 import type { ObjectRef } from '../diagnostics.js';
-import type { HeaderModifier, LoadBalancer, Match, PathModifier, Redirect } from '../read/records.js';
+import type { Cors, HeaderModifier, LoadBalancer, Match, PathModifier, Redirect } from '../read/records.js';
 
-export type { HeaderModifier, LoadBalancer, Match, PathModifier, Redirect };
+export type { Cors, HeaderModifier, LoadBalancer, Match, PathModifier, Redirect };
 
 /** Every converted Gateway, sorted by `namespace/name`. */
 export interface IR {
@@ -84,6 +84,8 @@ export interface RedirectAction {
   redirect: Redirect;
   /** The matched prefix a ReplacePrefixMatch path replaces. */
   prefix?: string;
+  /** Changes to the redirect response's headers (the rule's ResponseHeaderModifier). */
+  responseHeaders?: HeaderModifier;
 }
 
 /** A fixed answer: 500 for a rule that cannot be served as written. */
@@ -100,16 +102,29 @@ export interface Forward {
   responseHeaders?: HeaderModifier;
   rewrite?: { hostname?: string; path?: PathModifier; prefix?: string };
   mirrors: Mirror[];
+  /** Cross-origin requests: preflights answered by the proxy, CORS headers on responses. */
+  cors?: Cors;
   timeouts: { requestMs?: number; backendRequestMs?: number };
   retry?: { codes: number[]; attempts?: number; backoffMs?: number };
 }
 
+/**
+ * Where a share of a rule's requests goes. The header changes and hostname of its backendRef's
+ * own filters apply only to that share: requests after the rule's (so they win where both set a
+ * header or hostname), responses before the rule's. (A backendRef that receives all of a rule's
+ * requests has its filters folded into the rule's; other filters on a backendRef that shares
+ * them make its share invalid.)
+ */
 export interface Destination {
   /** Key of the backend in the Gateway's `backends`; absent when the reference did not resolve. */
   backend?: string;
   weight: number;
   /** Why the destination cannot be used: its requests answer 500. */
   invalid?: string;
+  requestHeaders?: HeaderModifier;
+  responseHeaders?: HeaderModifier;
+  /** The backendRef's URLRewrite hostname. */
+  hostname?: string;
 }
 
 export interface Mirror {
@@ -133,6 +148,8 @@ export interface Backend {
   endpoints: EndpointSource;
   /** The endpoints speak HTTP/2 without TLS. */
   h2c: boolean;
+  /** The endpoints speak WebSocket (appProtocol kubernetes.io/ws): routes to them allow the upgrade. */
+  websocket?: true;
   /** The effective load balancer. */
   lb: LoadBalancer;
   /** Where it came from: a policy, the pool itself, or the default (round robin). */

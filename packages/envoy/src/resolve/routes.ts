@@ -1,9 +1,11 @@
-// HTTPRoute rules to actions: filters, weighted destinations, mirrors, timeouts and retry, as
-// Gateway API defines them. The result does not depend on which listener serves the route.
+// HTTPRoute rules to actions: filters (the rule's and its backendRefs'), weighted destinations,
+// mirrors, timeouts and retry, as Gateway API defines them. The result does not depend on which
+// listener serves the route.
 import type { Diagnostics } from '../diagnostics.js';
-import type { BackendRef, Filter, HttpRoute, Problem, Rule } from '../read/index.js';
+import type { BackendRef, Cors, Filter, HeaderModifier, HttpRoute, PathModifier, Problem, Redirect, Rule } from '../read/index.js';
 import { type Backends, usesPicker } from './backends.js';
-import type { Action, Backend, Destination, Forward, Mirror } from './ir.js';
+import { composeHeaders } from './filters.js';
+import type { Action, Backend, Destination, Forward, Mirror, RedirectAction } from './ir.js';
 import type { RefProblem } from './outcomes.js';
 
 export interface CompiledRule {
@@ -19,6 +21,27 @@ export interface CompiledRoute {
   refProblems: RefProblem[];
   /** Values that cannot be used, found while compiling (the read stage's are on the route). */
   problems: Problem[];
+}
+
+/** What the filters of one level (a rule, or one of its backendRefs) do, each kept with its path. */
+interface FilterSet {
+  requestHeaders?: HeaderModifier;
+  responseHeaders?: HeaderModifier;
+  hostname?: string;
+  path?: { modifier: PathModifier; at: string };
+  redirect?: { redirect: Redirect; at: string };
+  mirrors: { mirror: Mirror; backend: Backend; at: string }[];
+  cors?: { cors: Cors; at: string };
+  unsupported: { name: string; at: string }[];
+}
+
+/** A rule's request changes and answers, as they become its action. */
+interface RuleFilters {
+  requestHeaders?: HeaderModifier;
+  responseHeaders?: HeaderModifier;
+  rewrite?: NonNullable<Forward['rewrite']>;
+  mirrors: Mirror[];
+  cors?: Cors;
 }
 
 /** Compiles one route at a time, keeping its diagnostics and status problems together. */
@@ -37,6 +60,12 @@ class RouteCompiler {
     this.diags.error('Invalid', message, this.route.ref, path);
   }
 
+  /** A configuration Gateway API allows and extlb cannot apply: the status and a warning say so. */
+  private unsupported(path: string, message: string): void {
+    this.problems.push({ path, message });
+    this.diags.warning('UnsupportedFilter', message, this.route.ref, path);
+  }
+
   private resolve(ref: BackendRef): Backend | undefined {
     const res = this.backends.resolve(this.route.ref, ref);
     if (res.ok) return res.backend;
@@ -51,65 +80,92 @@ class RouteCompiler {
     return only?.path.type === 'PathPrefix' && rest.length === 0 ? only.path.value.replace(/\/+$/, '') : undefined;
   }
 
+  /** A path modifier the rule can apply: ReplacePrefixMatch needs one PathPrefix match to replace. */
+  private usablePath(rule: Rule, modifier: PathModifier | undefined, at: string): PathModifier | undefined {
+    if (modifier?.type !== 'ReplacePrefixMatch' || this.prefixOf(rule) !== undefined) return modifier;
+    this.invalid(at, 'ReplacePrefixMatch needs exactly one PathPrefix match in the rule');
+    return undefined;
+  }
+
+  /** Reads one level's filters; mirror backends are resolved (and reported) whether used or not. */
+  private filterSet(rule: Rule, filters: Filter[]): FilterSet {
+    const set: FilterSet = { mirrors: [], unsupported: [] };
+    for (const f of filters) {
+      switch (f.type) {
+        case 'RequestHeaderModifier':
+          set.requestHeaders = f.headers;
+          break;
+        case 'ResponseHeaderModifier':
+          set.responseHeaders = f.headers;
+          break;
+        case 'RequestRedirect': {
+          const path = this.usablePath(rule, f.redirect.path, `${f.path}.requestRedirect.path`);
+          const { path: _written, ...rest } = f.redirect;
+          set.redirect = { redirect: path ? { ...rest, path } : rest, at: f.path };
+          break;
+        }
+        case 'URLRewrite': {
+          if (f.rewrite.hostname !== undefined) set.hostname = f.rewrite.hostname;
+          const path = this.usablePath(rule, f.rewrite.path, `${f.path}.urlRewrite.path`);
+          if (path) set.path = { modifier: path, at: f.path };
+          break;
+        }
+        case 'RequestMirror': {
+          const backend = this.resolve(f.mirror.backendRef);
+          if (!backend) break;
+          const mirror: Mirror = { backend: backend.key };
+          if (f.mirror.percent !== undefined) mirror.percent = f.mirror.percent;
+          else if (f.mirror.fraction) mirror.fraction = f.mirror.fraction;
+          set.mirrors.push({ mirror, backend, at: f.path });
+          break;
+        }
+        case 'CORS':
+          set.cors = { cors: f.cors, at: f.path };
+          break;
+        case 'Unsupported':
+          set.unsupported.push({ name: f.name, at: f.path });
+      }
+    }
+    return set;
+  }
+
+  private redirectAction(rule: Rule, redirect: Redirect, responseHeaders: HeaderModifier | undefined): RedirectAction {
+    const prefix = this.prefixOf(rule);
+    const action: RedirectAction = { type: 'redirect', redirect };
+    if (prefix !== undefined && redirect.path) action.prefix = prefix;
+    if (responseHeaders) action.responseHeaders = responseHeaders;
+    return action;
+  }
+
+  /** Filters that do nothing on a redirect are reported, not dropped silently. */
+  private redirectIgnores(sets: FilterSet[], what: string): void {
+    for (const set of sets) {
+      for (const m of set.mirrors)
+        this.diags.warning('IncompatibleFilters', `${what} forwards no request, so this RequestMirror mirrors nothing`, this.route.ref, m.at);
+      if (set.cors)
+        this.diags.warning('IncompatibleFilters', `${what} answers every request itself, so this CORS filter does not apply`, this.route.ref, set.cors.at);
+    }
+  }
+
   compile(rule: Rule): CompiledRule {
     const base = `spec.rules[${rule.index}]`;
     const result: CompiledRule = { rule, action: { type: 'direct', status: 500 }, backends: [] };
     if (rule.sessionPersistence)
       this.diags.warning('UnsupportedValue', 'sessionPersistence is not supported yet and is ignored', this.route.ref, `${base}.sessionPersistence`);
-    const forward: Forward = { type: 'forward', destinations: [], mirrors: [], timeouts: rule.timeouts };
-    if (rule.retry) forward.retry = rule.retry;
-    let redirect: Extract<Filter, { type: 'RequestRedirect' }> | undefined;
-    let unsupported = false;
-    const prefix = this.prefixOf(rule);
-    for (const f of rule.filters) {
-      switch (f.type) {
-        case 'RequestHeaderModifier':
-          forward.requestHeaders = f.headers;
-          break;
-        case 'ResponseHeaderModifier':
-          forward.responseHeaders = f.headers;
-          break;
-        case 'RequestRedirect':
-          redirect = f;
-          break;
-        case 'URLRewrite': {
-          const rewrite: NonNullable<Forward['rewrite']> = {};
-          if (f.rewrite.hostname !== undefined) rewrite.hostname = f.rewrite.hostname;
-          if (f.rewrite.path?.type === 'ReplacePrefixMatch' && prefix === undefined) {
-            this.invalid(`${f.path}.urlRewrite.path`, 'ReplacePrefixMatch needs exactly one PathPrefix match in the rule');
-          } else if (f.rewrite.path) {
-            rewrite.path = f.rewrite.path;
-            if (prefix !== undefined) rewrite.prefix = prefix;
-          }
-          forward.rewrite = rewrite;
-          break;
-        }
-        case 'RequestMirror': {
-          const b = this.resolve(f.mirror.backendRef);
-          if (!b) break;
-          result.backends.push(b);
-          const m: Mirror = { backend: b.key };
-          if (f.mirror.percent !== undefined) m.percent = f.mirror.percent;
-          else if (f.mirror.fraction) m.fraction = f.mirror.fraction;
-          forward.mirrors.push(m);
-          break;
-        }
-        case 'Unsupported':
-          // Gateway API: a filter that cannot be applied must not be skipped; its requests get an error.
-          unsupported = true;
-          this.diags.warning(
-            'UnsupportedFilter',
-            `filter type ${f.name} is not supported by extlb; requests matching this rule get 500`,
-            this.route.ref,
-            `${f.path}.type`,
-          );
-      }
-    }
-    if (unsupported) {
-      this.resolveAll(rule, base); // still report the rule's references
+    const own = this.filterSet(rule, rule.filters);
+    if (own.unsupported.length > 0) {
+      // Gateway API: a filter that cannot be applied must not be skipped; its requests get an error.
+      for (const u of own.unsupported)
+        this.diags.warning(
+          'UnsupportedFilter',
+          `filter type ${u.name} is not supported by extlb; requests matching this rule get 500`,
+          this.route.ref,
+          `${u.at}.type`,
+        );
+      this.resolveAll(rule); // still report the rule's references
       return result;
     }
-    if (redirect) {
+    if (own.redirect) {
       if (rule.backendRefs.length > 0)
         this.diags.warning(
           'IncompatibleFilters',
@@ -117,22 +173,136 @@ class RouteCompiler {
           this.route.ref,
           `${base}.backendRefs`,
         );
-      if (redirect.redirect.path?.type === 'ReplacePrefixMatch' && prefix === undefined) {
-        this.invalid(`${redirect.path}.requestRedirect.path`, 'ReplacePrefixMatch needs exactly one PathPrefix match in the rule');
-        const { path: _dropped, ...rest } = redirect.redirect;
-        result.action = { type: 'redirect', redirect: rest };
-      } else result.action = { type: 'redirect', redirect: redirect.redirect, ...(prefix !== undefined && redirect.redirect.path ? { prefix } : {}) };
+      this.redirectIgnores([own], 'a rule that redirects');
+      result.action = this.redirectAction(rule, own.redirect.redirect, own.responseHeaders);
       return result;
     }
-    const resolved = this.resolveAll(rule, base);
+    const forward: Forward = { type: 'forward', destinations: [], mirrors: [], timeouts: rule.timeouts };
+    if (rule.retry) forward.retry = rule.retry;
+    const filters: RuleFilters = {
+      mirrors: own.mirrors.map((m) => m.mirror),
+      ...(own.requestHeaders ? { requestHeaders: own.requestHeaders } : {}),
+      ...(own.responseHeaders ? { responseHeaders: own.responseHeaders } : {}),
+      ...(own.cors ? { cors: own.cors.cors } : {}),
+    };
+    if (own.hostname !== undefined || own.path) filters.rewrite = this.rewrite(rule, own.hostname, own.path?.modifier);
+    result.backends.push(...own.mirrors.map((m) => m.backend));
+    const resolved = this.resolveAll(rule);
     rule.backendRefs.forEach((ref, i) => {
       const b = resolved[i];
       if (b) result.backends.push(b);
       forward.destinations.push(this.destination(ref, b));
     });
+    const sets = rule.backendRefs.map((ref) => (ref.filters.length > 0 ? this.filterSet(rule, ref.filters) : undefined));
+    const live = forward.destinations.flatMap((d, i) => (d.weight > 0 ? [i] : []));
+    const [first] = live;
+    const sole = live.length === 1 && first !== undefined && forward.destinations[first]?.invalid === undefined ? first : undefined;
+    for (const i of live) {
+      const set = sets[i];
+      const d = forward.destinations[i] as Destination;
+      if (!set || d.invalid !== undefined) continue;
+      if (i !== sole) {
+        this.keepOnDestination(set, d);
+        continue;
+      }
+      const redirect = this.foldSole(rule, own, filters, set, d);
+      if (redirect) {
+        // The backend is never reached: nothing is forwarded, nothing mirrored.
+        result.action = redirect;
+        result.backends = [];
+        return result;
+      }
+      if (d.invalid === undefined) result.backends.push(...set.mirrors.map((m) => m.backend));
+    }
+    Object.assign(forward, filters);
     // No backend at all, or only invalid or zero-weight ones: Gateway API answers 500.
     if (forward.destinations.some((d) => d.backend !== undefined && d.weight > 0)) result.action = forward;
     return result;
+  }
+
+  private rewrite(rule: Rule, hostname: string | undefined, path: PathModifier | undefined): NonNullable<Forward['rewrite']> {
+    const rewrite: NonNullable<Forward['rewrite']> = {};
+    if (hostname !== undefined) rewrite.hostname = hostname;
+    if (path) {
+      rewrite.path = path;
+      const prefix = this.prefixOf(rule);
+      if (prefix !== undefined) rewrite.prefix = prefix;
+    }
+    return rewrite;
+  }
+
+  /**
+   * The filters of a backendRef that receives all of the rule's requests apply to all of them:
+   * they join the rule's, after them on requests (a header or hostname they set wins) and before
+   * them on responses. A RequestRedirect there makes the rule redirect (returned).
+   */
+  private foldSole(rule: Rule, own: FilterSet, filters: RuleFilters, set: FilterSet, d: Destination): RedirectAction | undefined {
+    if (this.refuseUnsupported(set, d)) return undefined;
+    if (set.redirect) {
+      if (filters.rewrite) {
+        this.unsupported(set.redirect.at, "a RequestRedirect on a backendRef cannot follow the rule's URLRewrite; requests to this backendRef get 500");
+        d.invalid = "its RequestRedirect cannot follow the rule's URLRewrite";
+        return undefined;
+      }
+      this.redirectIgnores([own, set], 'a backendRef that redirects');
+      return this.redirectAction(rule, set.redirect.redirect, composeHeaders(set.responseHeaders, filters.responseHeaders));
+    }
+    if (set.path && filters.rewrite?.path && set.path.modifier.type === 'ReplacePrefixMatch') {
+      this.unsupported(set.path.at, "a ReplacePrefixMatch on a backendRef cannot follow the rule's own path rewrite; requests to this backendRef get 500");
+      d.invalid = "its ReplacePrefixMatch cannot follow the rule's path rewrite";
+      return undefined;
+    }
+    if (set.cors && filters.cors) {
+      this.unsupported(set.cors.at, "a CORS filter on a backendRef cannot follow the rule's own CORS filter; requests to this backendRef get 500");
+      d.invalid = "its CORS filter cannot follow the rule's";
+      return undefined;
+    }
+    if (set.hostname !== undefined || set.path) {
+      filters.rewrite = this.rewrite(rule, set.hostname ?? filters.rewrite?.hostname, set.path?.modifier ?? filters.rewrite?.path);
+    }
+    const requestHeaders = composeHeaders(filters.requestHeaders, set.requestHeaders);
+    if (requestHeaders) filters.requestHeaders = requestHeaders;
+    const responseHeaders = composeHeaders(set.responseHeaders, filters.responseHeaders);
+    if (responseHeaders) filters.responseHeaders = responseHeaders;
+    filters.mirrors.push(...set.mirrors.map((m) => m.mirror));
+    if (set.cors) filters.cors = set.cors.cors;
+    return undefined;
+  }
+
+  /**
+   * The filters of a backendRef that shares the rule's requests with others apply to its share
+   * only: header changes and the hostname can; a path rewrite, redirect, mirror or CORS filter
+   * cannot be limited to one share of a route, so that share answers 500 and the status says so.
+   */
+  private keepOnDestination(set: FilterSet, d: Destination): void {
+    if (this.refuseUnsupported(set, d)) return;
+    const routeWide = [set.path?.at, set.redirect?.at, ...set.mirrors.map((m) => m.at), set.cors?.at].filter((at) => at !== undefined);
+    for (const at of routeWide)
+      this.unsupported(
+        at,
+        "extlb applies this filter on a backendRef only when the backendRef receives all of the rule's requests; this rule splits them, so the requests sent to this backendRef get 500",
+      );
+    if (routeWide.length > 0) {
+      d.invalid = 'a filter of its backendRef cannot be limited to its share of the requests';
+      return;
+    }
+    if (set.requestHeaders) d.requestHeaders = set.requestHeaders;
+    if (set.responseHeaders) d.responseHeaders = set.responseHeaders;
+    if (set.hostname !== undefined) d.hostname = set.hostname;
+  }
+
+  /** A filter type extlb does not implement makes its backendRef's share answer 500. */
+  private refuseUnsupported(set: FilterSet, d: Destination): boolean {
+    for (const u of set.unsupported)
+      this.diags.warning(
+        'UnsupportedFilter',
+        `filter type ${u.name} is not supported by extlb; requests sent to this backendRef get 500`,
+        this.route.ref,
+        `${u.at}.type`,
+      );
+    if (set.unsupported.length === 0) return false;
+    d.invalid = `filter type ${set.unsupported.map((u) => u.name).join(', ')} is not supported`;
+    return true;
   }
 
   private destination(ref: BackendRef, b: Backend | undefined): Destination {
@@ -144,17 +314,8 @@ class RouteCompiler {
     return { backend: b.key, weight: ref.weight };
   }
 
-  private resolveAll(rule: Rule, base: string): (Backend | undefined)[] {
-    return rule.backendRefs.map((ref) => {
-      if (ref.filters.length > 0)
-        this.diags.warning(
-          'UnsupportedFilter',
-          'filters on a backendRef are not supported and are ignored',
-          this.route.ref,
-          `${base}.backendRefs[${ref.index}].filters`,
-        );
-      return this.resolve(ref);
-    });
+  private resolveAll(rule: Rule): (Backend | undefined)[] {
+    return rule.backendRefs.map((ref) => this.resolve(ref));
   }
 }
 

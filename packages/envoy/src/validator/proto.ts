@@ -24,6 +24,7 @@ const ENTRY_FILES = [
   'envoy/type/v3/http_status.proto',
   'envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager.proto',
   'envoy/extensions/filters/http/router/v3/router.proto',
+  'envoy/extensions/filters/http/cors/v3/cors.proto',
   'envoy/extensions/filters/http/ext_proc/v3/ext_proc.proto',
   'envoy/extensions/filters/http/header_mutation/v3/header_mutation.proto',
   'envoy/extensions/load_balancing_policies/round_robin/v3/round_robin.proto',

@@ -1,15 +1,20 @@
 // A model of what Envoy does with one HTTP request under a converted configuration, for checking
 // the request → response expectations of the upstream conformance suites without an Envoy binary.
 // It follows Envoy's documented router behaviour for the fields the converter emits: the listener
-// by port, the filter chain by TLS SNI, the virtual host by Host (exact names, then the longest
-// suffix wildcard, then `*`; a Host's port is ignored when the connection manager strips it or the
-// route table ignores it), the first route whose match holds, then its action — a fixed answer, a
-// redirect (Envoy's Utility::newUri rules), or forwarding with header changes, rewrites, weighted
-// clusters and mirrors. It reads only the Envoy JSON, so it checks the Envoy stage's output, not
-// the converter's intent; a field it does not know fails loudly rather than being ignored.
+// by port, the filter chain by TLS SNI, the codec (HTTP/1.1, or HTTP/2 by prior knowledge), the
+// virtual host by Host (exact names, then the longest suffix wildcard, then `*`; a Host's port is
+// ignored when the connection manager strips it or the route table ignores it), the first route
+// whose match holds, upgrades (403 when neither the connection manager nor the route allows one),
+// the CORS filter, then the route's action — a fixed answer, a redirect (Envoy's newUri rules), or
+// forwarding: the weighted cluster, header changes (a weighted cluster's before its route's, each
+// level removing before adding), host and path rewrites, mirrors, and the exchange with the
+// backend under the route's timeout and retry policy, then response header changes and CORS
+// headers. It reads only the Envoy JSON, so it checks the Envoy stage's output, not the
+// converter's intent; a field or filter it does not know fails loudly rather than being ignored.
 import type { EnvoyConfig } from '../../src/index.js';
 
 type Json = Record<string, any>;
+type Headers = Record<string, string>;
 
 export interface Request {
   /** The listener port the client connects to. */
@@ -22,9 +27,35 @@ export interface Request {
   scheme?: 'http' | 'https';
   /** TLS server name; HTTPS listeners choose their filter chain by it. */
   sni?: string;
+  /** How the client speaks: HTTP/1.1 (the default), or cleartext HTTP/2 with prior knowledge. */
+  protocol?: 'HTTP/1.1' | 'h2c';
+  /** The protocol an HTTP/1.1 `Upgrade` header asks for, e.g. `websocket`. */
+  upgrade?: string;
 }
 
-/** A request as it reaches a backend. */
+export interface Response {
+  status: number;
+  /** Lower-case names; repeated headers joined with `,`. */
+  headers: Headers;
+}
+
+/** What a backend does with one attempt: an answer after `delayMs`, or a connection reset. */
+export type BackendReply = { status: number; headers?: Headers; delayMs?: number } | { reset: true; delayMs?: number };
+
+/** A backend: its reply to the `attempt`-th try (from 0) of a request as it reaches the backend. */
+export type BackendModel = (request: Upstream, attempt: number) => BackendReply;
+
+/** A copy of a request sent to a mirror cluster; Envoy does not wait for its answer. */
+export interface Mirror {
+  cluster: string;
+  /** The share of requests mirrored, 0..1. */
+  fraction: number;
+  host: string;
+  path: string;
+  headers: Headers;
+}
+
+/** A request as it reaches a backend, and what the client gets back when it goes there. */
 export interface Upstream {
   /** The cluster chosen, with its weight when the route splits traffic. */
   cluster: string;
@@ -32,25 +63,59 @@ export interface Upstream {
   host: string;
   path: string;
   /** Lower-case names. */
-  headers: Record<string, string>;
+  headers: Headers;
+  /** The protocol Envoy speaks to the cluster. */
+  protocol: 'HTTP/1.1' | 'HTTP/2';
+  /** The upgrade Envoy forwards, when the client asked for one and the route allows it. */
+  upgrade?: string;
+  mirrors: Mirror[];
+  /** The answer the client gets: after timeouts, retries, response header changes and CORS. */
+  response: Response;
+  /** How many times Envoy sent the request to the cluster (0 when the cluster does not exist). */
+  attempts: number;
 }
 
 export type Outcome =
-  | { type: 'no-listener' | 'no-chain' }
+  /** No listener on the port, no filter chain for the SNI, or a protocol the codec refuses. */
+  | { type: 'no-listener' | 'no-chain' | 'protocol-error' }
   /** No virtual host or no route matched: Envoy answers 404. */
   | { type: 'not-found'; status: 404 }
-  | { type: 'direct'; route: string; status: number }
-  | { type: 'redirect'; route: string; status: number; location: URL }
+  /** An answer Envoy makes itself: a direct response, a refused upgrade, a CORS preflight. */
+  | { type: 'direct'; route: string; status: number; headers: Headers }
+  /** `location` parsed (a URL drops a scheme's default port); `headers.location` as Envoy writes it. */
+  | { type: 'redirect'; route: string; status: number; location: URL; headers: Headers }
   | {
       type: 'forward';
       route: string;
+      /** One per cluster the route may choose. */
       upstreams: Upstream[];
-      mirrors: string[];
-      responseHeaders: { add: [string, string, string][]; remove: string[] };
       clusterNotFound?: number;
     };
 
 const REDIRECT_STATUS: Record<string, number> = { MOVED_PERMANENTLY: 301, FOUND: 302, SEE_OTHER: 303, TEMPORARY_REDIRECT: 307, PERMANENT_REDIRECT: 308 };
+const CLUSTER_NOT_FOUND: Record<string, number> = { SERVICE_UNAVAILABLE: 503, NOT_FOUND: 404, INTERNAL_SERVER_ERROR: 500 };
+const TYPE = 'type.googleapis.com/envoy.extensions.';
+const FILTER = {
+  router: `${TYPE}filters.http.router.v3.Router`,
+  cors: `${TYPE}filters.http.cors.v3.Cors`,
+  corsPolicy: `${TYPE}filters.http.cors.v3.CorsPolicy`,
+  extProc: `${TYPE}filters.http.ext_proc.v3.ExternalProcessor`,
+  extProcPerRoute: `${TYPE}filters.http.ext_proc.v3.ExtProcPerRoute`,
+  headerMutation: `${TYPE}filters.http.header_mutation.v3.HeaderMutation`,
+};
+/** Envoy's route timeout when a route sets none. */
+const DEFAULT_ROUTE_TIMEOUT_MS = 15_000;
+
+/** Fails on a field the model does not know, so nothing in the output is silently ignored. */
+function known(o: Json | undefined, fields: string[], what: string): void {
+  for (const k of Object.keys(o ?? {})) if (!fields.includes(k)) throw new Error(`the model does not know ${what}.${k}`);
+}
+
+function ms(duration: string): number {
+  const m = /^(\d+)(?:\.(\d+))?s$/.exec(duration);
+  if (!m) throw new Error(`the model does not know the duration ${duration}`);
+  return Number(m[1]) * 1000 + Number(`0.${m[2] ?? '0'}`) * 1000;
+}
 
 function domainScore(domain: string, host: string): number {
   if (domain === host) return 3_000_000;
@@ -62,8 +127,13 @@ function domainScore(domain: string, host: string): number {
 
 function stringMatches(m: Json, value: string | undefined): boolean {
   if (value === undefined) return false;
-  if (m.exact !== undefined) return value === m.exact;
-  if (m.prefix !== undefined) return value.startsWith(m.prefix);
+  known(m, ['exact', 'prefix', 'suffix', 'contains', 'safe_regex', 'ignore_case'], 'StringMatcher');
+  const v = m.ignore_case ? value.toLowerCase() : value;
+  const want = (s: string) => (m.ignore_case ? s.toLowerCase() : s);
+  if (m.exact !== undefined) return v === want(m.exact);
+  if (m.prefix !== undefined) return v.startsWith(want(m.prefix));
+  if (m.suffix !== undefined) return v.endsWith(want(m.suffix));
+  if (m.contains !== undefined) return v.includes(want(m.contains));
   if (m.safe_regex) return new RegExp(`^(?:${m.safe_regex.regex})$`).test(value);
   throw new Error(`the model does not know the string match ${JSON.stringify(m)}`);
 }
@@ -73,7 +143,7 @@ function splitPath(path: string): [string, string] {
   return i < 0 ? [path, ''] : [path.slice(0, i), path.slice(i + 1)];
 }
 
-function routeMatches(match: Json, req: Request, headers: Record<string, string>): boolean {
+function routeMatches(match: Json, req: Request, headers: Headers): boolean {
   const [path, query] = splitPath(req.path);
   if (match.path !== undefined && path !== match.path) return false;
   if (match.prefix !== undefined && !path.startsWith(match.prefix)) return false;
@@ -88,7 +158,7 @@ function routeMatches(match: Json, req: Request, headers: Record<string, string>
   return true;
 }
 
-/** The route table a request reaches, and the Host as the router sees it. */
+/** The route table a request reaches, and the connection manager that serves it. */
 function routeTable(config: EnvoyConfig, req: Request): { rc: Json; hcm: Json } | Outcome {
   const listener = (config.listeners as Json[]).find((l) => l.address.socket_address.port_value === req.port);
   if (!listener) return { type: 'no-listener' };
@@ -104,50 +174,66 @@ function routeTable(config: EnvoyConfig, req: Request): { rc: Json; hcm: Json } 
   const chain = scored[0]?.c;
   if (!chain) return { type: 'no-chain' };
   const hcm = chain.filters[0].typed_config;
+  // AUTO tells HTTP/2 from HTTP/1.1 by the connection preface on cleartext connections.
+  const codec = hcm.codec_type ?? 'AUTO';
+  if (req.protocol === 'h2c' && codec === 'HTTP1') return { type: 'protocol-error' };
+  if (req.protocol !== 'h2c' && codec === 'HTTP2') return { type: 'protocol-error' };
+  for (const f of hcm.http_filters as Json[]) {
+    if (!Object.values(FILTER).includes(f.typed_config?.['@type'])) throw new Error(`the model does not know the HTTP filter ${f.name}`);
+  }
   const rc = hcm.route_config ?? (config.routes as Json[]).find((r) => r.name === hcm.rds.route_config_name);
   return { rc, hcm };
 }
 
-/** Envoy's Utility::newUri: the Location of a redirect. */
-function location(r: Json, req: Request, hostHeader: string): URL {
-  const scheme = r.scheme_redirect ?? (r.https_redirect ? 'https' : (req.scheme ?? 'http'));
+/**
+ * Envoy's newUri: the Location of a redirect. The scheme is the filter's or the request's; a
+ * Host port is dropped when a port is set, or when the scheme changes from the one the request
+ * came with (x-forwarded-proto, the connection's own scheme here) and the port is that scheme's
+ * default.
+ */
+function location(r: Json, req: Request, hostHeader: string, matchedPrefix: string): string {
+  known(
+    r,
+    ['scheme_redirect', 'https_redirect', 'host_redirect', 'port_redirect', 'path_redirect', 'prefix_rewrite', 'regex_rewrite', 'response_code', 'strip_query'],
+    'RedirectAction',
+  );
+  const requestScheme = req.scheme ?? 'http';
+  const scheme = r.scheme_redirect ?? (r.https_redirect ? 'https' : requestScheme);
+  const port = r.port_redirect !== undefined ? `:${r.port_redirect}` : '';
   let host = hostHeader;
-  let port = '';
-  const m = /^(.*?)(:\d+)?$/.exec(host);
-  if (r.port_redirect !== undefined) {
-    host = m?.[1] ?? host;
-    port = `:${r.port_redirect}`;
-  } else if (m?.[2]) {
-    // The request's port is kept unless it is the new scheme's default port.
-    const requestPort = m[2];
-    if ((scheme === 'http' && requestPort === ':80') || (scheme === 'https' && requestPort === ':443')) host = m[1] ?? host;
-  }
+  const m = /^(.*?)(:\d+)?$/.exec(hostHeader);
   if (r.host_redirect !== undefined) host = r.host_redirect;
+  else if (m?.[2]) {
+    const requestPort = m[2];
+    const dropsDefault = scheme !== requestScheme && requestPort === (requestScheme === 'https' ? ':443' : ':80');
+    if (port !== '' || dropsDefault) host = m[1] ?? host;
+  }
   const [path, query] = splitPath(req.path);
   let newPath = path;
   if (r.path_redirect !== undefined) newPath = r.path_redirect;
-  else if (r.prefix_rewrite !== undefined) newPath = `${r.prefix_rewrite}${path.slice(r.matchedPrefix.length)}`;
+  else if (r.prefix_rewrite !== undefined) newPath = `${r.prefix_rewrite}${path.slice(matchedPrefix.length)}`;
   else if (r.regex_rewrite) newPath = path.replace(new RegExp(r.regex_rewrite.pattern.regex), r.regex_rewrite.substitution);
-  const strip = r.strip_query === true;
-  return new URL(`${scheme}://${host}${port}${newPath}${query && !strip && r.path_redirect?.includes('?') !== true ? `?${query}` : ''}`);
+  if (!newPath.startsWith('/')) newPath = `/${newPath}`;
+  const keepQuery = query !== '' && r.strip_query !== true && r.path_redirect?.includes('?') !== true;
+  return `${scheme}://${host}${port}${newPath}${keepQuery ? `?${query}` : ''}`;
 }
 
-function applyHeaders(
-  headers: Record<string, string>,
-  entry: Json,
-  prefix: 'request' | 'response',
-  out?: { add: [string, string, string][]; remove: string[] },
-): void {
-  for (const h of entry[`${prefix}_headers_to_add`] ?? []) {
+/** One level of header changes (Envoy's HeaderParser): removals first, then additions in order. */
+function applyHeaders(headers: Headers, level: Json | undefined, prefix: 'request' | 'response'): void {
+  if (!level) return;
+  for (const name of level[`${prefix}_headers_to_remove`] ?? []) delete headers[String(name).toLowerCase()];
+  for (const h of level[`${prefix}_headers_to_add`] ?? []) {
+    known(h, ['header', 'append_action'], 'HeaderValueOption');
     const name = String(h.header.key).toLowerCase();
     const value = String(h.header.value);
-    if (out) out.add.push([name, value, h.append_action]);
-    else if (h.append_action === 'APPEND_IF_EXISTS_OR_ADD' && headers[name] !== undefined) headers[name] = `${headers[name]},${value}`;
-    else headers[name] = value;
-  }
-  for (const name of entry[`${prefix}_headers_to_remove`] ?? []) {
-    if (out) out.remove.push(String(name).toLowerCase());
-    else delete headers[String(name).toLowerCase()];
+    const action = h.append_action ?? 'APPEND_IF_EXISTS_OR_ADD';
+    const exists = headers[name] !== undefined;
+    if (action === 'APPEND_IF_EXISTS_OR_ADD') headers[name] = exists ? `${headers[name]},${value}` : value;
+    else if (action === 'OVERWRITE_IF_EXISTS_OR_ADD') headers[name] = value;
+    else if (action === 'ADD_IF_ABSENT') headers[name] = exists ? (headers[name] as string) : value;
+    else if (action === 'OVERWRITE_IF_EXISTS') {
+      if (exists) headers[name] = value;
+    } else throw new Error(`the model does not know the append action ${action}`);
   }
 }
 
@@ -157,11 +243,196 @@ function matchedPrefix(match: Json, path: string): string {
   return path;
 }
 
-export function handle(config: EnvoyConfig, req: Request): Outcome {
+/** The typed_per_filter_config entries of the levels a request passed, most specific first. */
+function perFilterConfigs(levels: (Json | undefined)[], type: string): Json[] {
+  return levels.flatMap((l) => Object.values((l?.typed_per_filter_config ?? {}) as Record<string, Json>).filter((c) => c['@type'] === type));
+}
+
+/** Envoy's CORS filter for one request: a preflight answer, or the headers to set on the response. */
+class Cors {
+  private latchedOrigin: string | undefined;
+  private corsRequest = false;
+
+  constructor(private readonly policies: Json[]) {
+    for (const p of policies)
+      known(
+        p,
+        [
+          '@type',
+          'allow_origin_string_match',
+          'allow_methods',
+          'allow_headers',
+          'expose_headers',
+          'max_age',
+          'allow_credentials',
+          'forward_not_matching_preflights',
+        ],
+        'CorsPolicy',
+      );
+  }
+
+  /** The first policy, most specific first, that sets a field. */
+  private first<T>(field: string, fallback: T): T {
+    for (const p of this.policies) {
+      const v = p[field];
+      if (v !== undefined && v !== '' && !(Array.isArray(v) && v.length === 0)) return (typeof v === 'object' && 'value' in v ? v.value : v) as T;
+    }
+    return fallback;
+  }
+
+  /** decodeHeaders: the preflight answer, or undefined when the request goes on. */
+  decode(headers: Headers): Response | undefined {
+    if (this.policies.length === 0) return undefined;
+    const origin = headers.origin;
+    if (!origin) return undefined;
+    const allowed = this.first<Json[]>('allow_origin_string_match', []).some((m) => stringMatches(m, '*') || stringMatches(m, origin));
+    if (allowed) this.latchedOrigin = origin;
+    this.corsRequest = true;
+    if (headers[':method'] !== 'OPTIONS' || !headers['access-control-request-method']) return undefined;
+    if (!allowed && this.first('forward_not_matching_preflights', true)) return undefined;
+    const out: Headers = {};
+    if (allowed) out['access-control-allow-origin'] = origin;
+    if (this.first('allow_credentials', false)) out['access-control-allow-credentials'] = 'true';
+    const methods = this.first('allow_methods', '');
+    if (methods) out['access-control-allow-methods'] = methods === '*' ? headers['access-control-request-method'] : methods;
+    const allowHeaders = this.first('allow_headers', '');
+    if (allowHeaders) out['access-control-allow-headers'] = allowHeaders === '*' ? (headers['access-control-request-headers'] ?? '') : allowHeaders;
+    const maxAge = this.first('max_age', '');
+    if (maxAge) out['access-control-max-age'] = maxAge;
+    const response = { status: 200, headers: out };
+    this.encode(response.headers); // the filter's own answer passes its encoder too
+    return response;
+  }
+
+  /** encodeHeaders: the CORS headers of a response to an allowed origin. */
+  encode(headers: Headers): void {
+    if (!this.corsRequest || this.latchedOrigin === undefined) return;
+    headers['access-control-allow-origin'] = this.latchedOrigin;
+    if (this.first('allow_credentials', false)) headers['access-control-allow-credentials'] = 'true';
+    const expose = this.first('expose_headers', '');
+    if (expose) headers['access-control-expose-headers'] = expose;
+  }
+}
+
+/** The upstream protocol of a cluster, from its HttpProtocolOptions. */
+function clusterProtocol(cluster: Json, downstream: Request['protocol']): Upstream['protocol'] {
+  const options = cluster.typed_extension_protocol_options?.['envoy.extensions.upstreams.http.v3.HttpProtocolOptions'];
+  if (!options) return 'HTTP/1.1';
+  known(options, ['@type', 'explicit_http_config', 'use_downstream_protocol_config'], 'HttpProtocolOptions');
+  if (options.use_downstream_protocol_config) return downstream === 'h2c' ? 'HTTP/2' : 'HTTP/1.1';
+  return options.explicit_http_config?.http2_protocol_options ? 'HTTP/2' : 'HTTP/1.1';
+}
+
+type TryResult = { status: number; headers: Headers } | 'reset' | 'per-try-timeout';
+
+/** Envoy's retry_on conditions for one try's result. */
+function retriable(result: TryResult, policy: Json): boolean {
+  const on = String(policy.retry_on ?? '').split(',');
+  for (const c of on) {
+    if (!['5xx', 'gateway-error', 'reset', 'connect-failure', 'refused-stream', 'retriable-status-codes', ''].includes(c))
+      throw new Error(`the model does not know retry_on ${c}`);
+  }
+  if (typeof result === 'string') return on.includes('5xx') || on.includes('gateway-error') || on.includes('reset');
+  if (on.includes('5xx') && result.status >= 500) return true;
+  if (on.includes('gateway-error') && [502, 503, 504].includes(result.status)) return true;
+  return on.includes('retriable-status-codes') && ((policy.retriable_status_codes ?? []) as number[]).includes(result.status);
+}
+
+/**
+ * The exchange with a cluster under the route's timeout (the whole exchange, 15s unless set, 0
+ * for none) and retry policy (per-try timeout, conditions, number of retries). Backoff between
+ * tries is random in Envoy and counted as no time here.
+ */
+function exchange(ra: Json, request: Upstream, backend: BackendModel): { response: Response; attempts: number } {
+  const route = ra.timeout === undefined ? DEFAULT_ROUTE_TIMEOUT_MS : ms(ra.timeout) || Number.POSITIVE_INFINITY;
+  const policy = ra.retry_policy as Json | undefined;
+  known(
+    policy,
+    ['retry_on', 'num_retries', 'per_try_timeout', 'retry_host_predicate', 'host_selection_retry_max_attempts', 'retriable_status_codes', 'retry_back_off'],
+    'RetryPolicy',
+  );
+  const perTry = policy?.per_try_timeout ? ms(policy.per_try_timeout) || Number.POSITIVE_INFINITY : Number.POSITIVE_INFINITY;
+  const retries = policy ? (policy.num_retries ?? 1) : 0;
+  let elapsed = 0;
+  for (let attempt = 0; ; attempt++) {
+    const reply = backend(request, attempt);
+    const delay = reply.delayMs ?? 0;
+    let result: TryResult;
+    if (perTry < route - elapsed && delay >= perTry) {
+      elapsed += perTry;
+      result = 'per-try-timeout';
+    } else if (delay >= route - elapsed) return { response: { status: 504, headers: {} }, attempts: attempt + 1 };
+    else {
+      elapsed += delay;
+      result = 'reset' in reply ? 'reset' : { status: reply.status, headers: { ...(reply.headers ?? {}) } };
+    }
+    if (attempt < retries && policy && retriable(result, policy)) continue;
+    const response = result === 'per-try-timeout' ? { status: 504, headers: {} } : result === 'reset' ? { status: 503, headers: {} } : result;
+    return { response, attempts: attempt + 1 };
+  }
+}
+
+/** Whether the connection manager or the route lets a request upgrade to `type`. */
+function upgradeAllowed(type: string, hcm: Json, ra: Json): boolean {
+  const find = (configs: Json[] | undefined) => configs?.find((c) => String(c.upgrade_type).toLowerCase() === type.toLowerCase());
+  for (const c of [...(hcm.upgrade_configs ?? []), ...(ra.upgrade_configs ?? [])]) known(c, ['upgrade_type', 'enabled'], 'UpgradeConfig');
+  const onRoute = find(ra.upgrade_configs);
+  if (onRoute) return onRoute.enabled !== false;
+  const onHcm = find(hcm.upgrade_configs);
+  return onHcm !== undefined && onHcm.enabled !== false;
+}
+
+const ROUTE_FIELDS = [
+  'name',
+  'match',
+  'route',
+  'redirect',
+  'direct_response',
+  'request_headers_to_add',
+  'request_headers_to_remove',
+  'response_headers_to_add',
+  'response_headers_to_remove',
+  'typed_per_filter_config',
+];
+const ACTION_FIELDS = [
+  'cluster',
+  'weighted_clusters',
+  'cluster_not_found_response_code',
+  'prefix_rewrite',
+  'regex_rewrite',
+  'host_rewrite_literal',
+  'timeout',
+  'retry_policy',
+  'request_mirror_policies',
+  // Chooses a host inside the cluster: no effect on where or how a request is answered here.
+  'hash_policy',
+  'upgrade_configs',
+];
+const CLUSTER_WEIGHT_FIELDS = [
+  'name',
+  'weight',
+  'request_headers_to_add',
+  'request_headers_to_remove',
+  'response_headers_to_add',
+  'response_headers_to_remove',
+  'host_rewrite_literal',
+  'typed_per_filter_config',
+];
+
+function fractionOf(f: Json | undefined): number {
+  if (!f) return 1;
+  const denominators: Record<string, number> = { HUNDRED: 100, TEN_THOUSAND: 10_000, MILLION: 1_000_000 };
+  return (f.default_value?.numerator ?? 0) / (denominators[f.default_value?.denominator ?? 'HUNDRED'] ?? 100);
+}
+
+/** The default backend: answers 200 at once. */
+const OK: BackendModel = () => ({ status: 200 });
+
+export function handle(config: EnvoyConfig, req: Request, backend: BackendModel = OK): Outcome {
   const table = routeTable(config, req);
   if ('type' in table) return table;
   const { rc, hcm } = table;
-  const headers: Record<string, string> = { ':method': req.method ?? 'GET' };
+  const headers: Headers = { ':method': req.method ?? 'GET' };
   for (const [k, v] of Object.entries(req.headers ?? {})) headers[k.toLowerCase()] = v;
   let host = req.host.toLowerCase();
   const hostForMatching = hcm.strip_any_host_port || rc.ignore_port_in_host_matching ? host.replace(/:\d+$/, '') : host;
@@ -178,43 +449,84 @@ export function handle(config: EnvoyConfig, req: Request): Outcome {
     }
   }
   const entry = (best?.routes as Json[] | undefined)?.find((r) => routeMatches(r.match, req, headers));
+  if (entry) known(entry, ROUTE_FIELDS, 'Route');
+  if (entry?.route) known(entry.route, ACTION_FIELDS, 'RouteAction');
+  // The connection manager refuses an upgrade that neither it nor the route (if any) allows.
+  if (req.upgrade !== undefined && !upgradeAllowed(req.upgrade, hcm, entry?.route ?? {})) {
+    return { type: 'direct', route: entry?.name ?? '', status: 403, headers: {} };
+  }
   if (!entry) return { type: 'not-found', status: 404 };
-  if (entry.direct_response) return { type: 'direct', route: entry.name, status: entry.direct_response.status };
-  const [path] = splitPath(req.path);
+  const finish = (response: Response) => {
+    applyHeaders(response.headers, entry, 'response');
+    return response.headers;
+  };
+  if (entry.direct_response) return { type: 'direct', route: entry.name, status: entry.direct_response.status, headers: finish({ status: 0, headers: {} }) };
+  const [path, query] = splitPath(req.path);
   if (entry.redirect) {
-    const r = { ...entry.redirect, matchedPrefix: matchedPrefix(entry.match, path) };
-    return {
-      type: 'redirect',
-      route: entry.name,
-      status: REDIRECT_STATUS[entry.redirect.response_code ?? 'MOVED_PERMANENTLY'] ?? 301,
-      location: location(r, req, host),
-    };
+    const status = REDIRECT_STATUS[entry.redirect.response_code ?? 'MOVED_PERMANENTLY'] ?? 301;
+    const loc = location(entry.redirect, req, host, matchedPrefix(entry.match, path));
+    return { type: 'redirect', route: entry.name, status, location: new URL(loc), headers: { location: loc, ...finish({ status, headers: {} }) } };
   }
   const ra = entry.route;
   if (!ra) throw new Error(`route ${entry.name} has no action the model knows`);
-  const responseHeaders = { add: [] as [string, string, string][], remove: [] as string[] };
-  applyHeaders(headers, entry, 'response', responseHeaders);
   const targets: Json[] = ra.cluster ? [{ name: ra.cluster, weight: 1 }] : (ra.weighted_clusters?.clusters ?? []);
-  const upstreams = targets.map((t) => {
+  for (const t of targets) {
+    known(t, CLUSTER_WEIGHT_FIELDS, 'WeightedCluster.ClusterWeight');
+    if (perFilterConfigs([t], FILTER.corsPolicy).length > 0) throw new Error('the model does not know a CORS policy on a weighted cluster');
+  }
+  // The CORS filter runs before the router: a preflight it answers never reaches a cluster.
+  const cors = new Cors(perFilterConfigs([entry, best], FILTER.corsPolicy));
+  const preflight = cors.decode(headers);
+  if (preflight) return { type: 'direct', route: entry.name, ...preflight };
+  const notFound = CLUSTER_NOT_FOUND[ra.cluster_not_found_response_code ?? 'SERVICE_UNAVAILABLE'] ?? 503;
+  const upstreams = targets.map((t): Upstream => {
     const h = { ...headers };
-    // Route-level changes first, then the weighted cluster's own.
-    applyHeaders(h, entry, 'request');
+    // The weighted cluster's changes first, then its route's, which win where both set a header.
     applyHeaders(h, t, 'request');
+    let upstreamHost = t.host_rewrite_literal ?? host;
+    applyHeaders(h, entry, 'request');
+    upstreamHost = ra.host_rewrite_literal ?? upstreamHost;
     let upstreamPath = req.path;
-    const [p, q] = splitPath(req.path);
-    if (ra.prefix_rewrite !== undefined) upstreamPath = `${ra.prefix_rewrite}${p.slice(matchedPrefix(entry.match, p).length)}${q ? `?${q}` : ''}`;
-    else if (ra.regex_rewrite) upstreamPath = `${p.replace(new RegExp(ra.regex_rewrite.pattern.regex), ra.regex_rewrite.substitution)}${q ? `?${q}` : ''}`;
-    const upstreamHost = t.host_rewrite_literal ?? ra.host_rewrite_literal ?? host;
+    if (ra.prefix_rewrite !== undefined) upstreamPath = `${ra.prefix_rewrite}${path.slice(matchedPrefix(entry.match, path).length)}${query ? `?${query}` : ''}`;
+    else if (ra.regex_rewrite)
+      upstreamPath = `${path.replace(new RegExp(ra.regex_rewrite.pattern.regex), ra.regex_rewrite.substitution)}${query ? `?${query}` : ''}`;
     const { ':method': _method, ...rest } = h;
-    return { cluster: t.name, weight: t.weight, host: upstreamHost, path: upstreamPath, headers: rest };
+    const cluster = (config.clusters as Json[]).find((c) => c.name === t.name);
+    const upstream: Upstream = {
+      cluster: t.name,
+      weight: t.weight,
+      host: upstreamHost,
+      path: upstreamPath,
+      headers: rest,
+      protocol: cluster ? clusterProtocol(cluster, req.protocol) : 'HTTP/1.1',
+      mirrors: [],
+      response: { status: 0, headers: {} },
+      attempts: 0,
+    };
+    if (req.upgrade !== undefined) upstream.upgrade = req.upgrade;
+    if (!cluster) {
+      upstream.response = { status: notFound, headers: {} };
+    } else {
+      upstream.mirrors = ((ra.request_mirror_policies ?? []) as Json[]).map((m) => {
+        known(m, ['cluster', 'runtime_fraction'], 'RequestMirrorPolicy');
+        return {
+          cluster: m.cluster,
+          fraction: fractionOf(m.runtime_fraction),
+          host: upstreamHost.replace(/^([^:]*)/, '$1-shadow'),
+          path: upstreamPath,
+          headers: rest,
+        };
+      });
+      const { response, attempts } = exchange(ra, upstream, backend);
+      upstream.response = response;
+      upstream.attempts = attempts;
+    }
+    applyHeaders(upstream.response.headers, t, 'response');
+    applyHeaders(upstream.response.headers, entry, 'response');
+    cors.encode(upstream.response.headers);
+    return upstream;
   });
-  const out: Outcome = {
-    type: 'forward',
-    route: entry.name,
-    upstreams,
-    mirrors: (ra.request_mirror_policies ?? []).map((m: Json) => m.cluster),
-    responseHeaders,
-  };
+  const out: Outcome = { type: 'forward', route: entry.name, upstreams };
   if (ra.cluster_not_found_response_code === 'INTERNAL_SERVER_ERROR') out.clusterNotFound = 500;
   return out;
 }

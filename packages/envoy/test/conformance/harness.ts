@@ -21,7 +21,8 @@ import {
   toXds,
 } from '../../src/index.js';
 import { loadEnvoyValidator } from '../../src/validator/index.js';
-import { type Outcome, type Request, clusterHosts, handle } from './envoy-model.js';
+import { echoBackend } from './echo.js';
+import { type Outcome, type Request, type Response, clusterHosts, handle } from './envoy-model.js';
 
 type Json = Record<string, any>;
 
@@ -257,20 +258,32 @@ export class Scenario {
     return [...new Set(ready.flatMap((ep) => ep.addresses as string[]))].sort();
   }
 
+  /** A request to a Gateway's proxy, answered by the suite's echo backends. */
   request(gateway: string, req: Partial<Request> & { path: string }): Outcome {
-    return handle(this.gateway(gateway), { port: 80, host: 'example.com', ...req });
+    return handle(this.gateway(gateway), { port: 80, host: 'example.com', ...req }, echoBackend(this.objects));
   }
 
   /**
    * MakeRequestAndExpectEventuallyConsistentResponse, without the waiting: the request goes where
-   * the test says — to the backend (a Service, in a namespace) with the request it expects there —
-   * or gets the response code (and redirect) it expects.
+   * the test says — to the backend (a Service, in a namespace) with the request it expects there,
+   * mirrored where it says — and the client gets the response code, headers (and redirect) it
+   * expects, whichever backend a split sends it to.
    */
   expect(gateway: string, e: Expected): void {
-    const o = this.request(gateway, e.request);
+    const request = { ...e.request };
+    if (e.backendSets) {
+      // As the suite asks the echo backend to set response headers.
+      const set = Object.entries(e.backendSets).map(([k, v]) => `${k}:${v}`);
+      request.headers = { ...request.headers, 'X-Echo-Set-Header': set.join(',') };
+    }
+    const o = this.request(gateway, request);
     const what = `${JSON.stringify(e.request)} on ${gateway}`;
-    const status = o.type === 'forward' ? 200 : 'status' in o ? o.status : 0;
-    assert.equal(status, e.status ?? 200, `${what}: expected status ${e.status ?? 200}, got ${JSON.stringify(o)}`);
+    const responses: Response[] =
+      o.type === 'forward' ? o.upstreams.map((u) => u.response) : 'status' in o ? [{ status: o.status, headers: 'headers' in o ? o.headers : {} }] : [];
+    const statuses = Array.isArray(e.status) ? e.status : [e.status ?? 200];
+    assert.ok(responses.length > 0, `${what}: no response, got ${JSON.stringify(o)}`);
+    for (const r of responses) assert.ok(statuses.includes(r.status), `${what}: expected status ${statuses.join(' or ')}, got ${JSON.stringify(o)}`);
+    for (const r of responses) checkHeaders(r.headers, e.response ?? {}, `${what}: response`);
     if (e.weights !== undefined) {
       assert.equal(o.type, 'forward', what);
       if (o.type !== 'forward') return;
@@ -292,16 +305,31 @@ export class Scenario {
         assert.deepEqual(addresses, pods, `${what}: ${u.cluster} must hold the Pods of ${e.pods}`);
       }
     }
-    if (e.backend !== undefined) {
+    if (e.backend !== undefined || e.namespace !== undefined) {
       assert.equal(o.type, 'forward', what);
       if (o.type !== 'forward') return;
       const backends = o.upstreams.map((u) => backendOf(u.cluster));
-      assert.deepEqual([...new Set(backends)], [`${e.namespace ?? INFRA}/${e.backend}`], `${what}: backend`);
+      const namespace = e.namespace ?? INFRA;
+      if (e.backend !== undefined) assert.deepEqual([...new Set(backends)], [`${namespace}/${e.backend}`], `${what}: backend`);
+      else for (const b of backends) assert.ok(b.startsWith(`${namespace}/`), `${what}: backend ${b} in namespace ${namespace}`);
       for (const u of o.upstreams) {
         if (e.upstream?.path !== undefined) assert.equal(u.path, e.upstream.path, `${what}: path at the backend`);
         if (e.upstream?.host !== undefined) assert.equal(u.host, e.upstream.host, `${what}: Host at the backend`);
-        for (const [k, v] of Object.entries(e.upstream?.headers ?? {})) assert.equal(u.headers[k.toLowerCase()], v, `${what}: header ${k} at the backend`);
-        for (const k of e.upstream?.absentHeaders ?? []) assert.equal(u.headers[k.toLowerCase()], undefined, `${what}: header ${k} must not reach the backend`);
+        if (e.upstream?.protocol !== undefined) assert.equal(u.protocol, e.upstream.protocol, `${what}: protocol to the backend`);
+        checkHeaders(u.headers, { headers: e.upstream?.headers, absentHeaders: e.upstream?.absentHeaders }, `${what}: at the backend`);
+      }
+    }
+    if (e.mirroredTo) {
+      assert.equal(o.type, 'forward', what);
+      if (o.type !== 'forward') return;
+      const expected: { backend: string; percent: number }[] = e.mirroredTo.map((m) => ({
+        backend: `${m.namespace ?? INFRA}/${m.backend}`,
+        percent: m.percent ?? 100,
+      }));
+      for (const u of o.upstreams) {
+        const mirrors = u.mirrors.map((m) => ({ backend: backendOf(m.cluster), percent: Math.round(m.fraction * 10_000) / 100 }));
+        assert.deepEqual(mirrors, expected, `${what}: mirrors`);
+        for (const m of u.mirrors) assert.equal(m.path, u.path, `${what}: the mirrored request's path`);
       }
     }
     if (e.redirect) {
@@ -321,16 +349,39 @@ export class Scenario {
 
 export interface Expected {
   request: Partial<Request> & { path: string };
-  status?: number;
-  /** The Service the request reaches (by the cluster it is sent to). */
+  /** The status the client gets (200 unless said); a list when the suite accepts any of several. */
+  status?: number | number[];
   backend?: string;
   namespace?: string;
   /** The Pods the request reaches: exactly the ready endpoints of this Service (in `namespace`). */
   pods?: string;
   /** The share of the requests each Service (in `namespace`) gets; those left out get none. */
   weights?: Record<string, number>;
-  upstream?: { path?: string; host?: string; headers?: Record<string, string>; absentHeaders?: string[] };
+  upstream?: { path?: string; host?: string; headers?: ExpectedHeaders['headers']; absentHeaders?: string[]; protocol?: 'HTTP/1.1' | 'HTTP/2' };
   redirect?: { scheme?: string; host?: string; port?: string; path?: string };
+  /** Response headers the echo backend is asked to set (the suite's BackendSetResponseHeaders). */
+  backendSets?: Record<string, string>;
+  /** Headers of the response the client gets: a value, or the values the suite accepts. */
+  response?: ExpectedHeaders;
+  /** Where the request is mirrored (percent: the share of requests, 100 unless said). */
+  mirroredTo?: { backend: string; namespace?: string; percent?: number }[];
+}
+
+export interface ExpectedHeaders {
+  headers?: Record<string, string | string[]> | undefined;
+  absentHeaders?: string[] | undefined;
+  /** Compare values without spaces, as the suite does where implementations differ in spacing. */
+  ignoreWhitespace?: boolean;
+}
+
+function checkHeaders(actual: Record<string, string>, e: ExpectedHeaders, what: string): void {
+  const norm = (v: string) => (e.ignoreWhitespace ? v.replaceAll(' ', '') : v);
+  for (const [k, v] of Object.entries(e.headers ?? {})) {
+    const got = actual[k.toLowerCase()];
+    const accepted = (Array.isArray(v) ? v : [v]).map(norm);
+    assert.ok(got !== undefined && accepted.includes(norm(got)), `${what}: header ${k} is ${JSON.stringify(got)}, expected ${accepted.join(' or ')}`);
+  }
+  for (const k of e.absentHeaders ?? []) assert.equal(actual[k.toLowerCase()], undefined, `${what}: header ${k} must be absent`);
 }
 
 /** The Service a cluster sends to: `namespace/name`. */

@@ -91,6 +91,13 @@ export const GATEWAY_API_TESTS = [
   'HTTPRouteTimeoutBackendRequest',
   'HTTPRouteTimeoutRequest',
   'HTTPRouteWeight',
+  // In Gateway API's main branch after v1.6.1 (not in v1.6.1): backendRef URLRewrite and
+  // RequestRedirect (#4823), retries on connection errors and with timeouts (#4890, #4994 took them
+  // out of the release-1.6 branch).
+  'HTTPRouteBackendRequestRedirect',
+  'HTTPRouteBackendURLRewrite',
+  'HTTPRouteRetryConnectionError',
+  'HTTPRouteRetryWithTimeouts',
 ] as const;
 
 export const GIE_TESTS = [
