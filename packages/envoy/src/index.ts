@@ -4,7 +4,17 @@
 export { convert, DEFAULT_CONTROLLER, envoyOptions, type ConvertOptions, type ConvertResult } from './convert.js';
 export { describeRef, DIAGNOSTIC_CODES, Diagnostics, type Diagnostic, type DiagnosticCode, type ObjectRef, type Severity } from './diagnostics.js';
 export type { EndpointMode, EnvoyTarget } from './envoy-target.js';
-export { adsBootstrap, endpointAssignments, parseHostPort, toBootstrap, toEnvoy, toXds, type BootstrapOptions, type EnvoyConfig, type EnvoyOptions } from './envoy/index.js';
+export {
+  adsBootstrap,
+  endpointAssignments,
+  parseHostPort,
+  toBootstrap,
+  toEnvoy,
+  toXds,
+  type BootstrapOptions,
+  type EnvoyConfig,
+  type EnvoyOptions,
+} from './envoy/index.js';
 export type { JsonObject } from './json.js';
 export { readInputs, type Inputs } from './read/index.js';
 export { InputEndpoints, type EndpointLookup, type HostPort } from './resolve/endpoints.js';

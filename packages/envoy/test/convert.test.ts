@@ -318,7 +318,7 @@ test('a route whose rules break on invalid values says so: PartiallyInvalid, or 
   });
   const badRegex = { matches: [{ path: { type: 'RegularExpression', value: '/(a' } }], backendRefs: [{ name: 's', port: 80 }] };
   const good = { matches: [{ path: { type: 'PathPrefix', value: '/ok' } }], backendRefs: [{ name: 's', port: 80 }] };
-  const message = 'spec.rules[0].matches[0].path.value: "/(a" is not a valid RE2 regular expression';
+  const message = 'spec.rules[0].matches[0].path.value: "/(a" is not a valid RE2 regular expression: missing closing ): `/(a`';
 
   const none = conditions(status(convert([gateway, service, route([badRegex])], { now: NOW }), 'HTTPRoute', 'r'));
   assert.deepEqual([none.Accepted?.status, none.Accepted?.reason, none.Accepted?.message], ['False', 'UnsupportedValue', message]);

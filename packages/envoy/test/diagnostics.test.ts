@@ -65,7 +65,7 @@ const CASES: Record<DiagnosticCode, Case> = {
     ],
     expect: {
       severity: 'error',
-      message: '"/(?=x)" is not a valid RE2 regular expression',
+      message: '"/(?=x)" is not a valid RE2 regular expression: invalid or unsupported Perl syntax: `(?=`',
       object: { kind: 'HTTPRoute', namespace: 'default', name: 'r' },
       path: 'spec.rules[0].matches[0].path.value',
     },

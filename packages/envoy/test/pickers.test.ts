@@ -3,7 +3,18 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { Diagnostics, type EndpointMode, InputEndpoints, convert, endpointAssignments, envoyOptions, readInputs, resolve, toBootstrap, toEnvoy } from '../src/index.js';
+import {
+  Diagnostics,
+  type EndpointMode,
+  InputEndpoints,
+  convert,
+  endpointAssignments,
+  envoyOptions,
+  readInputs,
+  resolve,
+  toBootstrap,
+  toEnvoy,
+} from '../src/index.js';
 import { loadEnvoyValidator } from '../src/validator/index.js';
 import { envoyOf, readObjects } from './golden.js';
 

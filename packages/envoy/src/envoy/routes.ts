@@ -1,5 +1,6 @@
 // IR routes to Envoy routes: matches, header and path changes, weighted clusters with the picker
 // each one asks, mirrors, hash policies, and the timeouts and retries a picker's list needs.
+import { literalHeaderValue } from '../limits.js';
 import { type JsonObject, compare } from '../json.js';
 import type { External, HeaderModifier, Match, PathModifier, ValueMatch } from '../read/index.js';
 import { type Backend, type Destination, type Forward, type Listener, type RedirectAction, type Route, composeHeaders, usesPicker } from '../resolve/index.js';
@@ -42,8 +43,8 @@ function envoyMatch(m: Match): JsonObject {
 function headerChanges(h: HeaderModifier | undefined, prefix: 'request' | 'response', into: JsonObject): void {
   if (!h) return;
   const add = [
-    ...h.set.map((v) => ({ header: { key: v.name, value: v.value }, append_action: 'OVERWRITE_IF_EXISTS_OR_ADD' })),
-    ...h.add.map((v) => ({ header: { key: v.name, value: v.value }, append_action: 'APPEND_IF_EXISTS_OR_ADD' })),
+    ...h.set.map((v) => ({ header: { key: v.name, value: literalHeaderValue(v.value) }, append_action: 'OVERWRITE_IF_EXISTS_OR_ADD' })),
+    ...h.add.map((v) => ({ header: { key: v.name, value: literalHeaderValue(v.value) }, append_action: 'APPEND_IF_EXISTS_OR_ADD' })),
   ];
   if (add.length) into[`${prefix}_headers_to_add`] = add;
   if (h.remove.length) into[`${prefix}_headers_to_remove`] = h.remove;

@@ -1,5 +1,6 @@
 // Gateway API kinds as written: Gateway, HTTPRoute and ReferenceGrant.
 import { parseDuration } from '../duration.js';
+import { headerValueProblem, hostnameProblem, regexProblem } from '../limits.js';
 import { type JsonObject, isObject } from '../json.js';
 import { HEADER_NAME, type Reader } from './reader.js';
 import type {
@@ -51,7 +52,14 @@ function readListener(r: Reader, raw: unknown, index: number, namespace: string)
   };
   if (listener.namespaces.from === 'Selector') listener.namespaces.selector = r.labels(sel?.matchLabels, `${p}.allowedRoutes.namespaces.selector.matchLabels`);
   const hostname = r.string(l.hostname, `${p}.hostname`);
-  if (hostname) listener.hostname = hostname.toLowerCase();
+  if (hostname) {
+    listener.hostname = hostname.toLowerCase();
+    const problem = hostnameProblem(listener.hostname);
+    if (problem) {
+      r.invalid(`${p}.hostname`, problem);
+      listener.problem = { path: `${p}.hostname`, message: problem };
+    }
+  }
   if (allowed?.kinds !== undefined) {
     listener.kinds = r.array(allowed.kinds, `${p}.allowedRoutes.kinds`).flatMap((k, i) => {
       const o = r.object(k, `${p}.allowedRoutes.kinds[${i}]`);
@@ -88,21 +96,11 @@ export function readGateway(r: Reader, spec: JsonObject, meta: Meta): Gateway {
   return { ref: r.ref, meta, gatewayClassName: r.string(spec.gatewayClassName, 'spec.gatewayClassName', true) ?? '', listeners };
 }
 
-/**
- * Envoy compiles regexes with RE2: reject what RE2 or JavaScript cannot compile (lookaround and
- * backreferences are JavaScript-only), so a bad regex is reported here, not by Envoy at load time.
- */
+/** A regex Envoy compiles with RE2 (and its program size limit): a bad one is reported here, not by Envoy at load time. */
 function validRegex(r: Reader, value: string, path: string): boolean {
-  let ok = value !== '' && !/\(\?<?[=!]|\\[1-9]/.test(value);
-  if (ok) {
-    try {
-      new RegExp(value, 'u');
-    } catch {
-      ok = false;
-    }
-  }
-  if (!ok) r.invalid(path, `${JSON.stringify(value)} is not a valid RE2 regular expression`);
-  return ok;
+  const problem = regexProblem(value);
+  if (problem) r.invalid(path, problem);
+  return problem === undefined;
 }
 
 function readValueMatches(r: Reader, raw: unknown, path: string, lowerCase: boolean): ValueMatch[] {
@@ -158,17 +156,33 @@ function readDurationField(r: Reader, raw: unknown, path: string): number | unde
   return ms;
 }
 
+/** Envoy refuses to set or remove the Host header through header changes; a hostname rewrite does it. */
+function hostHeaderProblem(name: string): string | undefined {
+  return name.toLowerCase() === 'host'
+    ? 'the Host header cannot be set or removed by a header modifier (Envoy refuses it); a URLRewrite hostname changes it'
+    : undefined;
+}
+
 function readHeaderModifier(r: Reader, spec: unknown, path: string): HeaderModifier {
   const o = r.object(spec, path) ?? {};
   const values = (field: 'set' | 'add'): HeaderValue[] =>
     r.array(o[field], `${path}.${field}`).flatMap((h, i) => {
-      if (isObject(h) && typeof h.name === 'string' && HEADER_NAME.test(h.name) && typeof h.value === 'string') return [{ name: h.name, value: h.value }];
-      r.invalid(`${path}.${field}[${i}]`, 'needs a header name and a value');
-      return [];
+      const at = `${path}.${field}[${i}]`;
+      if (!isObject(h) || typeof h.name !== 'string' || !HEADER_NAME.test(h.name) || typeof h.value !== 'string') {
+        r.invalid(at, 'needs a header name and a value');
+        return [];
+      }
+      const problem = hostHeaderProblem(h.name) ?? headerValueProblem(h.value);
+      if (problem) {
+        r.invalid(at, problem);
+        return [];
+      }
+      return [{ name: h.name, value: h.value }];
     });
   const remove = r.array(o.remove, `${path}.remove`).flatMap((h, i) => {
-    if (typeof h === 'string' && HEADER_NAME.test(h)) return [h];
-    r.invalid(`${path}.remove[${i}]`, 'must be a header name');
+    const problem = typeof h === 'string' && HEADER_NAME.test(h) ? hostHeaderProblem(h) : 'must be a header name';
+    if (problem === undefined) return [h as string];
+    r.invalid(`${path}.remove[${i}]`, problem);
     return [];
   });
   return { set: values('set'), add: values('add'), remove };
@@ -183,12 +197,22 @@ function readPathModifier(r: Reader, raw: unknown, path: string): PathModifier |
   return undefined;
 }
 
+/** A hostname a redirect or rewrite sets: no wildcard. */
+function preciseHostname(r: Reader, raw: unknown, path: string): string | undefined {
+  const hostname = r.string(raw, path);
+  if (hostname === undefined) return undefined;
+  const problem = hostname.startsWith('*') ? 'must not be a wildcard' : hostnameProblem(hostname);
+  if (!problem) return hostname;
+  r.invalid(path, problem);
+  return undefined;
+}
+
 function readRedirect(r: Reader, raw: unknown, path: string): Redirect {
   const o = r.object(raw, path) ?? {};
   const redirect: Redirect = { statusCode: 302 };
   const scheme = r.oneOf(o.scheme, `${path}.scheme`, ['http', 'https'] as const);
   if (scheme) redirect.scheme = scheme;
-  const hostname = r.string(o.hostname, `${path}.hostname`);
+  const hostname = preciseHostname(r, o.hostname, `${path}.hostname`);
   if (hostname) redirect.hostname = hostname;
   const port = r.integer(o.port, `${path}.port`, 1, 65535);
   if (port !== undefined) redirect.port = port;
@@ -205,7 +229,7 @@ function readRedirect(r: Reader, raw: unknown, path: string): Redirect {
 function readRewrite(r: Reader, raw: unknown, path: string): Rewrite {
   const o = r.object(raw, path) ?? {};
   const rewrite: Rewrite = {};
-  const hostname = r.string(o.hostname, `${path}.hostname`);
+  const hostname = preciseHostname(r, o.hostname, `${path}.hostname`);
   if (hostname) rewrite.hostname = hostname;
   const pm = readPathModifier(r, o.path, `${path}.path`);
   if (pm) rewrite.path = pm;
@@ -360,7 +384,14 @@ export function readRoute(r: Reader, spec: JsonObject, meta: Meta): HttpRoute {
     if (port !== undefined) ref.port = port;
     return [ref];
   });
-  const hostnames = r.array(spec.hostnames, 'spec.hostnames').flatMap((h, i) => r.string(h, `spec.hostnames[${i}]`)?.toLowerCase() ?? []);
+  const hostnames = r.array(spec.hostnames, 'spec.hostnames').flatMap((h, i) => {
+    const hostname = r.string(h, `spec.hostnames[${i}]`)?.toLowerCase();
+    if (hostname === undefined) return [];
+    const problem = hostnameProblem(hostname);
+    if (!problem) return [hostname];
+    r.invalid(`spec.hostnames[${i}]`, problem);
+    return [];
+  });
   const rawRules = r.array(spec.rules, 'spec.rules');
   const rules = (rawRules.length === 0 ? [{}] : rawRules).map((rule, i) => readRule(r, rule, `spec.rules[${i}]`, i, meta.namespace));
   return { ref: r.ref, meta, parentRefs, hostnames, rules, problems: r.problems };

@@ -50,6 +50,8 @@ export interface ListenerSpec {
   namespaces: { from: 'Same' | 'All' | 'Selector'; selector?: Record<string, string>; hasExpressions: boolean };
   /** undefined: every kind the protocol allows. */
   kinds?: RouteGroupKind[];
+  /** A value the listener sets that cannot be served (its hostname), with why: the listener is rejected. */
+  problem?: Problem;
 }
 
 export interface Gateway extends Base {

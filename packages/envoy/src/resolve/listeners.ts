@@ -50,6 +50,11 @@ function rejected(l: ListenerSpec, accepted: Verdict, resolvedRefs: Verdict, con
 /** Why a listener cannot be served on its own (before ports are shared), or undefined. */
 function unsupported(gw: Gateway, l: ListenerSpec, diags: Diagnostics): ListenerOutcome | undefined {
   const p = `spec.listeners[${l.index}]`;
+  if (l.problem) {
+    // Already reported (Invalid) where it was read.
+    const message = `listener "${l.name}": ${l.problem.path}: ${l.problem.message}`;
+    return rejected(l, verdict(false, 'Invalid', message), ALL_RESOLVED, NO_CONFLICTS, message);
+  }
   if (l.protocol !== 'HTTP' && l.protocol !== 'HTTPS') {
     const message = `listener "${l.name}" uses protocol ${l.protocol}, which extlb does not convert; only HTTP and HTTPS listeners are`;
     diags.warning('UnsupportedProtocol', message, gw.ref, `${p}.protocol`);

@@ -1,6 +1,7 @@
 // HTTPRoute rules to actions: filters (the rule's and its backendRefs'), weighted destinations,
 // mirrors, timeouts and retry, as Gateway API defines them. The result does not depend on which
 // listener serves the route.
+import { MAX_DURATION_SECONDS, MAX_WEIGHT_SUM } from '../limits.js';
 import type { Diagnostics } from '../diagnostics.js';
 import type { BackendRef, Cors, Filter, HeaderModifier, HttpRoute, PathModifier, Problem, Redirect, Rule } from '../read/index.js';
 import { type Backends, usesPicker } from './backends.js';
@@ -215,9 +216,34 @@ class RouteCompiler {
       if (d.invalid === undefined) result.backends.push(...set.mirrors.map((m) => m.backend));
     }
     Object.assign(forward, filters);
+    if (!this.withinEnvoyLimits(rule, forward)) return result;
     // No backend at all, or only invalid or zero-weight ones: Gateway API answers 500.
     if (forward.destinations.some((d) => d.backend !== undefined && d.weight > 0)) result.action = forward;
     return result;
+  }
+
+  /**
+   * Values Gateway API accepts but Envoy cannot express: weights that sum past a uint32, and a
+   * retry whose attempts at the backend request timeout need a route timeout past the longest
+   * Duration. Such a rule is invalid (it answers 500), so the rest of the Gateway still loads.
+   */
+  private withinEnvoyLimits(rule: Rule, forward: Forward): boolean {
+    const base = `spec.rules[${rule.index}]`;
+    const weights = forward.destinations.reduce((sum, d) => sum + d.weight, 0);
+    if (weights > MAX_WEIGHT_SUM) {
+      this.invalid(`${base}.backendRefs`, `the weights sum to ${weights}, more than Envoy can add up (${MAX_WEIGHT_SUM})`);
+      return false;
+    }
+    const perTry = forward.timeouts.backendRequestMs;
+    const attempts = (forward.retry?.attempts ?? 0) + 1;
+    if (perTry !== undefined && (perTry / 1000) * attempts > MAX_DURATION_SECONDS) {
+      this.invalid(
+        `${base}.retry.attempts`,
+        `${attempts} attempts of timeouts.backendRequest need a route timeout longer than the longest Envoy can express (${MAX_DURATION_SECONDS} seconds)`,
+      );
+      return false;
+    }
+    return true;
   }
 
   private rewrite(rule: Rule, hostname: string | undefined, path: PathModifier | undefined): NonNullable<Forward['rewrite']> {
