@@ -68,7 +68,6 @@ function keyText(key: string): string {
 function numberText(n: number): string {
   if (Number.isNaN(n)) return '.nan';
   if (!Number.isFinite(n)) return n > 0 ? '.inf' : '-.inf';
-  if (Object.is(n, -0)) return '-0';
   const s = String(n);
   // `1e+21` is a float to YAML 1.2 and go-yaml, but YAML 1.1 wants a dot in the mantissa.
   const e = s.indexOf('e');
