@@ -148,18 +148,15 @@ describe('scalars as kubectl reads them', () => {
 });
 
 describe('extlb validate with kubectl scalars', () => {
-  it('accepts an annotation written as a date or as 2:13:20: kubectl sends them as strings', async () => {
+  it('accepts a label value written as a date: kubectl sends it as a string', async () => {
     writeFileSync(
       join(dir, 'pool.yaml'),
       `apiVersion: extlb.dev/v1alpha1
 kind: BackendPool
 metadata:
   name: pool
-  annotations:
-    since: 2024-06-01
-    window: 2:13:20
 spec:
-  selector: {matchLabels: {app: model}}
+  selector: {matchLabels: {app: model, since: 2024-06-01}}
   targetPorts: [{number: 0x1F40}]
   loadBalancer: {type: RoundRobin}
 `,
