@@ -6,7 +6,8 @@
 // serves EndpointSlices. Other READMEs' commands run in the README's own folder.
 // - A command with `--listen HOST:PORT` is a server: it runs on a free loopback port (later commands
 //   of the same README that name the port are pointed at it) until the next server or the
-//   README's end, then gets SIGTERM and must exit 0.
+//   README's end, then gets SIGTERM and must exit 0. It is ready once it accepts connections and
+//   has said "listening" on its output (extlb's servers set up their SIGTERM handling after that).
 // - kubectl needs a cluster, which tests do not have: its `-f` files must exist and hold manifests
 //   that read without problems.
 // - Everything else must exit 0.
@@ -128,7 +129,7 @@ class Session {
     this.server = { where, proc, output: () => output, exited };
     let gone = false;
     void exited.then(() => (gone = true));
-    while (!(await accepts(port))) {
+    while (!/listening/.test(output) || !(await accepts(port))) {
       assert.ok(!gone, `${where}\nexited before it listened:\n${output}`);
       await new Promise((wait) => setTimeout(wait, 100));
     }
