@@ -3,9 +3,11 @@
 // not the stream: text is parsed as it arrives and each document's syntax tree is dropped once read.
 // A document that kubectl would refuse — a syntax error, an unknown or self-containing alias,
 // aliases that blow it up, a number JSON cannot carry, a key that is not a string, number or
-// boolean — becomes a problem at its line and column, and the documents after it are still read.
+// boolean, a key written twice, a `<<` of something other than mappings — becomes a problem at its
+// line and column, and the documents after it are still read. Every check is linear in the size
+// of the document.
 import { StringDecoder } from 'node:string_decoder';
-import { Composer, isAlias, isMap, isScalar, isSeq, Parser, Schema, type Document, type Node, type Scalar } from 'yaml';
+import { Composer, isAlias, isMap, isScalar, isSeq, Parser, Schema, type Alias, type Document, type Node, type Scalar, type YAMLMap } from 'yaml';
 import { KUBECTL_YAML, MISFIT_TAG_WARNING } from './kube-yaml.js';
 
 /** 1-based line and column. */
@@ -43,7 +45,8 @@ export const ALIAS_EXPANSION_FLOOR = 1 << 20;
 export const MAX_ALIASES = 10_000;
 
 // One schema for every document: building it is a good part of the cost of a small document.
-const COMPOSE_OPTIONS = { ...KUBECTL_YAML, schema: new Schema(KUBECTL_YAML), uniqueKeys: true, prettyErrors: false } as const;
+// Keys written twice are found by the walk below; the composer's own check compares every pair.
+const COMPOSE_OPTIONS = { ...KUBECTL_YAML, schema: new Schema(KUBECTL_YAML), uniqueKeys: false, prettyErrors: false } as const;
 
 /** Line starts of the text seen so far; those before the current document can be let go. */
 class LineStarts {
@@ -92,22 +95,42 @@ function nonFiniteText(node: Scalar): string {
   return typeof node.source === 'string' ? node.source : String(node.value);
 }
 
+/** A node's positions and its value as JSON sees it. */
+interface Walked {
+  at: PositionTree;
+  value: unknown;
+}
+
+const MERGE_NEEDS_MAPPINGS = '`<<` merges a mapping or a sequence of mappings; kubectl refuses anything else';
+
+/** Sets a key of a plain object, `__proto__` included, as an own property. */
+function setKey(object: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(object, key, { value, writable: true, enumerable: true, configurable: true });
+  else object[key] = value;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
 /**
- * One walk over a document's syntax tree: positions of every node, and the checks kubectl's
- * reading implies. Aliases are followed by weight only (each anchored node's weight is known once
- * it has been walked), so a billion-node alias bomb costs as much as its text.
+ * One walk over a document's syntax tree: its value, the positions of its nodes, and the checks
+ * kubectl's reading implies. The value is built here rather than by the yaml package's toJS, whose
+ * alias resolution (like the composer's duplicate-key check) takes time quadratic in the size of a
+ * document. An alias shares the value of the node it names and is counted by that node's weight,
+ * so a billion-node alias bomb costs as much as its text.
  */
 class DocumentWalk {
   readonly problems: { offset: number; message: string }[] = [];
   private readonly anchors = new Map<string, Node>();
-  /** Expanded weight of each anchored node, once walked. */
-  private readonly weights = new Map<Node, number>();
+  /** Value and expanded weight of each anchored node, once walked. */
+  private readonly anchored = new Map<Node, { value: unknown; weight: number }>();
   /** The nodes being walked: an alias to one of them would contain itself. */
   private readonly open = new Set<Node>();
   private aliasCount = 0;
   /** Weight of the nodes as written, and what aliases add to it; with the first alias to add. */
-  ownWeight = 0;
-  private added: { offset: number; total: number }[] = [];
+  private ownWeight = 0;
+  private readonly added: { offset: number; total: number }[] = [];
 
   constructor(private readonly lines: LineStarts) {}
 
@@ -115,98 +138,127 @@ class DocumentWalk {
     this.problems.push({ offset: startOf(node), message });
   }
 
-  /** The positions under `node`; `weight` gets the node's weight with aliases expanded. */
-  walk(node: Node | null, weight: { value: number }, isKey = false): PositionTree {
+  /** `weight` gets the node's weight with aliases expanded: one per node, plus string lengths. */
+  walk(node: Node | null, weight: { value: number }, isKey = false): Walked {
     const at: PositionTree = this.lines.position(startOf(node));
-    if (node === null) {
-      weight.value += 1;
-      this.ownWeight += 1;
-      return at;
-    }
-    if (isAlias(node)) {
-      this.alias(node, weight);
-      return at;
-    }
+    this.ownWeight += 1;
+    weight.value += 1;
+    if (node === null) return { at, value: null };
+    if (isAlias(node)) return { at, value: this.alias(node, weight) };
     if (node.anchor) this.anchors.set(node.anchor, node);
     this.open.add(node);
-    const inner = { value: 1 };
-    this.ownWeight += 1;
+    const inner = { value: 0 };
+    let value: unknown;
     if (isScalar(node)) {
-      const size = typeof node.value === 'string' ? node.value.length : 0;
-      inner.value += size;
-      this.ownWeight += size;
-      // As a key it is fine: kubectl turns it into the string ".inf".
-      if (!isKey && typeof node.value === 'number' && !Number.isFinite(node.value)) {
+      value = node.value;
+      if (typeof value === 'string') {
+        inner.value += value.length;
+        this.ownWeight += value.length;
+      } else if (!isKey && typeof value === 'number' && !Number.isFinite(value)) {
+        // As a key it is fine: kubectl turns it into the string ".inf".
         this.problem(
           node,
           `${nonFiniteText(node)} is not a number JSON can carry, so kubectl cannot send it (json: unsupported value); quote it to make it a string`,
         );
       }
     } else if (isMap(node)) {
-      at.keys = new Map();
-      const merged: Node[] = [];
-      for (const pair of node.items) {
-        const key = pair.key as Node | null;
-        this.checkKey(key);
-        this.walk(key, inner, true);
-        const value = this.walk(pair.value as Node | null, inner);
-        if (isMergeKey(key)) merged.push(pair.value as Node);
-        else at.keys.set(isScalar(key) ? String(key.value) : String(key), value);
-      }
-      // Keys that `<<` brings in point at the alias or mapping that brought them.
-      for (const source of merged) this.addMergedKeys(at.keys, source);
+      value = this.mapping(node, at, inner);
     } else if (isSeq(node)) {
-      at.items = node.items.map((item) => this.walk(item as Node | null, inner));
+      const items: unknown[] = [];
+      at.items = [];
+      for (const item of node.items) {
+        const walked = this.walk(item as Node | null, inner);
+        at.items.push(walked.at);
+        items.push(walked.value);
+      }
+      value = items;
     }
     this.open.delete(node);
-    if (node.anchor) this.weights.set(node, inner.value);
+    if (node.anchor) this.anchored.set(node, { value, weight: inner.value + 1 });
     weight.value += inner.value;
-    return at;
+    return { at, value };
   }
 
-  private alias(node: Node & { source: string }, weight: { value: number }): void {
-    this.ownWeight += 1;
-    weight.value += 1;
+  /** The value of the node an alias names (shared, not copied), counted by that node's weight. */
+  private alias(node: Alias, weight: { value: number }): unknown {
     this.aliasCount++;
     if (this.aliasCount === MAX_ALIASES + 1) this.problem(node, `more than ${MAX_ALIASES} aliases in one document`);
     const target = this.anchors.get(node.source);
     if (target === undefined) {
       this.problem(node, `unknown alias *${node.source}: no anchor &${node.source} before it in this document`);
-      return;
+      return undefined;
     }
     if (this.open.has(target)) {
       this.problem(node, `alias *${node.source} is inside the node it names, so its value would contain itself`);
-      return;
+      return undefined;
     }
-    const size = this.weights.get(target) ?? 1;
+    const { value, weight: size } = this.anchored.get(target)!;
     weight.value += size;
-    const total = (this.added.at(-1)?.total ?? 0) + size;
-    this.added.push({ offset: startOf(node), total });
+    this.added.push({ offset: startOf(node), total: (this.added.at(-1)?.total ?? 0) + size });
+    return value;
   }
 
-  private checkKey(key: Node | null): void {
-    if (isScalar(key) ? key.value === null : key === null) {
-      this.problem(key, 'a mapping key is null (empty, ~ or null); kubectl refuses it (unsupported map key)');
-    } else if (!isScalar(key) && !isAlias(key)) {
-      this.problem(key, 'a mapping key is a mapping or a sequence; kubectl refuses it (invalid map key)');
-    }
-  }
-
-  private addMergedKeys(keys: Map<string, PositionTree>, source: Node): void {
-    const at = this.lines.position(startOf(source));
-    const sources = isSeq(source) ? source.items : [source];
-    for (const item of sources) {
-      const target = isAlias(item) ? this.anchors.get(item.source) : item;
-      if (!isMap(target)) continue;
-      for (const pair of target.items) {
-        const name = isScalar(pair.key) ? String(pair.key.value) : String(pair.key);
-        if (!keys.has(name)) keys.set(name, at);
+  /**
+   * A mapping as go-yaml v2 reads it: keys become strings (a key written twice is a problem), and
+   * `<<` sets the keys of the mapping, or of each mapping of a sequence (the first one winning),
+   * in the order it comes, over keys set before it.
+   */
+  private mapping(node: YAMLMap, at: PositionTree, weight: { value: number }): Record<string, unknown> {
+    const object: Record<string, unknown> = {};
+    const positions = new Map<string, PositionTree>();
+    const written = new Set<string>();
+    at.keys = positions;
+    for (const pair of node.items) {
+      const keyNode = pair.key as Node | null;
+      const key = this.walk(keyNode, weight, true);
+      const valueNode = pair.value as Node | null;
+      const value = this.walk(valueNode, weight);
+      if (isMergeKey(keyNode)) {
+        for (const source of this.mergeSources(valueNode, value.value)) {
+          for (const [name, merged] of Object.entries(source)) {
+            setKey(object, name, merged);
+            positions.set(name, value.at);
+          }
+        }
+        continue;
       }
+      const name = this.keyName(keyNode, key.value);
+      if (name === undefined) continue;
+      if (written.has(name)) this.problem(keyNode, `mapping key ${JSON.stringify(name)} appears more than once`);
+      written.add(name);
+      setKey(object, name, value.value);
+      positions.set(name, value.at);
     }
+    return object;
   }
 
-  /** The first alias at which what aliases add passes the document's allowance, if any. */
-  checkExpansion(): void {
+  /** What a `<<` value brings in, in the order to set it; a problem unless they are mappings. */
+  private mergeSources(node: Node | null, value: unknown): Record<string, unknown>[] {
+    if (isSeq(node) && Array.isArray(value)) {
+      if (value.every(isPlainObject) && node.items.every((item) => !isAlias(item) || isMap(this.anchors.get(item.source)))) return value.toReversed();
+    } else if (isPlainObject(value) && (isMap(node) || (isAlias(node) && isMap(this.anchors.get(node.source))))) {
+      return [value];
+    }
+    if (value !== undefined) this.problem(node, MERGE_NEEDS_MAPPINGS);
+    return [];
+  }
+
+  /** The string a key becomes in JSON, as sigs.k8s.io/yaml turns it; undefined (and a problem) when it cannot. */
+  private keyName(node: Node | null, value: unknown): string | undefined {
+    if (value === undefined) return undefined; // an alias that names nothing, reported already
+    if (value === null) {
+      this.problem(node, 'a mapping key is null (empty, ~ or null); kubectl refuses it (unsupported map key)');
+      return undefined;
+    }
+    if (typeof value === 'object') {
+      this.problem(node, 'a mapping key is a mapping or a sequence; kubectl refuses it (invalid map key)');
+      return undefined;
+    }
+    return String(value);
+  }
+
+  /** The document's value, or the problems that keep kubectl from reading it. */
+  finish(root: Walked): { value: unknown } | undefined {
     const allowance = Math.max(ALIAS_EXPANSION_FLOOR, this.ownWeight);
     const over = this.added.find((a) => a.total > allowance);
     if (over) {
@@ -215,6 +267,7 @@ class DocumentWalk {
         message: `aliases expand this document past ${allowance} characters (at most its own size, and at least ${ALIAS_EXPANSION_FLOOR}); write the repeated part out or use fewer aliases`,
       });
     }
+    return this.problems.length === 0 ? { value: root.value } : undefined;
   }
 }
 
@@ -227,19 +280,16 @@ function readDocument(doc: Document.Parsed, index: number, lines: LineStarts): (
   const problem = (offset: number, message: string): YamlProblem => ({ kind: 'problem', ...lines.position(offset), message });
   if (doc.errors.length > 0) return doc.errors.map((e) => problem(e.pos[0], `YAML syntax error: ${yamlErrorMessage(e.message)}`));
   const walk = new DocumentWalk(lines);
-  const positions = walk.walk(doc.contents, { value: 0 });
-  walk.checkExpansion();
+  const root = walk.walk(doc.contents, { value: 0 });
+  const read = walk.finish(root);
   const misfits = doc.warnings.filter((w) => MISFIT_TAG_WARNING.test(w.message));
   const problems = [
     ...walk.problems.map((p) => problem(p.offset, p.message)),
     ...misfits.map((w) => problem(w.pos[0], `the value does not fit its !!${MISFIT_TAG_WARNING.exec(w.message)![1]} tag; kubectl refuses it (cannot decode)`)),
   ];
-  if (problems.length > 0) return problems.sort((a, b) => a.line - b.line || a.col - b.col);
-  // Every alias was checked above, so the yaml package's own count (which refuses an anchored
-  // mapping of 20 nodes used 6 times) is not needed.
-  const value = doc.toJS({ maxAliasCount: -1 });
-  if (value === null || value === undefined) return []; // an empty document between `---` lines
-  return [{ kind: 'document', index, value, positions }];
+  if (!read || problems.length > 0) return problems.sort((a, b) => a.line - b.line || a.col - b.col);
+  if (read.value === null) return []; // an empty document between `---` lines
+  return [{ kind: 'document', index, value: read.value, positions: root.at }];
 }
 
 /** Text from a stream of bytes or strings, multi-byte characters kept whole across chunks. */

@@ -69,6 +69,13 @@ const BAD_DOCUMENTS: { name: string; text: string; at: string; message: RegExp }
   { name: 'a number JSON cannot carry', text: 'kind: Thing\nvalue: .inf\n', at: '13:8', message: /\.inf is not a number JSON can carry/ },
   { name: 'a null mapping key', text: 'kind: Thing\n~: x\n', at: '13:1', message: /mapping key is null/ },
   { name: 'a value that does not fit its tag', text: 'kind: Thing\nport: !!int eighty\n', at: '13:7', message: /does not fit its !!int tag/ },
+  { name: 'a key written twice', text: 'kind: Thing\nkind: Other\n', at: '13:1', message: /mapping key "kind" appears more than once/ },
+  {
+    name: 'a merge of something other than mappings',
+    text: 'kind: Thing\nspec: {<<: [1]}\n',
+    at: '13:12',
+    message: /`<<` merges a mapping or a sequence of mappings/,
+  },
 ];
 
 describe('bad YAML documents', () => {
@@ -107,6 +114,20 @@ describe('bad YAML documents', () => {
     const converted = await extlb(['convert', 'big.yaml']);
     assert.equal(converted.code, 1);
     assert.match(converted.stderr, /big\.yaml:3:16: error: aliases expand this document/);
+  });
+
+  it('reads a mapping of 50,000 keys and a document of 10,000 aliases in time linear in their size', async () => {
+    const keys = Array.from({ length: 50_000 }, (_, i) => `k${i}: v${i}\n`).join('');
+    const aliases =
+      Array.from({ length: 10_000 }, (_, i) => `a${i}: &a${i} v${i}\n`).join('') + Array.from({ length: 10_000 }, (_, i) => `b${i}: *a${i}\n`).join('');
+    const io: Io = { stdin: new PassThrough(), stdout: new PassThrough(), stderr: new PassThrough(), cwd: dir };
+    file('wide-map.yaml', `kind: Thing\n${keys}---\nkind: Thing\n${aliases}`);
+    const read: Record<string, string>[] = [];
+    for await (const item of streamManifests(['wide-map.yaml'], io)) read.push((item as { object: Record<string, string> }).object);
+    assert.equal(read.length, 2);
+    assert.equal(Object.keys(read[0]!).length, 50_001);
+    assert.equal(read[0]!.k49999, 'v49999');
+    assert.equal(read[1]!.b9999, 'v9999');
   });
 
   it('reads more documents than a call can take arguments, from a file and from stdin', async () => {

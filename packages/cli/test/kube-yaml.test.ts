@@ -133,6 +133,15 @@ describe('scalars as kubectl reads them', () => {
     });
   });
 
+  it('merges `<<` as go-yaml v2 does: in order, over the keys set before it, the first mapping of a list winning', async () => {
+    writeFileSync(join(dir, 'merge.yaml'), 'kind: Probe\np: &p {a: 1}\nq: &q {a: 2, c: 3}\nm: {a: 0, <<: *q, c: 4}\nlist: {<<: [*p, *q]}\n');
+    const { manifests, problems } = await loadManifests(['merge.yaml'], io());
+    assert.deepEqual(problems, []);
+    const object = manifests[0]!.object as Record<string, unknown>;
+    assert.deepStrictEqual(object.m, { a: 2, c: 4 });
+    assert.deepStrictEqual(object.list, { a: 1, c: 3 });
+  });
+
   it('reports a mapping key kubectl cannot turn into a string', async () => {
     writeFileSync(join(dir, 'bad-keys.yaml'), 'kind: Probe\nnull: a\n---\nkind: Probe\n? [a, b]\n: c\n');
     const { manifests, problems } = await loadManifests(['bad-keys.yaml'], io());
