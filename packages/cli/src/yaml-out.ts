@@ -106,80 +106,59 @@ function isBlock(value: unknown): value is object {
   return false;
 }
 
-class Writer {
-  out = '';
-  /** The collections being written, to refuse a circular structure as JSON.stringify does. */
-  private readonly active = new Set<object>();
+/** Everything but a non-empty collection, after `key: ` or `- ` (`indent`: a literal block's), with its newline. */
+function inline(value: unknown, indent: number): string {
+  switch (typeof value) {
+    case 'string':
+      return (value.includes('\n') && literalBlock(value, indent)) || `${inlineString(value)}\n`;
+    case 'number':
+      return `${numberText(value)}\n`;
+    case 'boolean':
+      return value ? 'true\n' : 'false\n';
+    case 'object':
+      return value === null ? 'null\n' : Array.isArray(value) ? '[]\n' : '{}\n';
+    default:
+      throw new TypeError(`cannot write a ${typeof value} as YAML`);
+  }
+}
 
-  /** Everything but a non-empty collection, after `key:` or `- ` (`indent`: a literal block's). */
-  inline(value: unknown, indent: number): void {
-    switch (typeof value) {
-      case 'string':
-        this.out += (value.includes('\n') && literalBlock(value, indent)) || `${inlineString(value)}\n`;
-        return;
-      case 'number':
-        this.out += `${numberText(value)}\n`;
-        return;
-      case 'boolean':
-        this.out += value ? 'true\n' : 'false\n';
-        return;
-      case 'object':
-        this.out += value === null ? 'null\n' : Array.isArray(value) ? '[]\n' : '{}\n';
-        return;
-      default:
-        throw new TypeError(`cannot write a ${typeof value} as YAML`);
+/**
+ * `out` followed by a non-empty collection whose lines start at `indent`; the first line starts
+ * with `first` instead, which is the parent's `- ` when the collection is a sequence item
+ * (`- key: v`). `open` holds the collections being written, to refuse a circular structure as
+ * JSON.stringify does. The text is threaded through the calls: appending to one string is what
+ * makes this fast.
+ */
+function block(value: object, indent: number, first: string, out: string, open: Set<object>): string {
+  if (open.has(value)) throw new TypeError('cannot write a circular structure as YAML');
+  open.add(value);
+  const prefix = pad(indent);
+  let lead = first;
+  if (Array.isArray(value)) {
+    for (const raw of value) {
+      const item = jsonForm(raw) ?? null;
+      out = isBlock(item) ? block(item, indent + 2, `${lead}- `, out, open) : `${out}${lead}- ${inline(item, indent + 2)}`;
+      lead = prefix;
+    }
+  } else {
+    for (const key of Object.keys(value)) {
+      const item = jsonForm((value as Record<string, unknown>)[key]);
+      if (item === undefined) continue;
+      const text = keyText(key);
+      const head = text.length > MAX_IMPLICIT_KEY ? `${lead}? ${text}\n${prefix}:` : `${lead}${text}:`;
+      // Sequences are indented under their key too, as the `yaml` package writes them.
+      out = isBlock(item) ? block(item, indent + 2, pad(indent + 2), `${out}${head}\n`, open) : `${out}${head} ${inline(item, indent + 2)}`;
+      lead = prefix;
     }
   }
-
-  /**
-   * A non-empty collection whose lines start at `indent`; the first line starts with `first`
-   * instead, which is the parent's `- ` when the collection is a sequence item (`- key: v`).
-   */
-  block(value: object, indent: number, first: string): void {
-    if (this.active.has(value)) throw new TypeError('cannot write a circular structure as YAML');
-    this.active.add(value);
-    const prefix = pad(indent);
-    let lead = first;
-    if (Array.isArray(value)) {
-      for (const raw of value) {
-        const item = jsonForm(raw) ?? null;
-        if (isBlock(item)) {
-          this.block(item, indent + 2, `${lead}- `);
-        } else {
-          this.out += `${lead}- `;
-          this.inline(item, indent + 2);
-        }
-        lead = prefix;
-      }
-    } else {
-      for (const key in value) {
-        if (!Object.hasOwn(value, key)) continue;
-        const item = jsonForm((value as Record<string, unknown>)[key]);
-        if (item === undefined) continue;
-        const text = keyText(key);
-        this.out += text.length > MAX_IMPLICIT_KEY ? `${lead}? ${text}\n${prefix}:` : `${lead}${text}:`;
-        if (isBlock(item)) {
-          // Sequences are indented under their key too, as the `yaml` package writes them.
-          this.out += '\n';
-          this.block(item, indent + 2, pad(indent + 2));
-        } else {
-          this.out += ' ';
-          this.inline(item, indent + 2);
-        }
-        lead = prefix;
-      }
-    }
-    this.active.delete(value);
-  }
+  open.delete(value);
+  return out;
 }
 
 /** One YAML document for a JSON-shaped value, ending with a newline. */
 export function toYaml(value: unknown): string {
-  const w = new Writer();
   const v = jsonForm(value) ?? null;
-  if (isBlock(v)) w.block(v, 0, '');
-  else w.inline(v, 2);
-  return w.out;
+  return isBlock(v) ? block(v, 0, '', '', new Set()) : inline(v, 2);
 }
 
 /** Several values as a YAML stream, each document opened with `---` (what `kubectl apply -f` takes). */
