@@ -5,9 +5,9 @@
 // certificate (tls.crt, tls.key), an endpoints file and a kubeconfig for a loopback API server that
 // serves EndpointSlices. Other READMEs' commands run in the README's own folder.
 // - A command with `--listen HOST:PORT` is a server: it runs on a free loopback port (later commands
-//   of the same README that name the port are pointed at it) until the next server or the
-//   README's end, then gets SIGTERM and must exit 0. It is ready once it accepts connections and
-//   has said "listening" on its output (extlb's servers set up their SIGTERM handling after that).
+//   of the same README that name the port are pointed at it, as a reader would with a server in
+//   another terminal) from the moment it accepts connections and has said "listening", to the
+//   README's end; then it gets SIGTERM and must exit 0.
 // - kubectl needs a cluster, which tests do not have: its `-f` files must exist and hold manifests
 //   that read without problems.
 // - Everything else must exit 0.
@@ -66,16 +66,25 @@ function accepts(port: number): Promise<boolean> {
   });
 }
 
+/**
+ * How long a server runs at least before it gets SIGTERM: extlb's servers set up their SIGTERM
+ * handling just after they announce that they are listening, and a SIGTERM before that ends them
+ * by the signal, not with exit code 0.
+ */
+const SETTLE_MS = 1000;
+
 interface Server {
   where: string;
+  /** When it said it was listening. */
+  ready: number;
   proc: ChildProcess;
   output: () => string;
   exited: Promise<number | null>;
 }
 
-/** The commands of one README, run in order in one folder, with at most one server at a time. */
+/** The commands of one README, run in order in one folder, with the servers they start. */
 class Session {
-  private server: Server | undefined;
+  private readonly servers: Server[] = [];
   /** The README's ports and the free loopback ports standing in for them. */
   private readonly ports = new Map<string, number>();
 
@@ -117,7 +126,6 @@ class Session {
   }
 
   private async startServer(command: string, listen: RegExpExecArray, where: string): Promise<void> {
-    await this.stopServer();
     const port = await freePort();
     this.ports.set(listen[2]!, port);
     const text = this.rewritePorts(command.replace(listen[0], `--listen 127.0.0.1:${port}`));
@@ -126,22 +134,24 @@ class Session {
     proc.stdout!.on('data', (b: Buffer) => (output += b.toString()));
     proc.stderr!.on('data', (b: Buffer) => (output += b.toString()));
     const exited = new Promise<number | null>((done) => proc.on('exit', (code) => done(code)));
-    this.server = { where, proc, output: () => output, exited };
+    const server: Server = { where, ready: Number.POSITIVE_INFINITY, proc, output: () => output, exited };
+    this.servers.push(server);
     let gone = false;
     void exited.then(() => (gone = true));
     while (!/listening/.test(output) || !(await accepts(port))) {
       assert.ok(!gone, `${where}\nexited before it listened:\n${output}`);
       await new Promise((wait) => setTimeout(wait, 100));
     }
+    server.ready = Date.now();
   }
 
-  /** Stops the running server, which must exit 0 on SIGTERM. */
-  async stopServer(): Promise<void> {
-    const server = this.server;
-    if (!server) return;
-    this.server = undefined;
-    server.proc.kill('SIGTERM');
-    assert.equal(await server.exited, 0, `${server.where}\ndid not exit 0 on SIGTERM:\n${server.output()}`);
+  /** Stops the servers, each of which must exit 0 on SIGTERM. */
+  async stopServers(): Promise<void> {
+    const servers = this.servers.splice(0);
+    const wait = Math.max(...servers.map((s) => s.ready)) + SETTLE_MS - Date.now();
+    if (wait > 0 && Number.isFinite(wait)) await new Promise((settle) => setTimeout(settle, wait));
+    for (const server of servers) server.proc.kill('SIGTERM');
+    for (const server of servers) assert.equal(await server.exited, 0, `${server.where}\ndid not exit 0 on SIGTERM:\n${server.output()}`);
   }
 }
 
@@ -164,10 +174,8 @@ for (const [readme, commands] of byReadme) {
     let project: string | undefined;
     before(() => {
       project = readme.startsWith('packages/') ? userProject() : undefined;
-      const env = shellEnv({
-        PATH: `${join(repo, 'node_modules/.bin')}${delimiter}${process.env.PATH ?? ''}`,
-        KUBECONFIG: join(project ?? repo, 'kubeconfig.yaml'),
-      });
+      const path = `${join(repo, 'node_modules/.bin')}${delimiter}${process.env.PATH ?? ''}`;
+      const env = shellEnv(project ? { PATH: path, KUBECONFIG: join(project, 'kubeconfig.yaml') } : { PATH: path });
       session = new Session(project ?? join(repo, readmeDir(commands[0]!)), env);
     });
     after(() => {
@@ -175,6 +183,6 @@ for (const [readme, commands] of byReadme) {
     });
 
     for (const c of commands) it(`line ${c.line}: ${c.command}`, () => session.run(c));
-    if (commands.some((c) => LISTEN.test(c.command))) it('stops its servers, each exiting 0 on SIGTERM', () => session.stopServer());
+    if (commands.some((c) => LISTEN.test(c.command))) it('stops its servers, each exiting 0 on SIGTERM', () => session.stopServers());
   });
 }
