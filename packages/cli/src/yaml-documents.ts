@@ -41,8 +41,6 @@ export interface YamlProblem extends Position {
  * aliases stops here, long before it could exhaust memory or the length of a string.
  */
 export const ALIAS_EXPANSION_FLOOR = 1 << 20;
-/** At most this many aliases in one document (resolving each one scans the document's anchors). */
-export const MAX_ALIASES = 10_000;
 
 // One schema for every document: building it is a good part of the cost of a small document.
 // Keys written twice are found by the walk below; the composer's own check compares every pair.
@@ -82,8 +80,9 @@ class LineStarts {
   }
 }
 
-function startOf(node: Node | null | undefined): number {
-  return node?.range?.[0] ?? 0;
+/** Where a node starts; a missing one (`? key` without a value) is placed at `near`. */
+function startOf(node: Node | null | undefined, near = 0): number {
+  return node?.range?.[0] ?? near;
 }
 
 function isMergeKey(key: unknown): boolean {
@@ -121,30 +120,30 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
  * so a billion-node alias bomb costs as much as its text.
  */
 class DocumentWalk {
-  readonly problems: { offset: number; message: string }[] = [];
+  readonly problems: (Position & { message: string })[] = [];
   private readonly anchors = new Map<string, Node>();
   /** Value and expanded weight of each anchored node, once walked. */
   private readonly anchored = new Map<Node, { value: unknown; weight: number }>();
   /** The nodes being walked: an alias to one of them would contain itself. */
   private readonly open = new Set<Node>();
-  private aliasCount = 0;
-  /** Weight of the nodes as written, and what aliases add to it; with the first alias to add. */
+  /** Weight of the nodes as written. */
   private ownWeight = 0;
-  private readonly added: { offset: number; total: number }[] = [];
+  /** What aliases add to it, running total at each alias. */
+  private readonly added: { at: Position; total: number }[] = [];
 
   constructor(private readonly lines: LineStarts) {}
 
-  private problem(node: Node | null | undefined, message: string): void {
-    this.problems.push({ offset: startOf(node), message });
+  private problem(at: Position, message: string): void {
+    this.problems.push({ line: at.line, col: at.col, message });
   }
 
   /** `weight` gets the node's weight with aliases expanded: one per node, plus string lengths. */
-  walk(node: Node | null, weight: { value: number }, isKey = false): Walked {
-    const at: PositionTree = this.lines.position(startOf(node));
+  walk(node: Node | null, weight: { value: number }, near: number, isKey = false): Walked {
+    const at: PositionTree = this.lines.position(startOf(node, near));
     this.ownWeight += 1;
     weight.value += 1;
     if (node === null) return { at, value: null };
-    if (isAlias(node)) return { at, value: this.alias(node, weight) };
+    if (isAlias(node)) return { at, value: this.alias(node, at, weight) };
     if (node.anchor) this.anchors.set(node.anchor, node);
     this.open.add(node);
     const inner = { value: 0 };
@@ -157,7 +156,7 @@ class DocumentWalk {
       } else if (!isKey && typeof value === 'number' && !Number.isFinite(value)) {
         // As a key it is fine: kubectl turns it into the string ".inf".
         this.problem(
-          node,
+          at,
           `${nonFiniteText(node)} is not a number JSON can carry, so kubectl cannot send it (json: unsupported value); quote it to make it a string`,
         );
       }
@@ -167,7 +166,7 @@ class DocumentWalk {
       const items: unknown[] = [];
       at.items = [];
       for (const item of node.items) {
-        const walked = this.walk(item as Node | null, inner);
+        const walked = this.walk(item as Node | null, inner, startOf(node));
         at.items.push(walked.at);
         items.push(walked.value);
       }
@@ -180,21 +179,19 @@ class DocumentWalk {
   }
 
   /** The value of the node an alias names (shared, not copied), counted by that node's weight. */
-  private alias(node: Alias, weight: { value: number }): unknown {
-    this.aliasCount++;
-    if (this.aliasCount === MAX_ALIASES + 1) this.problem(node, `more than ${MAX_ALIASES} aliases in one document`);
+  private alias(node: Alias, at: Position, weight: { value: number }): unknown {
     const target = this.anchors.get(node.source);
     if (target === undefined) {
-      this.problem(node, `unknown alias *${node.source}: no anchor &${node.source} before it in this document`);
+      this.problem(at, `unknown alias *${node.source}: no anchor &${node.source} before it in this document`);
       return undefined;
     }
     if (this.open.has(target)) {
-      this.problem(node, `alias *${node.source} is inside the node it names, so its value would contain itself`);
+      this.problem(at, `alias *${node.source} is inside the node it names, so its value would contain itself`);
       return undefined;
     }
     const { value, weight: size } = this.anchored.get(target)!;
     weight.value += size;
-    this.added.push({ offset: startOf(node), total: (this.added.at(-1)?.total ?? 0) + size });
+    this.added.push({ at, total: (this.added.at(-1)?.total ?? 0) + size });
     return value;
   }
 
@@ -210,11 +207,11 @@ class DocumentWalk {
     at.keys = positions;
     for (const pair of node.items) {
       const keyNode = pair.key as Node | null;
-      const key = this.walk(keyNode, weight, true);
+      const key = this.walk(keyNode, weight, startOf(node), true);
       const valueNode = pair.value as Node | null;
-      const value = this.walk(valueNode, weight);
+      const value = this.walk(valueNode, weight, startOf(keyNode, startOf(node)));
       if (isMergeKey(keyNode)) {
-        for (const source of this.mergeSources(valueNode, value.value)) {
+        for (const source of this.mergeSources(valueNode, value)) {
           for (const [name, merged] of Object.entries(source)) {
             setKey(object, name, merged);
             positions.set(name, value.at);
@@ -222,9 +219,9 @@ class DocumentWalk {
         }
         continue;
       }
-      const name = this.keyName(keyNode, key.value);
+      const name = this.keyName(key);
       if (name === undefined) continue;
-      if (written.has(name)) this.problem(keyNode, `mapping key ${JSON.stringify(name)} appears more than once`);
+      if (written.has(name)) this.problem(key.at, `mapping key ${JSON.stringify(name)} appears more than once`);
       written.add(name);
       setKey(object, name, value.value);
       positions.set(name, value.at);
@@ -233,25 +230,25 @@ class DocumentWalk {
   }
 
   /** What a `<<` value brings in, in the order to set it; a problem unless they are mappings. */
-  private mergeSources(node: Node | null, value: unknown): Record<string, unknown>[] {
+  private mergeSources(node: Node | null, { at, value }: Walked): Record<string, unknown>[] {
     if (isSeq(node) && Array.isArray(value)) {
       if (value.every(isPlainObject) && node.items.every((item) => !isAlias(item) || isMap(this.anchors.get(item.source)))) return value.toReversed();
     } else if (isPlainObject(value) && (isMap(node) || (isAlias(node) && isMap(this.anchors.get(node.source))))) {
       return [value];
     }
-    if (value !== undefined) this.problem(node, MERGE_NEEDS_MAPPINGS);
+    if (value !== undefined) this.problem(at, MERGE_NEEDS_MAPPINGS);
     return [];
   }
 
   /** The string a key becomes in JSON, as sigs.k8s.io/yaml turns it; undefined (and a problem) when it cannot. */
-  private keyName(node: Node | null, value: unknown): string | undefined {
+  private keyName({ at, value }: Walked): string | undefined {
     if (value === undefined) return undefined; // an alias that names nothing, reported already
     if (value === null) {
-      this.problem(node, 'a mapping key is null (empty, ~ or null); kubectl refuses it (unsupported map key)');
+      this.problem(at, 'a mapping key is null (empty, ~ or null); kubectl refuses it (unsupported map key)');
       return undefined;
     }
     if (typeof value === 'object') {
-      this.problem(node, 'a mapping key is a mapping or a sequence; kubectl refuses it (invalid map key)');
+      this.problem(at, 'a mapping key is a mapping or a sequence; kubectl refuses it (invalid map key)');
       return undefined;
     }
     return String(value);
@@ -263,7 +260,7 @@ class DocumentWalk {
     const over = this.added.find((a) => a.total > allowance);
     if (over) {
       this.problems.push({
-        offset: over.offset,
+        ...over.at,
         message: `aliases expand this document past ${allowance} characters (at most its own size, and at least ${ALIAS_EXPANSION_FLOOR}); write the repeated part out or use fewer aliases`,
       });
     }
@@ -280,11 +277,11 @@ function readDocument(doc: Document.Parsed, index: number, lines: LineStarts): (
   const problem = (offset: number, message: string): YamlProblem => ({ kind: 'problem', ...lines.position(offset), message });
   if (doc.errors.length > 0) return doc.errors.map((e) => problem(e.pos[0], `YAML syntax error: ${yamlErrorMessage(e.message)}`));
   const walk = new DocumentWalk(lines);
-  const root = walk.walk(doc.contents, { value: 0 });
+  const root = walk.walk(doc.contents, { value: 0 }, doc.range[0]);
   const read = walk.finish(root);
   const misfits = doc.warnings.filter((w) => MISFIT_TAG_WARNING.test(w.message));
   const problems = [
-    ...walk.problems.map((p) => problem(p.offset, p.message)),
+    ...walk.problems.map((p): YamlProblem => ({ kind: 'problem', ...p })),
     ...misfits.map((w) => problem(w.pos[0], `the value does not fit its !!${MISFIT_TAG_WARNING.exec(w.message)![1]} tag; kubectl refuses it (cannot decode)`)),
   ];
   if (!read || problems.length > 0) return problems.sort((a, b) => a.line - b.line || a.col - b.col);
