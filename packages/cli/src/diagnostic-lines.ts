@@ -22,7 +22,7 @@ const UNPRINTABLE = /[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u2
 const NAMED: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
 
 /** `text` with every character that could move the cursor or recolour the terminal written as an escape. */
-export function printable(text: string): string {
+function printable(text: string): string {
   return text.replace(UNPRINTABLE, (c) => {
     const code = c.charCodeAt(0);
     return NAMED[c] ?? (code > 0xff ? `\\u${code.toString(16).padStart(4, '0')}` : `\\x${code.toString(16).padStart(2, '0')}`);
@@ -30,7 +30,7 @@ export function printable(text: string): string {
 }
 
 /** `line` cut to MAX_LINE_LENGTH characters, keeping where it starts and how it ends. */
-export function clipped(line: string): string {
+function clipped(line: string): string {
   if (line.length <= MAX_LINE_LENGTH) return line;
   const head = line.slice(0, MAX_LINE_LENGTH * 0.8);
   const tail = line.slice(line.length - MAX_LINE_LENGTH * 0.1);

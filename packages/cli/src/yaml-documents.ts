@@ -40,7 +40,7 @@ export interface YamlProblem extends Position {
  * the document itself, and at least this. A bomb of nested aliases or a large scalar repeated by
  * aliases stops here, long before it could exhaust memory or the length of a string.
  */
-export const ALIAS_EXPANSION_FLOOR = 1 << 20;
+const ALIAS_EXPANSION_FLOOR = 1 << 20;
 
 // One schema for every document: building it is a good part of the cost of a small document.
 // Keys written twice are found by the walk below; the composer's own check compares every pair.
