@@ -1,11 +1,15 @@
-// Reads Kubernetes manifests from files, folders and stdin, keeping every document's YAML nodes so
-// that a problem found later (by a validator or the converter) can be reported at file:line:col.
-import { readdir, readFile, stat } from 'node:fs/promises';
+// Reads Kubernetes manifests from files, folders and stdin, one YAML document at a time, keeping
+// where each node of a document starts so that a problem found later (by a validator or the
+// converter) can be reported at file:line:col.
+import { createReadStream } from 'node:fs';
+import { readdir, stat } from 'node:fs/promises';
 import { join, relative, resolve, isAbsolute } from 'node:path';
-import { LineCounter, isMap, isScalar, isSeq, parseAllDocuments, type Document, type Node } from 'yaml';
 import type { Io } from './io.js';
+import { readYamlDocuments, textOf, type PositionTree } from './yaml-documents.js';
 
 const MANIFEST_FILE = /\.(ya?ml|json)$/i;
+/** The parser lexes an unfinished line again with each chunk, so chunks are large. */
+const READ_CHUNK = 1 << 20;
 
 export interface Manifest {
   /** The path as the user should see it (relative to the working directory), or `-` for stdin. */
@@ -13,11 +17,10 @@ export interface Manifest {
   /** 0-based index of the document within its file. */
   index: number;
   object: unknown;
-  doc: Document.Parsed;
-  lines: LineCounter;
+  positions: PositionTree;
 }
 
-/** A file that could not be read, or a YAML document that does not parse. */
+/** A file that could not be read (line 0), or a YAML document kubectl would not read. */
 export interface LoadProblem {
   file: string;
   line: number;
@@ -28,12 +31,6 @@ export interface LoadProblem {
 export interface LoadResult {
   manifests: Manifest[];
   problems: LoadProblem[];
-}
-
-async function readStdin(io: Io): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of io.stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 /** Files a path stands for: itself, or every manifest file under a folder, sorted for stable output. */
@@ -49,43 +46,30 @@ async function expand(path: string): Promise<string[]> {
   return out;
 }
 
-/**
- * Parses every document of `text`. A document with a syntax error becomes a problem at its own
- * position; the documents around it are still returned.
- */
-export function parseManifests(text: string, file: string): LoadResult {
-  const lines = new LineCounter();
-  // YAML 1.1, as kubectl reads manifests: `on`, `yes` and `0755` mean what they mean there.
-  const docs = parseAllDocuments(text, { lineCounter: lines, version: '1.1', uniqueKeys: true, prettyErrors: false });
-  const manifests: Manifest[] = [];
-  const problems: LoadProblem[] = [];
-  // parseAllDocuments returns an EmptyStream, not an array, for text without documents.
-  if (!Array.isArray(docs)) return { manifests, problems };
-  docs.forEach((doc, index) => {
-    if (doc.errors.length > 0) {
-      for (const err of doc.errors) {
-        const { line, col } = lines.linePos(err.pos[0]);
-        problems.push({ file, line, col, message: `YAML syntax error: ${err.message.split('\n')[0]}` });
-      }
-      return;
-    }
-    const object = doc.toJS({ maxAliasCount: 100 });
-    if (object === null || object === undefined) return; // an empty document between `---` lines
-    manifests.push({ file, index, object, doc, lines });
-  });
-  return { manifests, problems };
+function cannotRead(file: string, err: unknown): LoadProblem {
+  return { file, line: 0, col: 0, message: `cannot read: ${(err as NodeJS.ErrnoException).code ?? String(err)}` };
 }
 
-/** Loads manifests from files, folders (recursively: *.yaml, *.yml, *.json) and `-` (stdin). */
-export async function loadManifests(paths: string[], io: Io): Promise<LoadResult> {
-  const result: LoadResult = { manifests: [], problems: [] };
-  const add = (r: LoadResult) => {
-    result.manifests.push(...r.manifests);
-    result.problems.push(...r.problems);
-  };
+/** The documents of one stream of text, as manifests or problems, in order. */
+async function* readStream(text: AsyncIterable<string> | Iterable<string>, file: string): AsyncGenerator<Manifest | LoadProblem> {
+  for await (const item of readYamlDocuments(text)) {
+    if (item.kind === 'problem') yield { file, line: item.line, col: item.col, message: item.message };
+    else yield { file, index: item.index, object: item.value, positions: item.positions };
+  }
+}
+
+export function isManifest(item: Manifest | LoadProblem): item is Manifest {
+  return 'object' in item;
+}
+
+/**
+ * Manifests from files, folders (recursively: *.yaml, *.yml, *.json) and `-` (stdin), one
+ * document at a time, with the problems in between; nothing is held beyond the current document.
+ */
+export async function* streamManifests(paths: string[], io: Io): AsyncGenerator<Manifest | LoadProblem> {
   for (const path of paths) {
     if (path === '-') {
-      add(parseManifests(await readStdin(io), '-'));
+      yield* readStream(textOf(io.stdin), '-');
       continue;
     }
     const abs = isAbsolute(path) ? path : resolve(io.cwd, path);
@@ -93,19 +77,33 @@ export async function loadManifests(paths: string[], io: Io): Promise<LoadResult
     try {
       files = await expand(abs);
     } catch (err) {
-      result.problems.push({ file: path, line: 0, col: 0, message: `cannot read: ${(err as NodeJS.ErrnoException).code ?? String(err)}` });
+      yield cannotRead(path, err);
       continue;
     }
     for (const file of files) {
       const shown = relative(io.cwd, file) || file;
+      const name = shown.startsWith('..') ? file : shown;
       try {
-        add(parseManifests(await readFile(file, 'utf8'), shown.startsWith('..') ? file : shown));
+        yield* readStream(textOf(createReadStream(file, { highWaterMark: READ_CHUNK })), name);
       } catch (err) {
-        result.problems.push({ file: shown, line: 0, col: 0, message: `cannot read: ${(err as NodeJS.ErrnoException).code ?? String(err)}` });
+        yield cannotRead(name, err);
       }
     }
   }
+}
+
+async function collect(items: AsyncIterable<Manifest | LoadProblem>): Promise<LoadResult> {
+  const result: LoadResult = { manifests: [], problems: [] };
+  for await (const item of items) {
+    if (isManifest(item)) result.manifests.push(item);
+    else result.problems.push(item);
+  }
   return result;
+}
+
+/** Loads every manifest under `paths`, for commands that need them all at once. */
+export function loadManifests(paths: string[], io: Io): Promise<LoadResult> {
+  return collect(streamManifests(paths, io));
 }
 
 /**
@@ -135,39 +133,18 @@ export function splitFieldPath(path: string): (string | number)[] {
   return out;
 }
 
-function child(node: Node | null | undefined, key: string | number): Node | undefined {
-  if (isMap(node)) {
-    for (const pair of node.items) {
-      const k = isScalar(pair.key) ? pair.key.value : pair.key;
-      if (String(k) === String(key)) return (pair.value as Node | null) ?? (pair.key as Node);
-    }
-    return undefined;
-  }
-  if (isSeq(node) && typeof key === 'number') return (node.items[key] as Node | undefined) ?? undefined;
-  return undefined;
-}
-
 /**
  * Line and column (1-based) of the node at `fieldPath`, or of its nearest existing ancestor when
  * the field is missing (a required field points at the object that lacks it).
  */
 export function positionOf(m: Manifest, fieldPath: string): { line: number; col: number } {
-  let node = m.doc.contents as Node | null;
-  let at = node;
+  let at = m.positions;
   for (const key of splitFieldPath(fieldPath)) {
-    const next = child(node, key);
+    const next = typeof key === 'number' && at.items ? at.items[key] : at.keys?.get(String(key));
     if (!next) break;
-    node = next;
     at = next;
   }
-  const offset = at?.range?.[0] ?? 0;
-  return m.lines.linePos(offset);
-}
-
-/** `file:line:col` of a field in a manifest. */
-export function locate(m: Manifest, fieldPath: string): string {
-  const { line, col } = positionOf(m, fieldPath);
-  return `${m.file}:${line}:${col}`;
+  return { line: at.line, col: at.col };
 }
 
 /** `Kind namespace/name` (or `Kind name` without a namespace), as messages name an object. */

@@ -119,7 +119,7 @@ describe('extlb validate', () => {
     const lines = r.stdout.trimEnd().split('\n');
     assert.match(lines[0]!, /^multi\.yaml:21:\d+: YAML syntax error: /);
     assert.ok(lines.some((l) => l.startsWith('multi.yaml:32:11: LoadBalancerPolicy policy: spec.loadBalancer.type: Unsupported value: "Fastest"')));
-    assert.equal(lines.at(-1), '2 documents, 1 valid, 1 invalid, 1 YAML syntax error');
+    assert.equal(lines.at(-1), '2 documents, 1 valid, 1 invalid, 1 YAML problem');
   });
 
   it('walks folders for *.yaml, *.yml and *.json and skips other files and other kinds', async () => {

@@ -15,11 +15,12 @@ import {
   toBootstrap,
   toXds,
 } from '@extlb/envoy';
-import { stringify } from 'yaml';
 import type { Command } from '../command.js';
+import { DiagnosticWriter, note, type DiagnosticLine } from '../diagnostic-lines.js';
 import { oneOf, usageErrors } from '../flags.js';
 import { EXIT_INVALID, EXIT_OK, UsageError, write, type Io } from '../io.js';
 import { loadManifests, positionOf, type LoadProblem, type Manifest } from '../manifests.js';
+import { toYaml, toYamlDocuments } from '../yaml-out.js';
 import { bracketMapKeys } from './validate.js';
 
 const USAGE =
@@ -48,9 +49,9 @@ export interface ConvertRun {
   manifests: string;
   manifestCount: number;
   /** One line per error or warning: `file:line:col: severity: Kind ns/name: path: message`. */
-  messages: string[];
+  messages: DiagnosticLine[];
   /** The same for info diagnostics (ignored kinds, choices the converter made). */
-  infos: string[];
+  infos: DiagnosticLine[];
   errors: number;
 }
 
@@ -71,7 +72,7 @@ function indexManifests(manifests: Manifest[]): Map<string, Manifest> {
   return out;
 }
 
-function formatDiagnostic(d: Diagnostic, where: Map<string, Manifest>, source: string): string {
+function formatDiagnostic(d: Diagnostic, where: Map<string, Manifest>, source: string): DiagnosticLine {
   const m = d.object ? where.get(key(d.object.kind, d.object.namespace, d.object.name)) : undefined;
   let at = source;
   if (m) {
@@ -80,11 +81,11 @@ function formatDiagnostic(d: Diagnostic, where: Map<string, Manifest>, source: s
   }
   const object = d.object ? ` ${describeRef(d.object)}:` : '';
   const path = d.path ? ` ${d.path}:` : '';
-  return `${at}: ${d.severity}:${object}${path} ${d.message}`;
+  return { where: at, text: `${d.severity}:${object}${path} ${d.message}`, message: `${d.severity}:${path} ${d.message}` };
 }
 
-function formatProblem(p: LoadProblem): string {
-  return p.line > 0 ? `${p.file}:${p.line}:${p.col}: error: ${p.message}` : `${p.file}: error: ${p.message}`;
+function formatProblem(p: LoadProblem): DiagnosticLine {
+  return note(p.line > 0 ? `${p.file}:${p.line}:${p.col}` : p.file, `error: ${p.message}`);
 }
 
 export interface RenderOptions {
@@ -98,13 +99,12 @@ export interface RenderOptions {
 }
 
 function render(value: unknown, output: 'yaml' | 'json'): string {
-  return output === 'json' ? `${JSON.stringify(value, null, 2)}\n` : stringify(value, { lineWidth: 0, aliasDuplicateObjects: false });
+  return output === 'json' ? `${JSON.stringify(value, null, 2)}\n` : toYaml(value);
 }
 
 /** Kubernetes objects in a form `kubectl apply -f` takes: YAML documents, or a JSON v1 List. */
 function renderObjects(objects: unknown[], output: 'yaml' | 'json'): string {
-  if (output === 'json') return render({ apiVersion: 'v1', kind: 'List', items: objects }, 'json');
-  return objects.map((o) => `---\n${render(o, 'yaml')}`).join('');
+  return output === 'json' ? render({ apiVersion: 'v1', kind: 'List', items: objects }, 'json') : toYamlDocuments(objects);
 }
 
 function renderConfig(config: EnvoyConfig, r: RenderOptions): string {
@@ -146,7 +146,10 @@ export function runConversion(
 }
 
 /** Lists every kind the converter reads from the cluster of a kubeconfig context. */
-export async function listFromCluster(kubeconfig: string | undefined, context: string | undefined): Promise<{ objects: unknown[]; messages: string[] }> {
+export async function listFromCluster(
+  kubeconfig: string | undefined,
+  context: string | undefined,
+): Promise<{ objects: unknown[]; messages: DiagnosticLine[] }> {
   const k8s = await import('@kubernetes/client-node');
   const kc = new k8s.KubeConfig();
   if (kubeconfig) kc.loadFromFile(kubeconfig);
@@ -154,7 +157,7 @@ export async function listFromCluster(kubeconfig: string | undefined, context: s
   if (context) kc.setCurrentContext(context);
   const client = k8s.KubernetesObjectApi.makeApiClient(kc);
   const objects: unknown[] = [];
-  const messages: string[] = [];
+  const messages: DiagnosticLine[] = [];
   for (const [apiVersion, kind] of CLUSTER_KINDS) {
     try {
       const list = await client.list(apiVersion, kind);
@@ -162,7 +165,7 @@ export async function listFromCluster(kubeconfig: string | undefined, context: s
       // the list's own kind restore the manifest form the converter reads.
       for (const item of list.items) objects.push({ ...(JSON.parse(JSON.stringify(item)) as object), apiVersion, kind });
     } catch (err) {
-      messages.push(`cluster: warning: ${kind} (${apiVersion}) not listed: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`);
+      messages.push(note('cluster', `warning: ${kind} (${apiVersion}) not listed: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`));
     }
   }
   return { objects, messages };
@@ -250,7 +253,8 @@ export const command: Command = {
     if (values['per-try-timeout'] !== undefined) options.perTryTimeout = values['per-try-timeout'];
     if (values['gateway-class'] !== undefined) options.gatewayClassNames = values['gateway-class'];
 
-    const lines: string[] = [];
+    // Concatenated, not pushed with spread arguments: a stream of 100k documents is 100k lines.
+    let lines: DiagnosticLine[] = [];
     let objects: unknown[];
     let where = new Map<string, Manifest>();
     let failed = 0;
@@ -258,7 +262,7 @@ export const command: Command = {
       try {
         const listed = await listFromCluster(values.kubeconfig, values.context);
         objects = listed.objects;
-        lines.push(...listed.messages);
+        lines = lines.concat(listed.messages);
       } catch (err) {
         await write(io.stderr, `extlb convert: cannot read the cluster: ${err instanceof Error ? err.message : String(err)}\n`);
         return EXIT_INVALID;
@@ -267,13 +271,13 @@ export const command: Command = {
       const loaded = await loadManifests(positionals, io);
       objects = loaded.manifests.map((m) => m.object);
       where = indexManifests(loaded.manifests);
-      lines.push(...loaded.problems.map(formatProblem));
+      lines = lines.concat(loaded.problems.map(formatProblem));
       failed += loaded.problems.length;
     }
     const run = runConversion(objects, options, renderOptions, where, fromCluster ? 'cluster' : 'input');
-    lines.push(...run.messages);
-    if (values.verbose === true) lines.push(...run.infos);
-    else if (run.infos.length > 0) lines.push(`${run.infos.length} info message(s), such as ignored kinds; -v shows them`);
+    lines = lines.concat(run.messages);
+    if (values.verbose === true) lines = lines.concat(run.infos);
+    else if (run.infos.length > 0) lines.push(note('', `${run.infos.length} info message(s), such as ignored kinds; -v shows them`));
     failed += run.errors;
     const ext = renderOptions.output === 'json' ? 'json' : 'yaml';
     if (outDir !== undefined) {
@@ -286,7 +290,7 @@ export const command: Command = {
     } else {
       const [only] = run.outputs.values();
       if (only === undefined) {
-        lines.push(`${fromCluster ? 'cluster' : 'input'}: error: no Gateway is converted, so there is no Envoy configuration to write`);
+        lines.push(note(fromCluster ? 'cluster' : 'input', 'error: no Gateway is converted, so there is no Envoy configuration to write'));
         failed += 1;
       } else if (values.out !== undefined) await writeOut(io, values.out, only);
       else await write(io.stdout, only);
@@ -294,8 +298,10 @@ export const command: Command = {
     if (values['status-out'] !== undefined) await writeOut(io, values['status-out'], run.statuses);
     if (values['manifests-out'] !== undefined) await writeOut(io, values['manifests-out'], run.manifests);
     else if (run.manifestCount > 0)
-      lines.push(`${fromCluster ? 'cluster' : 'input'}: warning: the dns endpoints need headless Services; write them with --manifests-out FILE`);
-    if (lines.length > 0) await write(io.stderr, `${lines.join('\n')}\n`);
+      lines.push(note(fromCluster ? 'cluster' : 'input', 'warning: the dns endpoints need headless Services; write them with --manifests-out FILE'));
+    const diagnostics = new DiagnosticWriter(io.stderr);
+    for (const line of lines) await diagnostics.line(line);
+    await diagnostics.end();
     return failed > 0 ? EXIT_INVALID : EXIT_OK;
   },
 };

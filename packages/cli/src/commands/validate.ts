@@ -4,8 +4,9 @@ import { parseArgs } from 'node:util';
 import { isValidatedKind, validate, type FieldError, type Warning } from '@extlb/validate';
 import type { Command } from '../command.js';
 import { usageErrors } from '../flags.js';
+import { DiagnosticWriter, note } from '../diagnostic-lines.js';
 import { EXIT_INVALID, EXIT_OK, EXIT_USAGE, UsageError, write, type Io } from '../io.js';
-import { describeObject, loadManifests, positionOf, splitFieldPath, type LoadProblem, type Manifest } from '../manifests.js';
+import { describeObject, isManifest, positionOf, splitFieldPath, streamManifests, type LoadProblem, type Manifest } from '../manifests.js';
 
 const USAGE = 'extlb validate [--strict] [-o text|json] PATH... (files, folders, or - for stdin)';
 
@@ -29,11 +30,7 @@ interface DocumentReport {
   warnings: Located[];
 }
 
-export interface ValidationReport {
-  documents: DocumentReport[];
-  problems: LoadProblem[];
-  summary: { documents: number; valid: number; invalid: number; skipped: number; syntaxErrors: number; unreadable: number };
-}
+type Summary = { documents: number; valid: number; invalid: number; skipped: number; syntaxErrors: number; unreadable: number };
 
 /**
  * Rewrites the API server's path so the manifest loader can find the node: kube-openapi joins map
@@ -104,44 +101,87 @@ function checkDocument(m: Manifest, strict: boolean): DocumentReport {
   };
 }
 
-/** Loads and validates every manifest under `paths`. */
-export async function validatePaths(paths: string[], io: Io, strict = false): Promise<ValidationReport> {
-  const { manifests, problems } = await loadManifests(paths, io);
-  const documents = manifests.map((m) => checkDocument(m, strict));
-  const summary = {
-    documents: documents.length,
-    valid: documents.filter((d) => !d.skipped && d.valid).length,
-    invalid: documents.filter((d) => !d.valid).length,
-    skipped: documents.filter((d) => d.skipped).length,
-    syntaxErrors: problems.filter((p) => p.line > 0).length,
-    unreadable: problems.filter((p) => p.line === 0).length,
+/** Where each document's result goes as it is checked: text lines, or a JSON report. */
+interface ReportSink {
+  document(d: DocumentReport): Promise<void>;
+  problem(p: LoadProblem): Promise<void>;
+  end(summary: Summary): Promise<void>;
+}
+
+/** One line per problem, error or warning, in file order, then one summary line. */
+function textSink(io: Io, label: string): ReportSink {
+  const out = new DiagnosticWriter(io.stdout);
+  return {
+    async problem(p) {
+      await out.line(note(p.line > 0 ? `${p.file}:${p.line}:${p.col}` : p.file, p.message));
+    },
+    async document(d) {
+      for (const e of d.errors) await out.line({ where: `${d.file}:${e.line}:${e.col}`, text: `${d.object}: ${e.message}`, message: e.message });
+      for (const w of d.warnings)
+        await out.line({ where: `${d.file}:${w.line}:${w.col}`, text: `${d.object}: warning: ${w.message}`, message: `warning: ${w.message}` });
+    },
+    async end(summary) {
+      await out.end();
+      await write(io.stdout, `${label}${summaryLine(summary)}`);
+    },
   };
-  return { documents, problems, summary };
 }
 
-/** One line per problem, error or warning, in file order. */
-export function formatReport(report: ValidationReport): string {
-  const lines: string[] = [];
-  for (const p of report.problems) lines.push(p.line > 0 ? `${p.file}:${p.line}:${p.col}: ${p.message}` : `${p.file}: ${p.message}`);
-  for (const d of report.documents) {
-    for (const e of d.errors) lines.push(`${d.file}:${e.line}:${e.col}: ${d.object}: ${e.message}`);
-    for (const w of d.warnings) lines.push(`${d.file}:${w.line}:${w.col}: ${d.object}: warning: ${w.message}`);
+/**
+ * `{documents, problems, summary}` as JSON.stringify(report, null, 2) would write it, with the
+ * documents written as they come (problems are kept until the end, after the documents).
+ */
+function jsonSink(io: Io): ReportSink {
+  const problems: LoadProblem[] = [];
+  let documents = 0;
+  const indented = (value: unknown) => JSON.stringify(value, null, 2).replace(/\n/g, '\n    ');
+  return {
+    async problem(p) {
+      problems.push(p);
+    },
+    async document(d) {
+      await write(io.stdout, `${documents++ === 0 ? '{\n  "documents": [\n' : ',\n'}    ${indented(d)}`);
+    },
+    async end(summary) {
+      const head = documents === 0 ? '{\n  "documents": [],\n' : '\n  ],\n';
+      const tail = JSON.stringify({ problems, summary }, null, 2).slice(2);
+      await write(io.stdout, `${head}${tail}\n`);
+    },
+  };
+}
+
+/** Validates every manifest under `paths` one document at a time, reporting each to `sink`. */
+async function validatePaths(paths: string[], io: Io, strict: boolean, sink: ReportSink): Promise<Summary> {
+  const summary: Summary = { documents: 0, valid: 0, invalid: 0, skipped: 0, syntaxErrors: 0, unreadable: 0 };
+  for await (const item of streamManifests(paths, io)) {
+    if (!isManifest(item)) {
+      if (item.line > 0) summary.syntaxErrors++;
+      else summary.unreadable++;
+      await sink.problem(item);
+      continue;
+    }
+    const d = checkDocument(item, strict);
+    summary.documents++;
+    if (d.skipped) summary.skipped++;
+    else if (d.valid) summary.valid++;
+    if (!d.valid) summary.invalid++;
+    await sink.document(d);
   }
-  return lines.map((l) => `${l}\n`).join('');
+  await sink.end(summary);
+  return summary;
 }
 
-export function summaryLine(report: ValidationReport): string {
-  const s = report.summary;
+function summaryLine(s: Summary): string {
   const parts = [`${s.documents} ${s.documents === 1 ? 'document' : 'documents'}`, `${s.valid} valid`, `${s.invalid} invalid`];
   if (s.skipped) parts.push(`${s.skipped} skipped (not an extlb kind)`);
-  if (s.syntaxErrors) parts.push(`${s.syntaxErrors} YAML syntax ${s.syntaxErrors === 1 ? 'error' : 'errors'}`);
+  if (s.syntaxErrors) parts.push(`${s.syntaxErrors} YAML ${s.syntaxErrors === 1 ? 'problem' : 'problems'}`);
   if (s.unreadable) parts.push(`${s.unreadable} unreadable`);
   return `${parts.join(', ')}\n`;
 }
 
-function exitCode(report: ValidationReport): number {
-  if (report.summary.unreadable > 0) return EXIT_USAGE;
-  return report.summary.invalid > 0 || report.summary.syntaxErrors > 0 ? EXIT_INVALID : EXIT_OK;
+function exitCode(summary: Summary): number {
+  if (summary.unreadable > 0) return EXIT_USAGE;
+  return summary.invalid > 0 || summary.syntaxErrors > 0 ? EXIT_INVALID : EXIT_OK;
 }
 
 /**
@@ -149,9 +189,7 @@ function exitCode(report: ValidationReport): number {
  * prefixed with `label`, and returns the exit code `extlb validate` would.
  */
 export async function printValidationSummary(paths: string[], io: Io, label = 'validate'): Promise<number> {
-  const report = await validatePaths(paths, io);
-  await write(io.stdout, `${formatReport(report)}${label}: ${summaryLine(report)}`);
-  return exitCode(report);
+  return exitCode(await validatePaths(paths, io, false, textSink(io, `${label}: `)));
 }
 
 function parseFlags(args: string[]) {
@@ -169,9 +207,7 @@ export const command: Command = {
     const output = values.output ?? 'text';
     if (output !== 'text' && output !== 'json') throw new UsageError(`-o must be text or json, not "${output}"`);
     if (positionals.length === 0) throw new UsageError('name at least one file, folder, or - for stdin');
-    const report = await validatePaths(positionals, io, values.strict === true);
-    if (output === 'json') await write(io.stdout, `${JSON.stringify(report, null, 2)}\n`);
-    else await write(io.stdout, `${formatReport(report)}${summaryLine(report)}`);
-    return exitCode(report);
+    const sink = output === 'json' ? jsonSink(io) : textSink(io, '');
+    return exitCode(await validatePaths(positionals, io, values.strict === true, sink));
   },
 };

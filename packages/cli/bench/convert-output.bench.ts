@@ -1,0 +1,123 @@
+// What `extlb convert -o yaml` spends its time on, for an estate the size of the converter's bench
+// (packages/envoy/bench): reading the manifests, converting, and writing the bootstrap as YAML —
+// with the `yaml` package's stringify and with the CLI's own writer (src/yaml-out.ts) — beside
+// JSON.stringify. The estate is written as a manifest file first, as a user would hand it over.
+// Target: writing YAML costs no more than the conversion (ratio YAML/convert <= 1).
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { convert, toBootstrap } from '@extlb/envoy';
+import { stringify } from 'yaml';
+import { loadManifests } from '../src/manifests.js';
+import { toYaml } from '../src/yaml-out.js';
+
+const NOW = '2026-01-01T00:00:00Z';
+
+/**
+ * `routes` HTTPRoutes with two rules each (one to a BackendPool, one split over two Services),
+ * routes/10 pools of 25 Pods (every other one External with two pickers), routes/5 Services with
+ * an EndpointSlice of 12 or 13 addresses, and a LoadBalancerPolicy on every tenth Service.
+ */
+function estateYaml(routes: number): string {
+  const pools = routes / 10;
+  const services = routes / 5;
+  const docs: string[] = [
+    `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: bench, creationTimestamp: "${NOW}"}
+spec:
+  gatewayClassName: extlb
+  listeners: [{name: http, port: 8080, protocol: HTTP, allowedRoutes: {namespaces: {from: All}}}]`,
+  ];
+  for (let p = 0; p < 10; p++)
+    docs.push(`apiVersion: v1\nkind: Service\nmetadata: {name: picker-${p}, namespace: bench}\nspec: {ports: [{name: grpc, port: 9002}]}`);
+  for (let i = 0; i < pools; i++) {
+    const lb =
+      i % 2 === 0
+        ? `{type: External, external: {maxEndpoints: 3, refs: [{name: picker-${i % 10}, port: {number: 9002}}, {name: picker-${(i + 1) % 10}, port: {number: 9002}}]}}`
+        : '{type: LeastRequest}';
+    docs.push(
+      `apiVersion: extlb.dev/v1alpha1\nkind: BackendPool\nmetadata: {name: pool-${i}, namespace: bench}\n` +
+        `spec: {selector: {matchLabels: {pool: pool-${i}}}, targetPorts: [{number: 8000}], loadBalancer: ${lb}}`,
+    );
+    for (let k = 0; k < 25; k++) {
+      const n = i * 25 + k;
+      docs.push(
+        `apiVersion: v1\nkind: Pod\nmetadata: {name: pool-${i}-${k}, namespace: bench, labels: {pool: pool-${i}, tier: model}}\n` +
+          `status: {phase: Running, podIP: 10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}}`,
+      );
+    }
+  }
+  for (let s = 0; s < services; s++) {
+    const endpoints = Array.from({ length: 12 + (s % 2) }, (_, k) => `{addresses: [172.${(s >> 8) & 255}.${s & 255}.${k + 1}], conditions: {ready: true}}`);
+    docs.push(`apiVersion: v1\nkind: Service\nmetadata: {name: svc-${s}, namespace: bench}\nspec: {ports: [{name: http, port: 80, targetPort: 8080}]}`);
+    docs.push(
+      `apiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {name: svc-${s}-a, namespace: bench, labels: {kubernetes.io/service-name: svc-${s}}}\n` +
+        `addressType: IPv4\nports: [{name: http, port: 8080}]\nendpoints: [${endpoints.join(', ')}]`,
+    );
+    if (s % 10 === 0) {
+      docs.push(
+        `apiVersion: extlb.dev/v1alpha1\nkind: LoadBalancerPolicy\nmetadata: {name: svc-${s}-lb, namespace: bench, creationTimestamp: "${NOW}"}\n` +
+          `spec: {targetRefs: [{group: "", kind: Service, name: svc-${s}}], loadBalancer: {type: External, external: {refs: [{name: picker-${s % 10}, port: {number: 9002}}]}}}`,
+      );
+    }
+  }
+  for (let r = 0; r < routes; r++) {
+    docs.push(`apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: route-${r}, namespace: bench, creationTimestamp: "${NOW}"}
+spec:
+  parentRefs: [{name: gw}]
+  hostnames: [r${r % 2000}.example.com]
+  rules:
+  - matches: [{path: {type: PathPrefix, value: /v1/${r}}}]
+    backendRefs: [{group: extlb.dev, kind: BackendPool, name: pool-${r % pools}}]
+  - matches: [{path: {type: Exact, value: /health/${r}}, headers: [{name: x-tenant, value: t${r % 7}}]}]
+    backendRefs: [{name: svc-${r % services}, port: 80, weight: 3}, {name: svc-${(r + 1) % services}, port: 80, weight: 1}]
+    timeouts: {request: 10s}`);
+  }
+  return `${docs.join('\n---\n')}\n`;
+}
+
+async function timed<T>(fn: () => T | Promise<T>): Promise<[T, number]> {
+  const start = process.hrtime.bigint();
+  const out = await fn();
+  return [out, Number(process.hrtime.bigint() - start) / 1e6];
+}
+
+const gc = (globalThis as { gc?: () => void }).gc;
+const dir = mkdtempSync(join(tmpdir(), 'extlb-cli-bench-'));
+try {
+  for (const routes of [1000, 10000]) {
+    const file = join(dir, `estate-${routes}.yaml`);
+    writeFileSync(file, estateYaml(routes));
+    const io = { stdin: new PassThrough(), stdout: new PassThrough(), stderr: new PassThrough(), cwd: dir };
+    gc?.();
+    const [loaded, loadMs] = await timed(() => loadManifests([file], io));
+    if (loaded.problems.length > 0) throw new Error(`the estate does not load: ${JSON.stringify(loaded.problems[0])}`);
+    const objects = loaded.manifests.map((m) => m.object);
+    convert(objects, { now: NOW }); // warm-up
+    gc?.();
+    const [result, convertMs] = await timed(() => convert(objects, { now: NOW }));
+    const [config] = Object.values(result.gateways);
+    if (!config) throw new Error('the estate converts no Gateway');
+    const bootstrap = toBootstrap(config);
+    gc?.();
+    const [json, jsonMs] = await timed(() => JSON.stringify(bootstrap, null, 2));
+    gc?.();
+    const [, packageMs] = await timed(() => stringify(bootstrap, { lineWidth: 0, aliasDuplicateObjects: false }));
+    toYaml(bootstrap); // warm-up
+    gc?.();
+    const [yaml, writerMs] = await timed(() => toYaml(bootstrap));
+    console.log(
+      `${String(routes).padStart(6)} routes ${String(objects.length).padStart(6)} objects  read ${loadMs.toFixed(0)} ms  convert ${convertMs.toFixed(0)} ms  ` +
+        `JSON ${jsonMs.toFixed(0)} ms (${(json.length / 1e6).toFixed(1)} MB)  ` +
+        `yaml package ${packageMs.toFixed(0)} ms (YAML/convert ${(packageMs / convertMs).toFixed(2)})  ` +
+        `yaml-out ${writerMs.toFixed(0)} ms (${(yaml.length / 1e6).toFixed(1)} MB, YAML/convert ${(writerMs / convertMs).toFixed(2)}, ${(packageMs / writerMs).toFixed(1)}x faster)`,
+    );
+  }
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
+console.log('target: yaml-out YAML/convert <= 1 (writing YAML costs no more than converting)');

@@ -1,0 +1,321 @@
+// Reads a YAML stream one document at a time, as kubectl would read it, and keeps for each
+// document only its value and where each of its nodes starts. Memory follows the largest document,
+// not the stream: text is parsed as it arrives and each document's syntax tree is dropped once read.
+// A document that kubectl would refuse — a syntax error, an unknown or self-containing alias,
+// aliases that blow it up, a number JSON cannot carry, a key that is not a string, number or
+// boolean, a key written twice, a `<<` of something other than mappings — becomes a problem at its
+// line and column, and the documents after it are still read. Every check is linear in the size
+// of the document.
+import { StringDecoder } from 'node:string_decoder';
+import { Composer, isAlias, isMap, isScalar, isSeq, Parser, Schema, type Alias, type Document, type Node, type Scalar, type YAMLMap } from 'yaml';
+import { KUBECTL_YAML, MISFIT_TAG_WARNING } from './kube-yaml.js';
+
+/** 1-based line and column. */
+export interface Position {
+  line: number;
+  col: number;
+}
+
+/** Where a node starts, and where each of its children starts, by key or by index. */
+export interface PositionTree extends Position {
+  keys?: Map<string, PositionTree>;
+  items?: PositionTree[];
+}
+
+export interface YamlDocument {
+  kind: 'document';
+  /** 0-based index of the document in its stream, counting empty ones. */
+  index: number;
+  value: unknown;
+  positions: PositionTree;
+}
+
+export interface YamlProblem extends Position {
+  kind: 'problem';
+  message: string;
+}
+
+/**
+ * How much aliases may add to a document, in characters of scalars plus one per node: as much as
+ * the document itself, and at least this. A bomb of nested aliases or a large scalar repeated by
+ * aliases stops here, long before it could exhaust memory or the length of a string.
+ */
+const ALIAS_EXPANSION_FLOOR = 1 << 20;
+
+// One schema for every document: building it is a good part of the cost of a small document.
+// Keys written twice are found by the walk below; the composer's own check compares every pair.
+const COMPOSE_OPTIONS = { ...KUBECTL_YAML, schema: new Schema(KUBECTL_YAML), uniqueKeys: false, prettyErrors: false } as const;
+
+/** Line starts of the text seen so far; those before the current document can be let go. */
+class LineStarts {
+  private starts: number[] = [];
+  /** How many lines were let go. */
+  private dropped = 0;
+
+  /** The parser's onNewLine; it reports offset 0 again on each chunk until it has consumed one. */
+  readonly add = (offset: number): void => {
+    const last = this.starts.at(-1);
+    if (last === undefined || offset > last) this.starts.push(offset);
+  };
+
+  position(offset: number): Position {
+    const starts = this.starts;
+    let lo = 0;
+    let hi = starts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (starts[mid]! <= offset) lo = mid;
+      else hi = mid - 1;
+    }
+    return { line: this.dropped + lo + 1, col: offset - (starts[lo] ?? 0) + 1 };
+  }
+
+  /** Lets go of the lines that end before `offset`. */
+  forgetBefore(offset: number): void {
+    let keep = 0;
+    while (keep + 1 < this.starts.length && this.starts[keep + 1]! <= offset) keep++;
+    if (keep === 0) return;
+    this.starts = this.starts.slice(keep);
+    this.dropped += keep;
+  }
+}
+
+/** Where a node starts; a missing one (`? key` without a value) is placed at `near`. */
+function startOf(node: Node | null | undefined, near = 0): number {
+  return node?.range?.[0] ?? near;
+}
+
+function isMergeKey(key: unknown): boolean {
+  return isScalar(key) && typeof key.value === 'symbol' && key.value.description === '<<';
+}
+
+/** `.inf`, `-.inf` and `.nan` as the text had them; JSON has none of them. */
+function nonFiniteText(node: Scalar): string {
+  return typeof node.source === 'string' ? node.source : String(node.value);
+}
+
+/** A node's positions and its value as JSON sees it. */
+interface Walked {
+  at: PositionTree;
+  value: unknown;
+}
+
+const MERGE_NEEDS_MAPPINGS = '`<<` merges a mapping or a sequence of mappings; kubectl refuses anything else';
+
+/** Sets a key of a plain object, `__proto__` included, as an own property. */
+function setKey(object: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(object, key, { value, writable: true, enumerable: true, configurable: true });
+  else object[key] = value;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * One walk over a document's syntax tree: its value, the positions of its nodes, and the checks
+ * kubectl's reading implies. The value is built here rather than by the yaml package's toJS, whose
+ * alias resolution (like the composer's duplicate-key check) takes time quadratic in the size of a
+ * document. An alias shares the value of the node it names and is counted by that node's weight,
+ * so a billion-node alias bomb costs as much as its text.
+ */
+class DocumentWalk {
+  readonly problems: (Position & { message: string })[] = [];
+  private readonly anchors = new Map<string, Node>();
+  /** Value and expanded weight of each anchored node, once walked. */
+  private readonly anchored = new Map<Node, { value: unknown; weight: number }>();
+  /** The nodes being walked: an alias to one of them would contain itself. */
+  private readonly open = new Set<Node>();
+  /** Weight of the nodes as written. */
+  private ownWeight = 0;
+  /** What aliases add to it, running total at each alias. */
+  private readonly added: { at: Position; total: number }[] = [];
+
+  constructor(private readonly lines: LineStarts) {}
+
+  private problem(at: Position, message: string): void {
+    this.problems.push({ line: at.line, col: at.col, message });
+  }
+
+  /** `weight` gets the node's weight with aliases expanded: one per node, plus string lengths. */
+  walk(node: Node | null, weight: { value: number }, near: number, isKey = false): Walked {
+    const at: PositionTree = this.lines.position(startOf(node, near));
+    this.ownWeight += 1;
+    weight.value += 1;
+    if (node === null) return { at, value: null };
+    if (isAlias(node)) return { at, value: this.alias(node, at, weight) };
+    if (node.anchor) this.anchors.set(node.anchor, node);
+    this.open.add(node);
+    const inner = { value: 0 };
+    let value: unknown;
+    if (isScalar(node)) {
+      value = node.value;
+      if (typeof value === 'string') {
+        inner.value += value.length;
+        this.ownWeight += value.length;
+      } else if (!isKey && typeof value === 'number' && !Number.isFinite(value)) {
+        // As a key it is fine: kubectl turns it into the string ".inf".
+        this.problem(
+          at,
+          `${nonFiniteText(node)} is not a number JSON can carry, so kubectl cannot send it (json: unsupported value); quote it to make it a string`,
+        );
+      }
+    } else if (isMap(node)) {
+      value = this.mapping(node, at, inner);
+    } else if (isSeq(node)) {
+      const items: unknown[] = [];
+      at.items = [];
+      for (const item of node.items) {
+        const walked = this.walk(item as Node | null, inner, startOf(node));
+        at.items.push(walked.at);
+        items.push(walked.value);
+      }
+      value = items;
+    }
+    this.open.delete(node);
+    if (node.anchor) this.anchored.set(node, { value, weight: inner.value + 1 });
+    weight.value += inner.value;
+    return { at, value };
+  }
+
+  /** The value of the node an alias names (shared, not copied), counted by that node's weight. */
+  private alias(node: Alias, at: Position, weight: { value: number }): unknown {
+    const target = this.anchors.get(node.source);
+    if (target === undefined) {
+      this.problem(at, `unknown alias *${node.source}: no anchor &${node.source} before it in this document`);
+      return undefined;
+    }
+    if (this.open.has(target)) {
+      this.problem(at, `alias *${node.source} is inside the node it names, so its value would contain itself`);
+      return undefined;
+    }
+    const { value, weight: size } = this.anchored.get(target)!;
+    weight.value += size;
+    this.added.push({ at, total: (this.added.at(-1)?.total ?? 0) + size });
+    return value;
+  }
+
+  /**
+   * A mapping as go-yaml v2 reads it: keys become strings (a key written twice is a problem), and
+   * `<<` sets the keys of the mapping, or of each mapping of a sequence (the first one winning),
+   * in the order it comes, over keys set before it.
+   */
+  private mapping(node: YAMLMap, at: PositionTree, weight: { value: number }): Record<string, unknown> {
+    const object: Record<string, unknown> = {};
+    const positions = new Map<string, PositionTree>();
+    const written = new Set<string>();
+    at.keys = positions;
+    for (const pair of node.items) {
+      const keyNode = pair.key as Node | null;
+      const key = this.walk(keyNode, weight, startOf(node), true);
+      const valueNode = pair.value as Node | null;
+      const value = this.walk(valueNode, weight, startOf(keyNode, startOf(node)));
+      if (isMergeKey(keyNode)) {
+        for (const source of this.mergeSources(valueNode, value)) {
+          for (const [name, merged] of Object.entries(source)) {
+            setKey(object, name, merged);
+            positions.set(name, value.at);
+          }
+        }
+        continue;
+      }
+      const name = this.keyName(key);
+      if (name === undefined) continue;
+      if (written.has(name)) this.problem(key.at, `mapping key ${JSON.stringify(name)} appears more than once`);
+      written.add(name);
+      setKey(object, name, value.value);
+      positions.set(name, value.at);
+    }
+    return object;
+  }
+
+  /** What a `<<` value brings in, in the order to set it; a problem unless they are mappings. */
+  private mergeSources(node: Node | null, { at, value }: Walked): Record<string, unknown>[] {
+    if (isSeq(node) && Array.isArray(value)) {
+      if (value.every(isPlainObject) && node.items.every((item) => !isAlias(item) || isMap(this.anchors.get(item.source)))) return value.toReversed();
+    } else if (isPlainObject(value) && (isMap(node) || (isAlias(node) && isMap(this.anchors.get(node.source))))) {
+      return [value];
+    }
+    if (value !== undefined) this.problem(at, MERGE_NEEDS_MAPPINGS);
+    return [];
+  }
+
+  /** The string a key becomes in JSON, as sigs.k8s.io/yaml turns it; undefined (and a problem) when it cannot. */
+  private keyName({ at, value }: Walked): string | undefined {
+    if (value === undefined) return undefined; // an alias that names nothing, reported already
+    if (value === null) {
+      this.problem(at, 'a mapping key is null (empty, ~ or null); kubectl refuses it (unsupported map key)');
+      return undefined;
+    }
+    if (typeof value === 'object') {
+      this.problem(at, 'a mapping key is a mapping or a sequence; kubectl refuses it (invalid map key)');
+      return undefined;
+    }
+    return String(value);
+  }
+
+  /** The document's value, or the problems that keep kubectl from reading it. */
+  finish(root: Walked): { value: unknown } | undefined {
+    const allowance = Math.max(ALIAS_EXPANSION_FLOOR, this.ownWeight);
+    const over = this.added.find((a) => a.total > allowance);
+    if (over) {
+      this.problems.push({
+        ...over.at,
+        message: `aliases expand this document past ${allowance} characters (at most its own size, and at least ${ALIAS_EXPANSION_FLOOR}); write the repeated part out or use fewer aliases`,
+      });
+    }
+    return this.problems.length === 0 ? { value: root.value } : undefined;
+  }
+}
+
+function yamlErrorMessage(message: string): string {
+  return message.split('\n')[0]!;
+}
+
+/** Reads one composed document: its problems, or its value and positions. */
+function readDocument(doc: Document.Parsed, index: number, lines: LineStarts): (YamlDocument | YamlProblem)[] {
+  const problem = (offset: number, message: string): YamlProblem => ({ kind: 'problem', ...lines.position(offset), message });
+  if (doc.errors.length > 0) return doc.errors.map((e) => problem(e.pos[0], `YAML syntax error: ${yamlErrorMessage(e.message)}`));
+  const walk = new DocumentWalk(lines);
+  const root = walk.walk(doc.contents, { value: 0 }, doc.range[0]);
+  const read = walk.finish(root);
+  const misfits = doc.warnings.filter((w) => MISFIT_TAG_WARNING.test(w.message));
+  const problems = [
+    ...walk.problems.map((p): YamlProblem => ({ kind: 'problem', ...p })),
+    ...misfits.map((w) => problem(w.pos[0], `the value does not fit its !!${MISFIT_TAG_WARNING.exec(w.message)![1]} tag; kubectl refuses it (cannot decode)`)),
+  ];
+  if (!read || problems.length > 0) return problems.sort((a, b) => a.line - b.line || a.col - b.col);
+  if (read.value === null) return []; // an empty document between `---` lines
+  return [{ kind: 'document', index, value: read.value, positions: root.at }];
+}
+
+/** Text from a stream of bytes or strings, multi-byte characters kept whole across chunks. */
+export async function* textOf(chunks: AsyncIterable<Buffer | string>): AsyncGenerator<string> {
+  const decoder = new StringDecoder('utf8');
+  for await (const chunk of chunks) yield typeof chunk === 'string' ? chunk : decoder.write(chunk);
+  const rest = decoder.end();
+  if (rest) yield rest;
+}
+
+/**
+ * Every document of a YAML stream, in order, as its value with positions or as the problems
+ * that keep kubectl from reading it.
+ */
+export async function* readYamlDocuments(text: AsyncIterable<string> | Iterable<string>): AsyncGenerator<YamlDocument | YamlProblem> {
+  const lines = new LineStarts();
+  const parser = new Parser(lines.add);
+  const composer = new Composer(COMPOSE_OPTIONS);
+  let index = 0;
+  function* take(docs: Iterable<Document.Parsed>): Generator<YamlDocument | YamlProblem> {
+    for (const doc of docs) {
+      yield* readDocument(doc, index++, lines);
+      lines.forgetBefore(doc.range[2]);
+    }
+  }
+  for await (const chunk of text) for (const token of parser.parse(chunk, true)) yield* take(composer.next(token));
+  for (const token of parser.parse('', false)) yield* take(composer.next(token));
+  yield* take(composer.end());
+  // Errors outside any document (a stray `...`, a bad directive before the first one).
+  for (const e of composer.streamInfo().errors)
+    yield { kind: 'problem', ...lines.position(e.pos[0]), message: `YAML syntax error: ${yamlErrorMessage(e.message)}` };
+}
