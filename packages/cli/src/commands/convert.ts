@@ -290,8 +290,7 @@ export const command: Command = {
     } else {
       const [only] = run.outputs.values();
       if (only === undefined) {
-        lines.push(note(fromCluster ? 'cluster' : 'input', 'error: no Gateway is converted, so there is no Envoy configuration to write'));
-        failed += 1;
+        lines.push(note(fromCluster ? 'cluster' : 'input', 'warning: no Gateway is converted, so there is no Envoy configuration to write'));
       } else if (values.out !== undefined) await writeOut(io, values.out, only);
       else await write(io.stdout, only);
     }
