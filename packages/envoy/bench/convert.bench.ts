@@ -10,6 +10,7 @@ import {
   Diagnostics,
   type EnvoyConfig,
   envoyOptions,
+  InputCertificates,
   InputEndpoints,
   readInputs,
   resolve,
@@ -143,8 +144,9 @@ function stages(objects: unknown[]) {
   const [resolved, resolveMs] = time(() => resolve(inputs, {}, diags));
   const [configs, envoyMs] = time(() => {
     const endpoints = new InputEndpoints(inputs);
+    const certificates = new InputCertificates(inputs);
     const options = envoyOptions({}, diags);
-    return resolved.ir.gateways.map((g) => toEnvoy(g, endpoints, options, diags));
+    return resolved.ir.gateways.map((g) => toEnvoy(g, endpoints, certificates, options, diags));
   });
   const [, statusMs] = time(() => statuses(resolved.outcomes, { controllerName: DEFAULT_CONTROLLER, now: NOW }));
   return { config: configs[0] as EnvoyConfig, ms: { read: readMs, resolve: resolveMs, envoy: envoyMs, status: statusMs } };
