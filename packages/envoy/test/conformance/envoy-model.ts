@@ -1,13 +1,14 @@
 // A model of what Envoy does with one HTTP request under a converted configuration, for checking
 // the request → response expectations of the upstream conformance suites without an Envoy binary.
 // It follows Envoy's documented router behaviour for the fields the converter emits: the listener
-// by port, the filter chain by TLS SNI, the virtual host by Host (exact names, then the longest
+// by port, the filter chain by TLS SNI, its TLS handshake (envoy-tls-model.ts), the virtual host by Host (exact names, then the longest
 // suffix wildcard, then `*`; a Host's port is ignored when the connection manager strips it or the
 // route table ignores it), the first route whose match holds, then its action — a fixed answer, a
 // redirect (Envoy's Utility::newUri rules), or forwarding with header changes, rewrites, weighted
 // clusters and mirrors. It reads only the Envoy JSON, so it checks the Envoy stage's output, not
 // the converter's intent; a field it does not know fails loudly rather than being ignored.
 import type { EnvoyConfig } from '../../src/index.js';
+import { handshake } from './envoy-tls-model.js';
 
 type Json = Record<string, any>;
 
@@ -22,6 +23,8 @@ export interface Request {
   scheme?: 'http' | 'https';
   /** TLS server name; HTTPS listeners choose their filter chain by it. */
   sni?: string;
+  /** The certificate (PEM) the client presents in the TLS handshake. */
+  clientCertificate?: string;
 }
 
 /** A request as it reaches a backend. */
@@ -37,6 +40,8 @@ export interface Upstream {
 
 export type Outcome =
   | { type: 'no-listener' | 'no-chain' }
+  /** The TLS handshake failed (or one side did not speak TLS): no HTTP request is made. */
+  | { type: 'tls-failure'; reason: string }
   /** No virtual host or no route matched: Envoy answers 404. */
   | { type: 'not-found'; status: 404 }
   | { type: 'direct'; route: string; status: number }
@@ -103,6 +108,8 @@ function routeTable(config: EnvoyConfig, req: Request): { rc: Json; hcm: Json } 
     .sort((a, b) => b.score - a.score);
   const chain = scored[0]?.c;
   if (!chain) return { type: 'no-chain' };
+  const tls = handshake(config, chain, req);
+  if (!tls.ok) return { type: 'tls-failure', reason: tls.reason };
   const hcm = chain.filters[0].typed_config;
   const rc = hcm.route_config ?? (config.routes as Json[]).find((r) => r.name === hcm.rds.route_config_name);
   return { rc, hcm };
