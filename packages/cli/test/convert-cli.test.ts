@@ -158,6 +158,7 @@ describe('extlb convert --from-cluster', () => {
   let server: Server;
   let kubeconfig: string;
   const requests: string[] = [];
+  const queries = new Map<string, URLSearchParams>();
   // What a cluster holds: the scenario's objects, grouped by their list URL.
   const objects = parseAllDocuments(readFileSync(scenario('backendpool-picker'), 'utf8')).map((d) => d.toJS() as { apiVersion: string; kind: string });
   const RESOURCES: Record<string, [string, string, boolean][]> = {
@@ -165,8 +166,11 @@ describe('extlb convert --from-cluster', () => {
       ['services', 'Service', true],
       ['pods', 'Pod', true],
       ['namespaces', 'Namespace', false],
+      ['secrets', 'Secret', true],
+      ['configmaps', 'ConfigMap', true],
     ],
     '/apis/gateway.networking.k8s.io/v1': [
+      ['gatewayclasses', 'GatewayClass', false],
       ['gateways', 'Gateway', true],
       ['httproutes', 'HTTPRoute', true],
     ],
@@ -180,8 +184,9 @@ describe('extlb convert --from-cluster', () => {
 
   before(async () => {
     server = createServer((req, res) => {
-      const url = (req.url ?? '').split('?')[0] ?? '';
+      const [url = '', query = ''] = (req.url ?? '').split('?');
       requests.push(`${req.headers.authorization ?? ''} ${url}`);
+      queries.set(url, new URLSearchParams(query));
       const json = (status: number, body: unknown) => {
         res.writeHead(status, { 'content-type': 'application/json' });
         res.end(JSON.stringify(body));
@@ -247,6 +252,9 @@ describe('extlb convert --from-cluster', () => {
     const pool = bootstrap.static_resources.clusters.find((c) => c.name === 'bpool/default/llm');
     assert.equal(pool?.load_assignment?.endpoints[0]?.lb_endpoints.length, 3);
     assert.match(readFileSync(join(dir, 'cluster-status.yaml'), 'utf8'), /kind: BackendPool/);
+    // Secrets are listed for listener certificates, and only TLS ones.
+    assert.equal(queries.get('/api/v1/secrets')?.get('fieldSelector'), 'type=kubernetes.io/tls');
+    assert.equal(queries.get('/api/v1/configmaps')?.get('fieldSelector'), null);
   });
 
   it('fails with exit 1 when the context names no reachable cluster', async () => {

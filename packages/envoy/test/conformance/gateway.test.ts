@@ -364,7 +364,10 @@ conformance(
     s.latestConditions('Gateway', gw);
     s.mustBeAccepted(gw, []);
     assert.equal(s.status('Gateway', gw).addresses, undefined);
-    assert.ok(s.result.diagnostics.some((d) => d.code === 'UnsupportedValue' && d.object?.name === gw && d.path === 'spec.addresses[0]'));
+    assert.ok(
+      s.result.diagnostics.some((d) => d.code === 'UnsupportedValue' && d.object?.name === gw && d.path === 'spec.addresses[0]'),
+      'a warning says no address is assigned',
+    );
   },
 );
 
