@@ -1,7 +1,7 @@
 // PEM certificates and keys, checked the way a TLS server loading them would: every certificate
 // of a chain parses, the key parses, and the key belongs to the first certificate. Messages never
 // quote the data (it may be a private key).
-import { X509Certificate, createPrivateKey } from 'node:crypto';
+import { X509Certificate, createHash, createPrivateKey } from 'node:crypto';
 
 const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
 
@@ -20,8 +20,24 @@ export function parseCertificates(pem: string, field: string): X509Certificate[]
   return out;
 }
 
+/**
+ * Parsing a key costs OpenSSL 3 about a millisecond, and a controller converts the same Secrets
+ * again and again: verdicts are kept by a digest of the content (never the content), a bounded few.
+ */
+const verdicts = new Map<string, string | undefined>();
+const MAX_VERDICTS = 4096;
+
 /** Why a certificate chain and its private key cannot serve TLS, or undefined when they can. */
 export function keyPairFault(chainPem: string, keyPem: string, names = { chain: 'tls.crt', key: 'tls.key' }): string | undefined {
+  const digest = createHash('sha256').update([names.chain, chainPem, names.key, keyPem].join('\0')).digest('hex');
+  if (verdicts.has(digest)) return verdicts.get(digest);
+  const verdict = checkKeyPair(chainPem, keyPem, names);
+  if (verdicts.size >= MAX_VERDICTS) verdicts.delete(verdicts.keys().next().value as string);
+  verdicts.set(digest, verdict);
+  return verdict;
+}
+
+function checkKeyPair(chainPem: string, keyPem: string, names: { chain: string; key: string }): string | undefined {
   const chain = parseCertificates(chainPem, names.chain);
   if (typeof chain === 'string') return chain;
   let privateKey: ReturnType<typeof createPrivateKey>;

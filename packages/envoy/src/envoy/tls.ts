@@ -8,9 +8,9 @@ import type { BuildContext } from './context.js';
 import { NAME, TYPE } from './names.js';
 
 /** Where a listener's SDS secrets come from: the ADS stream (a bootstrap drops it for static ones). */
-export const SDS_SOURCE = { ads: {}, resource_api_version: 'V3' };
+const SDS_SOURCE = { ads: {}, resource_api_version: 'V3' };
 
-export function secretName(c: CertificateRef): string {
+function secretName(c: CertificateRef): string {
   return `${c.namespace}/${c.name}`;
 }
 

@@ -43,14 +43,25 @@ export class TlsRefs {
     };
   }
 
-  /** A Secret of type kubernetes.io/tls whose tls.crt and tls.key make a usable key pair. */
-  keyPair(from: Gateway, ref: ObjectReference): RefFault | undefined {
-    if (ref.group !== '' || ref.kind !== 'Secret') return { fault: 'kind', message: `refers to a ${groupKind(ref)}; only Secrets are supported` };
+  /** A reference to a core object of `kind`, permitted, whose content `fault` finds usable (checked once per object). */
+  private checked(
+    from: Gateway,
+    ref: ObjectReference,
+    kind: string,
+    cache: Map<string, string | undefined>,
+    fault: (k: string) => string | undefined,
+  ): RefFault | undefined {
+    if (ref.group !== '' || ref.kind !== kind) return { fault: 'kind', message: `refers to a ${groupKind(ref)}; only ${kind}s are supported` };
     if (!this.allowed(from, ref)) return this.notPermitted(from, ref);
     const k = key(ref.namespace, ref.name);
-    if (!this.keyPairs.has(k)) this.keyPairs.set(k, this.secretFault(k));
-    const message = this.keyPairs.get(k);
+    if (!cache.has(k)) cache.set(k, fault(k));
+    const message = cache.get(k);
     return message === undefined ? undefined : { fault: 'invalid', message };
+  }
+
+  /** A Secret of type kubernetes.io/tls whose tls.crt and tls.key make a usable key pair. */
+  keyPair(from: Gateway, ref: ObjectReference): RefFault | undefined {
+    return this.checked(from, ref, 'Secret', this.keyPairs, (k) => this.secretFault(k));
   }
 
   private secretFault(k: string): string | undefined {
@@ -65,12 +76,7 @@ export class TlsRefs {
 
   /** A ConfigMap whose ca.crt holds PEM CA certificates. */
   caBundle(from: Gateway, ref: ObjectReference): RefFault | undefined {
-    if (ref.group !== '' || ref.kind !== 'ConfigMap') return { fault: 'kind', message: `refers to a ${groupKind(ref)}; only ConfigMaps are supported` };
-    if (!this.allowed(from, ref)) return this.notPermitted(from, ref);
-    const k = key(ref.namespace, ref.name);
-    if (!this.bundles.has(k)) this.bundles.set(k, this.configMapFault(k));
-    const message = this.bundles.get(k);
-    return message === undefined ? undefined : { fault: 'invalid', message };
+    return this.checked(from, ref, 'ConfigMap', this.bundles, (k) => this.configMapFault(k));
   }
 
   private configMapFault(k: string): string | undefined {

@@ -16,7 +16,7 @@ export interface ListenerTls extends ServerTls {
 }
 
 /** The validation a listener's port gets: its `perPort` entry when there is one, else `default`. */
-export function frontendValidation(gw: Gateway, port: number): FrontendValidation | undefined {
+function frontendValidation(gw: Gateway, port: number): FrontendValidation | undefined {
   const frontend = gw.tls.frontend;
   const entry = frontend?.perPort.find((p) => p.port === port);
   return entry ? entry.validation : frontend?.default;
