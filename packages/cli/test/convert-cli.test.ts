@@ -97,7 +97,7 @@ describe('extlb convert on files', () => {
     const quiet = await cli([scenario('route-features')]);
     assert.match(quiet.stderr, /^1 info message\(s\), such as ignored kinds; -v shows them$/m);
     const loud = await cli([scenario('route-features'), '-v']);
-    assert.match(loud.stderr, /input\.yaml:\d+:1: info: ConfigMap default\/unrelated: v1 ConfigMap is not an input of the converter and is ignored/);
+    assert.match(loud.stderr, /input\.yaml:\d+:1: info: ServiceAccount default\/unrelated: v1 ServiceAccount is not an input of the converter and is ignored/);
   });
 
   it('refuses bad flags with exit 2', async () => {
@@ -188,6 +188,10 @@ describe('extlb convert --from-cluster', () => {
     const pool = bootstrap.static_resources.clusters.find((c) => c.name === 'bpool/default/llm');
     assert.equal(pool?.load_assignment?.endpoints[0]?.lb_endpoints.length, 3);
     assert.match(readFileSync(join(dir, 'cluster-status.yaml'), 'utf8'), /kind: BackendPool/);
+    // Secrets are listed for listener certificates, and only TLS ones.
+    const selector = (path: string) => api.requestsMatching({ path }).map((r) => r.query.fieldSelector);
+    assert.deepEqual(selector('/api/v1/secrets'), ['type=kubernetes.io/tls']);
+    assert.deepEqual(selector('/api/v1/configmaps'), [undefined]);
   });
 
   it('fails with exit 1 when the context names no reachable cluster', async () => {

@@ -2,7 +2,9 @@
 // time to serializing the output. Full size: 10,000 HTTPRoutes (2 rules each), 1,000 BackendPools,
 // 2,000 Services, 50,000 endpoints; the smaller sizes scale every count with the routes.
 // Target: the full estate in under 2 s and 1 GiB RSS on a 2-core machine, near-linear growth; the
-// time of each stage (read, resolve, envoy, status) is printed beside the total.
+// time of each stage (read, resolve, envoy, status) is printed beside the total. Then HTTPS
+// listeners, to show what checking their certificates costs.
+import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import {
   convert,
@@ -10,6 +12,7 @@ import {
   Diagnostics,
   type EnvoyConfig,
   envoyOptions,
+  InputCertificates,
   InputEndpoints,
   readInputs,
   resolve,
@@ -17,7 +20,7 @@ import {
   toBootstrap,
   toEnvoy,
 } from '../src/index.js';
-import { envoyOf } from '../test/golden.js';
+import { envoyOf, readObjects } from '../test/golden.js';
 
 const NOW = '2026-01-01T00:00:00Z';
 
@@ -143,8 +146,9 @@ function stages(objects: unknown[]) {
   const [resolved, resolveMs] = time(() => resolve(inputs, {}, diags));
   const [configs, envoyMs] = time(() => {
     const endpoints = new InputEndpoints(inputs);
+    const certificates = new InputCertificates(inputs);
     const options = envoyOptions({}, diags);
-    return resolved.ir.gateways.map((g) => toEnvoy(g, endpoints, options, diags));
+    return resolved.ir.gateways.map((g) => toEnvoy(g, endpoints, certificates, options, diags));
   });
   const [, statusMs] = time(() => statuses(resolved.outcomes, { controllerName: DEFAULT_CONTROLLER, now: NOW }));
   return { config: configs[0] as EnvoyConfig, ms: { read: readMs, resolve: resolveMs, envoy: envoyMs, status: statusMs } };
@@ -183,6 +187,55 @@ for (const routes of [1000, 5000, 10000]) {
   rows.push(
     `${String(routes).padStart(6)} routes  ${String(objects.length).padStart(6)} objects  ${String(config.clusters.length).padStart(5)} clusters  ${String(endpoints).padStart(6)} endpoints  ` +
       `convert ${convertMs.toFixed(0).padStart(5)} ms (${perStage} ms)  toBootstrap ${renderMs.toFixed(0)} ms  JSON ${jsonMs.toFixed(0)} ms (${(json.length / 1e6).toFixed(1)} MB, convert/JSON ${(convertMs / jsonMs).toFixed(1)}x)  YAML ${yamlMs.toFixed(0)} ms (convert/YAML ${(convertMs / yamlMs).toFixed(2)}x)`,
+  );
+  peakRss = Math.max(peakRss, process.memoryUsage().rss);
+}
+// HTTPS: every listener on its own port with its own Secret (the same test certificate under other
+// names), so each certificate is parsed and its key checked once, and a client-validation CA for
+// all of them. (Listeners sharing a port add virtual hosts per listener pair: not what this measures.)
+const testSecret = (
+  readObjects(fileURLToPath(new URL('../test/scenarios/route-features/input.yaml', import.meta.url))) as { kind: string; stringData: Record<string, string> }[]
+).find((o) => o.kind === 'Secret') as { stringData: Record<string, string> };
+function tlsEstate(listeners: number): unknown[] {
+  const objects: unknown[] = [
+    { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ca', namespace: 'bench' }, data: { 'ca.crt': testSecret.stringData['tls.crt'] } },
+  ];
+  const specs = Array.from({ length: listeners }, (_, i) => {
+    objects.push({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: `cert-${i}`, namespace: 'bench' },
+      type: 'kubernetes.io/tls',
+      // Text before a PEM block is allowed (RFC 7468), and makes each Secret's content its own.
+      stringData: { ...testSecret.stringData, 'tls.crt': `cert ${i} of ${listeners}\n${testSecret.stringData['tls.crt']}` },
+    });
+    return { name: `https-${i}`, port: 10000 + i, protocol: 'HTTPS', hostname: `h${i}.example.com`, tls: { certificateRefs: [{ name: `cert-${i}` }] } };
+  });
+  objects.push({
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'Gateway',
+    metadata: { name: 'tls', namespace: 'bench' },
+    spec: {
+      gatewayClassName: 'extlb',
+      listeners: specs,
+      tls: { frontend: { default: { validation: { caCertificateRefs: [{ group: '', kind: 'ConfigMap', name: 'ca' }] } } } },
+    },
+  });
+  return objects;
+}
+for (const listeners of [100, 1000]) {
+  const objects = tlsEstate(listeners);
+  gc?.();
+  // The first conversion parses every certificate; later ones find the verdicts of unchanged ones.
+  const firstMs = time(() => convert(objects, { now: NOW }))[1];
+  const runs: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    gc?.();
+    runs.push(time(() => convert(objects, { now: NOW }))[1]);
+  }
+  const againMs = median(runs);
+  rows.push(
+    `${String(listeners).padStart(6)} HTTPS listeners, each with its own Secret  first convert ${firstMs.toFixed(0).padStart(5)} ms (${((firstMs * 1000) / listeners).toFixed(0)} µs per listener, its certificate checked)  again ${againMs.toFixed(0)} ms (first/again ${(firstMs / againMs).toFixed(1)}x)`,
   );
   peakRss = Math.max(peakRss, process.memoryUsage().rss);
 }

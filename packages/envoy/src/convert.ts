@@ -7,7 +7,7 @@ import { type EnvoyConfig, type EnvoyOptions, toEnvoy } from './envoy/index.js';
 import type { JsonObject } from './json.js';
 import { readInputs } from './read/index.js';
 import { InputEndpoints } from './resolve/endpoints.js';
-import { type IR, resolve } from './resolve/index.js';
+import { DEFAULT_CONTROLLER, type IR, InputCertificates, type ResolveOptions, resolve } from './resolve/index.js';
 import { statuses } from './status/index.js';
 
 export interface ConvertOptions {
@@ -15,7 +15,10 @@ export interface ConvertOptions {
   envoy?: EnvoyTarget;
   /** How backend endpoints reach Envoy: listed (`static`, default), resolved from a headless Service (`dns`), or served over EDS (`eds`). */
   endpoints?: EndpointMode;
-  /** The controllerName written in statuses. */
+  /**
+   * This controller's name: written in statuses, and the controllerName of the GatewayClasses whose
+   * Gateways are converted (when the input has GatewayClasses). Default `extlb.dev/gateway-controller`.
+   */
   controllerName?: string;
   /** lastTransitionTime of every condition. Default: the current time. */
   now?: string;
@@ -23,8 +26,6 @@ export interface ConvertOptions {
   /** Gateway API durations. */
   connectTimeout?: string;
   perTryTimeout?: string;
-  /** Folder with `<namespace>/<secret>/tls.crt` and `tls.key` for HTTPS listeners. */
-  certDir?: string;
   /** Convert only Gateways of these classes (all when unset): a cluster may run several controllers. */
   gatewayClassNames?: string[];
 }
@@ -39,8 +40,7 @@ export interface ConvertResult {
   ir: IR;
 }
 
-/** The controllerName extlb's statuses carry, and GatewayClasses name to be served by extlb. */
-export const DEFAULT_CONTROLLER = 'extlb.dev/gateway-controller';
+export { DEFAULT_CONTROLLER };
 
 function durationOption(value: string | undefined, fallbackMs: number, name: string, diags: Diagnostics): number {
   if (value === undefined) return fallbackMs;
@@ -58,7 +58,6 @@ export function envoyOptions(options: ConvertOptions, diags: Diagnostics): Envoy
     connectTimeoutMs: durationOption(options.connectTimeout, 5000, 'connectTimeout', diags),
     perTryTimeoutMs: durationOption(options.perTryTimeout, 15_000, 'perTryTimeout', diags),
     clusterDomain: options.clusterDomain ?? 'cluster.local',
-    certDir: options.certDir ?? '/etc/extlb/certs',
   };
 }
 
@@ -66,10 +65,14 @@ export function convert(objects: readonly unknown[], options: ConvertOptions = {
   const diags = new Diagnostics();
   const envoy = envoyOptions(options, diags);
   const inputs = readInputs(objects, diags);
-  const { ir, outcomes } = resolve(inputs, options.gatewayClassNames ? { gatewayClassNames: options.gatewayClassNames } : {}, diags);
+  const controllerName = options.controllerName ?? DEFAULT_CONTROLLER;
+  const resolveOptions: ResolveOptions = { controllerName };
+  if (options.gatewayClassNames) resolveOptions.gatewayClassNames = options.gatewayClassNames;
+  const { ir, outcomes } = resolve(inputs, resolveOptions, diags);
   const endpoints = new InputEndpoints(inputs);
+  const certificates = new InputCertificates(inputs);
   const gateways: Record<string, EnvoyConfig> = {};
-  for (const gateway of ir.gateways) gateways[gateway.name] = toEnvoy(gateway, endpoints, envoy, diags);
+  for (const gateway of ir.gateways) gateways[gateway.name] = toEnvoy(gateway, endpoints, certificates, envoy, diags);
   const now = options.now ?? new Date().toISOString().replace(/\.\d+Z$/, 'Z');
-  return { gateways, statuses: statuses(outcomes, { controllerName: options.controllerName ?? DEFAULT_CONTROLLER, now }), diagnostics: diags.sorted(), ir };
+  return { gateways, statuses: statuses(outcomes, { controllerName, now }), diagnostics: diags.sorted(), ir };
 }

@@ -22,11 +22,20 @@ export const DIAGNOSTIC_CODES = [
   'IgnoredKind',
   'UnownedEndpointSlice',
   'InvalidOption',
-  // Gateways and their listeners
+  // GatewayClasses, Gateways and their listeners
+  'InvalidParameters',
+  'UnsupportedAddress',
+  'InvalidClientCertificateRef',
+  'InsecureFrontendValidation',
   'UnsupportedProtocol',
   'UnsupportedValue',
   'ProtocolConflict',
   'HostnameConflict',
+  'InvalidRouteKinds',
+  // Listener TLS
+  'InvalidCertificateRef',
+  'InvalidCACertificateRef',
+  'InvalidCACertificateKind',
   // Route attachment
   'UnsupportedParent',
   'OtherGatewayClass',

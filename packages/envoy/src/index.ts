@@ -18,5 +18,14 @@ export {
 export type { JsonObject } from './json.js';
 export { readInputs, type Inputs } from './read/index.js';
 export { InputEndpoints, type EndpointLookup, type HostPort } from './resolve/endpoints.js';
-export { resolve, shadowServiceName, type IR, type Outcomes, type Resolved, type ResolveOptions } from './resolve/index.js';
+export {
+  InputCertificates,
+  resolve,
+  shadowServiceName,
+  type CertificateLookup,
+  type IR,
+  type Outcomes,
+  type Resolved,
+  type ResolveOptions,
+} from './resolve/index.js';
 export { statuses, type StatusOptions } from './status/index.js';

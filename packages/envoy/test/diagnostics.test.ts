@@ -13,6 +13,9 @@ const gateway = (listeners: Obj[] = [{ name: 'http', port: 80, protocol: 'HTTP' 
   metadata: { name: 'gw', namespace: 'default' },
   spec: { gatewayClassName: 'extlb', listeners, ...extra },
 });
+const gw = { kind: 'Gateway', namespace: 'default', name: 'gw' };
+const https = (certificateRefs: Obj[]): Obj => ({ name: 'https', port: 443, protocol: 'HTTPS', tls: { certificateRefs } });
+const caRef = (name: string): Obj => ({ group: '', kind: 'ConfigMap', name });
 const route = (spec: Obj, name = 'r', namespace = 'default'): Obj => ({
   apiVersion: 'gateway.networking.k8s.io/v1',
   kind: 'HTTPRoute',
@@ -79,11 +82,11 @@ const CASES: Record<DiagnosticCode, Case> = {
     },
   },
   IgnoredKind: {
-    objects: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'default' } }],
+    objects: [{ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'c', namespace: 'default' } }],
     expect: {
       severity: 'info',
-      message: 'v1 ConfigMap is not an input of the converter and is ignored',
-      object: { kind: 'ConfigMap', namespace: 'default', name: 'c' },
+      message: 'v1 ServiceAccount is not an input of the converter and is ignored',
+      object: { kind: 'ServiceAccount', namespace: 'default', name: 'c' },
     },
   },
   UnownedEndpointSlice: {
@@ -99,6 +102,65 @@ const CASES: Record<DiagnosticCode, Case> = {
     objects: [],
     options: { connectTimeout: '5 seconds' },
     expect: { severity: 'error', message: 'option connectTimeout is not a Gateway API duration such as 5s or 1m30s: "5 seconds"' },
+  },
+  InvalidParameters: {
+    objects: [gateway(undefined, { infrastructure: { parametersRef: { group: 'example.com', kind: 'Params', name: 'p' } } })],
+    expect: {
+      severity: 'error',
+      message: 'extlb takes no parameters, so Params p (group "example.com") cannot be resolved',
+      object: gw,
+      path: 'spec.infrastructure.parametersRef',
+    },
+  },
+  UnsupportedAddress: {
+    objects: [gateway(undefined, { addresses: [{ type: 'NamedAddress', value: 'pool-a' }] })],
+    expect: {
+      severity: 'error',
+      message: 'address type NamedAddress is not supported; extlb supports IPAddress and Hostname',
+      object: gw,
+      path: 'spec.addresses[0]',
+    },
+  },
+  InvalidClientCertificateRef: {
+    objects: [gateway(undefined, { tls: { backend: { clientCertificateRef: { name: 'client' } } } })],
+    expect: { severity: 'error', message: 'Secret default/client not found', object: gw, path: 'spec.tls.backend.clientCertificateRef' },
+  },
+  InsecureFrontendValidation: {
+    objects: [gateway(undefined, { tls: { frontend: { default: { validation: { mode: 'AllowInsecureFallback', caCertificateRefs: [caRef('ca')] } } } } })],
+    expect: {
+      severity: 'warning',
+      message: 'AllowInsecureFallback lets clients without a valid certificate in: authorizing them is left to the backends',
+      object: gw,
+      path: 'spec.tls.frontend.default.validation.mode',
+    },
+  },
+  InvalidRouteKinds: {
+    objects: [gateway([{ name: 'http', port: 80, protocol: 'HTTP', allowedRoutes: { kinds: [{ kind: 'TCPRoute' }, { kind: 'HTTPRoute' }] } }])],
+    expect: {
+      severity: 'warning',
+      message: 'extlb serves only HTTPRoute (gateway.networking.k8s.io) on this listener; not supported: TCPRoute (gateway.networking.k8s.io)',
+      object: gw,
+      path: 'spec.listeners[0].allowedRoutes.kinds',
+    },
+  },
+  InvalidCertificateRef: {
+    objects: [gateway([https([{ name: 'missing' }])])],
+    expect: { severity: 'error', message: 'Secret default/missing not found', object: gw, path: 'spec.listeners[0].tls.certificateRefs[0]' },
+  },
+  InvalidCACertificateRef: {
+    objects: [gateway([https([{ name: 'c' }])], { tls: { frontend: { default: { validation: { caCertificateRefs: [caRef('ca')] } } } } })],
+    expect: { severity: 'error', message: 'ConfigMap default/ca not found', object: gw, path: 'spec.tls.frontend.default.validation.caCertificateRefs[0]' },
+  },
+  InvalidCACertificateKind: {
+    objects: [
+      gateway([https([{ name: 'c' }])], { tls: { frontend: { default: { validation: { caCertificateRefs: [{ group: '', kind: 'Secret', name: 'ca' }] } } } } }),
+    ],
+    expect: {
+      severity: 'error',
+      message: 'refers to a Secret; only ConfigMaps are supported',
+      object: gw,
+      path: 'spec.tls.frontend.default.validation.caCertificateRefs[0]',
+    },
   },
   UnsupportedProtocol: {
     objects: [gateway([{ name: 'tcp', port: 9000, protocol: 'TCP' }])],

@@ -85,3 +85,49 @@ test('listeners of one Gateway that share a port and protocol share one Envoy li
   const sb = ((same.statuses[0] as Json).status.listeners as Json[])[1] as Json;
   assert.equal(sb.conditions.find((c: Json) => c.type === 'Conflicted').reason, 'HostnameConflict');
 });
+
+test("with GatewayClasses in the input, only Gateways of this controller's classes are converted; without any, all are", () => {
+  const gatewayClass = (name: string, controllerName: string) => ({
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'GatewayClass',
+    metadata: { name, generation: 3 },
+    spec: { controllerName },
+  });
+  const gateway = (name: string, gatewayClassName: string) => ({
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'Gateway',
+    metadata: { name, namespace: 'default' },
+    spec: { gatewayClassName, listeners: [{ name: 'http', port: 80, protocol: 'HTTP' }] },
+  });
+  const gateways = [gateway('ours', 'extlb'), gateway('theirs', 'other'), gateway('unknown', 'missing')];
+  const classes = [gatewayClass('extlb', 'extlb.dev/gateway-controller'), gatewayClass('other', 'example.com/controller')];
+  const r = convert([...classes, ...gateways], { now: NOW });
+  assert.deepEqual(Object.keys(r.gateways), ['default/ours']);
+  assert.deepEqual(
+    r.statuses.map((s) => `${s.kind} ${(s.metadata as Json).name}`),
+    ['Gateway ours', 'GatewayClass extlb'],
+  );
+  const accepted = conditions(r, 'GatewayClass', 'extlb').Accepted;
+  assert.deepEqual([accepted?.status, accepted?.reason, accepted?.observedGeneration], ['True', 'Accepted', 3]);
+  assert.deepEqual(
+    r.diagnostics.filter((d) => d.code === 'OtherGatewayClass').map((d) => [d.object?.name, d.message]),
+    [
+      ['theirs', 'GatewayClass other belongs to controller example.com/controller, so the Gateway is left to its controller'],
+      ['unknown', 'GatewayClass missing is not in the input, so the Gateway is left to its controller'],
+    ],
+  );
+  // Another controllerName makes the other class (and only it) this controller's.
+  const other = convert([...classes, ...gateways], { now: NOW, controllerName: 'example.com/controller' });
+  assert.deepEqual(Object.keys(other.gateways), ['default/theirs']);
+  // A folder of manifests without GatewayClasses: every Gateway is converted.
+  assert.deepEqual(Object.keys(convert(gateways, { now: NOW }).gateways), ['default/ours', 'default/theirs', 'default/unknown']);
+  // A class of this controller with parameters is not accepted, and neither are its Gateways.
+  const withParams = {
+    ...gatewayClass('extlb', 'extlb.dev/gateway-controller'),
+    spec: { controllerName: 'extlb.dev/gateway-controller', parametersRef: { group: 'example.com', kind: 'Config', name: 'c' } },
+  };
+  const rejected = convert([withParams, gateway('ours', 'extlb')], { now: NOW });
+  assert.equal(conditions(rejected, 'GatewayClass', 'extlb').Accepted?.reason, 'InvalidParameters');
+  assert.equal(conditions(rejected, 'Gateway', 'ours').Accepted?.reason, 'InvalidParameters');
+  assert.deepEqual(Object.keys(rejected.gateways), []);
+});

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import {
   Diagnostics,
   type EndpointMode,
+  InputCertificates,
   InputEndpoints,
   convert,
   endpointAssignments,
@@ -133,7 +134,11 @@ test('endpointAssignments gives exactly the ClusterLoadAssignments toEnvoy lists
     const options = envoyOptions({ endpoints: 'eds' }, diags);
     const endpoints = new InputEndpoints(inputs);
     for (const gateway of ir.gateways) {
-      assert.deepEqual(endpointAssignments(gateway, endpoints, options), toEnvoy(gateway, endpoints, options, diags).endpoints, `${name}/${gateway.name}`);
+      assert.deepEqual(
+        endpointAssignments(gateway, endpoints, options),
+        toEnvoy(gateway, endpoints, new InputCertificates(inputs), options, diags).endpoints,
+        `${name}/${gateway.name}`,
+      );
     }
   }
 });

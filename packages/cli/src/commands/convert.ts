@@ -28,8 +28,9 @@ const USAGE =
   '[--envoy 1.35|1.38|legacy] [--endpoints static|dns|eds] [--xds-server HOST:PORT] [--node-id ID] [--node-cluster NAME] [--status-out FILE] [--manifests-out FILE] [--out FILE] ' +
   '[--gateway-class NAME]... [-v] [--controller-name NAME] [--cluster-domain DOMAIN] [--per-try-timeout DURATION]';
 
-/** The kinds the converter reads from a cluster: apiVersion and kind. */
-export const CLUSTER_KINDS: [string, string][] = [
+/** The kinds the converter reads from a cluster: apiVersion, kind, and a field selector where only some are wanted. */
+export const CLUSTER_KINDS: [apiVersion: string, kind: string, fieldSelector?: string][] = [
+  ['gateway.networking.k8s.io/v1', 'GatewayClass'],
   ['gateway.networking.k8s.io/v1', 'Gateway'],
   ['gateway.networking.k8s.io/v1', 'HTTPRoute'],
   ['gateway.networking.k8s.io/v1beta1', 'ReferenceGrant'],
@@ -37,6 +38,10 @@ export const CLUSTER_KINDS: [string, string][] = [
   ['v1', 'Pod'],
   ['v1', 'Namespace'],
   ['discovery.k8s.io/v1', 'EndpointSlice'],
+  // Listener certificates; only TLS Secrets, so no other secret leaves the cluster.
+  ['v1', 'Secret', 'type=kubernetes.io/tls'],
+  // CA bundles for client certificate validation.
+  ['v1', 'ConfigMap'],
   ['extlb.dev/v1alpha1', 'BackendPool'],
   ['extlb.dev/v1alpha1', 'LoadBalancerPolicy'],
   ['inference.networking.k8s.io/v1', 'InferencePool'],
@@ -158,9 +163,9 @@ export async function listFromCluster(
   const client = k8s.KubernetesObjectApi.makeApiClient(kc);
   const objects: unknown[] = [];
   const messages: DiagnosticLine[] = [];
-  for (const [apiVersion, kind] of CLUSTER_KINDS) {
+  for (const [apiVersion, kind, fieldSelector] of CLUSTER_KINDS) {
     try {
-      const list = await client.list(apiVersion, kind);
+      const list = await client.list(apiVersion, kind, undefined, undefined, undefined, undefined, fieldSelector);
       // Typed kinds come back with Date objects and without apiVersion/kind; a JSON round trip and
       // the list's own kind restore the manifest form the converter reads.
       for (const item of list.items) objects.push({ ...(JSON.parse(JSON.stringify(item)) as object), apiVersion, kind });

@@ -9,6 +9,7 @@ import {
   type EnvoyConfig,
   type EnvoyOptions,
   type Inputs,
+  InputCertificates,
   InputEndpoints,
   type IR,
   type JsonObject,
@@ -69,8 +70,9 @@ export class Pipeline {
     const inputs = readInputs(objects, diags);
     const resolved = resolve(inputs, { gatewayClassNames: classes }, diags);
     const endpoints = new InputEndpoints(inputs);
+    const certificates = new InputCertificates(inputs);
     const snapshots = new Map<string, SnapshotResources>();
-    for (const gateway of resolved.ir.gateways) snapshots.set(groupOf(gateway.name), snapshotOf(toEnvoy(gateway, endpoints, envoy, diags)));
+    for (const gateway of resolved.ir.gateways) snapshots.set(groupOf(gateway.name), snapshotOf(toEnvoy(gateway, endpoints, certificates, envoy, diags)));
     this.last = { inputs, resolved, envoy, snapshots };
     return {
       snapshots,

@@ -11,6 +11,11 @@ export interface EnvoyConfig {
   clusters: JsonObject[];
   /** ClusterLoadAssignments (eds mode only). */
   endpoints: JsonObject[];
+  /**
+   * The certificates and keys HTTPS listeners serve, as SDS `Secret`s named `<namespace>/<name>`
+   * after their Kubernetes Secret; listeners name them and never hold a private key themselves.
+   */
+  secrets: JsonObject[];
   /** Kubernetes objects the configuration relies on (dns mode: headless Services). */
   manifests: JsonObject[];
 }

@@ -2,6 +2,7 @@
 import type { Diagnostics } from '../diagnostics.js';
 import type { EndpointMode, EnvoyTarget } from '../envoy-target.js';
 import type { JsonObject } from '../json.js';
+import type { CertificateLookup } from '../resolve/certificates.js';
 import type { EndpointLookup } from '../resolve/endpoints.js';
 import type { Gateway } from '../resolve/index.js';
 
@@ -12,19 +13,20 @@ export interface EnvoyOptions {
   /** Per-try timeout when a route walks a picker's list and sets no backendRequest timeout. */
   perTryTimeoutMs: number;
   clusterDomain: string;
-  /** Folder with `<namespace>/<secret>/tls.crt` and `tls.key` for HTTPS listeners. */
-  certDir: string;
 }
 
 export interface BuildContext {
   gateway: Gateway;
   options: EnvoyOptions;
   endpoints: EndpointLookup;
+  certificates: CertificateLookup;
   diags: Diagnostics;
   /** Kubernetes objects the output relies on (dns mode: headless Services), by `namespace/name`. */
   manifests: Map<string, JsonObject>;
   /** ClusterLoadAssignments (eds mode), by cluster name. */
   assignments: Map<string, JsonObject>;
+  /** TLS certificates the listeners name (SDS Secrets), by name. */
+  secrets: Map<string, JsonObject>;
 }
 
 /** DNS name of a Service inside the cluster. */

@@ -1,6 +1,7 @@
 // The Envoy stage: one Gateway's IR (and its endpoints) → Envoy resources.
 import type { Diagnostics } from '../diagnostics.js';
 import { type JsonObject, compare } from '../json.js';
+import type { CertificateLookup } from '../resolve/certificates.js';
 import type { EndpointLookup } from '../resolve/endpoints.js';
 import { type Gateway, usesPicker } from '../resolve/index.js';
 import { backendAssignment, backendCluster, pickerAssignment, pickerCluster } from './clusters.js';
@@ -41,8 +42,8 @@ export function endpointAssignments(gateway: Gateway, endpoints: EndpointLookup,
   return out.sort(byName);
 }
 
-export function toEnvoy(gateway: Gateway, endpoints: EndpointLookup, options: EnvoyOptions, diags: Diagnostics): EnvoyConfig {
-  const ctx: BuildContext = { gateway, options, endpoints, diags, manifests: new Map(), assignments: new Map() };
+export function toEnvoy(gateway: Gateway, endpoints: EndpointLookup, certificates: CertificateLookup, options: EnvoyOptions, diags: Diagnostics): EnvoyConfig {
+  const ctx: BuildContext = { gateway, options, endpoints, certificates, diags, manifests: new Map(), assignments: new Map(), secrets: new Map() };
   const listeners: JsonObject[] = [];
   const routes: JsonObject[] = [];
   for (const l of gateway.listeners) {
@@ -61,6 +62,7 @@ export function toEnvoy(gateway: Gateway, endpoints: EndpointLookup, options: En
     routes: routes.sort(byName),
     clusters: clusters.sort(byName),
     endpoints: [...ctx.assignments.values()].sort(byName),
+    secrets: [...ctx.secrets.values()].sort(byName),
     manifests: [...ctx.manifests.entries()].sort(([a], [b]) => compare(a, b)).map(([, m]) => m),
   };
 }

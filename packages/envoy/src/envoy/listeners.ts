@@ -7,6 +7,7 @@ import { corsFilter } from './cors.js';
 import { extProcFilter, extProcFilterName, stripEndpointHeaderFilter } from './ext-proc.js';
 import { NAME, TYPE } from './names.js';
 import { envoyRoute } from './routes.js';
+import { downstreamTls } from './tls.js';
 import { compare } from '../json.js';
 
 function statPrefix(name: string): string {
@@ -60,20 +61,8 @@ function httpFilters(server: Server, ctx: BuildContext): JsonObject[] {
 function filterChain(server: Server, ctx: BuildContext): JsonObject {
   const fc: JsonObject = {};
   if (server.tls) {
-    const certDir = ctx.options.certDir;
     if (server.tls.hostname) fc.filter_chain_match = { server_names: [server.tls.hostname] };
-    fc.transport_socket = {
-      name: NAME.tls,
-      typed_config: {
-        '@type': TYPE.downstreamTls,
-        common_tls_context: {
-          tls_certificates: server.tls.certificates.map((c) => ({
-            certificate_chain: { filename: `${certDir}/${c.namespace}/${c.name}/tls.crt` },
-            private_key: { filename: `${certDir}/${c.namespace}/${c.name}/tls.key` },
-          })),
-        },
-      },
-    };
+    fc.transport_socket = downstreamTls(server.tls, ctx);
   }
   fc.filters = [
     {

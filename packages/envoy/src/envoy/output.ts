@@ -52,9 +52,22 @@ function admin(options: BootstrapOptions): JsonObject {
 
 const ADS = { api_type: 'GRPC', transport_api_version: 'V3', grpc_services: [{ envoy_grpc: { cluster_name: XDS_CLUSTER } }] };
 
-/** Replaces each HCM's `rds` with its route configuration inline. */
+/** A filter chain's TLS certificates named as static secrets: an SDS config with only a name. */
+function staticSecrets(fc: JsonObject): JsonObject {
+  const ts = fc.transport_socket;
+  if (!isObject(ts) || !isObject(ts.typed_config) || !isObject(ts.typed_config.common_tls_context)) return fc;
+  const common = ts.typed_config.common_tls_context;
+  const configs = Array.isArray(common.tls_certificate_sds_secret_configs) ? (common.tls_certificate_sds_secret_configs as JsonObject[]) : [];
+  const named = configs.map(({ sds_config: _ads, ...rest }) => rest);
+  return {
+    ...fc,
+    transport_socket: { ...ts, typed_config: { ...ts.typed_config, common_tls_context: { ...common, tls_certificate_sds_secret_configs: named } } },
+  };
+}
+
+/** Replaces each HCM's `rds` with its route configuration inline, and SDS with static secrets. */
 function inlineRoutes(listener: JsonObject, routes: Map<string, JsonObject>): JsonObject {
-  const chains = (listener.filter_chains as JsonObject[]).map((fc) => ({
+  const chains = (listener.filter_chains as JsonObject[]).map(staticSecrets).map((fc) => ({
     ...fc,
     filters: (fc.filters as JsonObject[]).map((f) => {
       const tc = f.typed_config;
@@ -72,14 +85,16 @@ function inlineRoutes(listener: JsonObject, routes: Map<string, JsonObject>): Js
 }
 
 /**
- * A bootstrap with everything static, routes inlined. In eds mode the endpoints still come over
+ * A bootstrap with everything static, routes inlined, certificates as static secrets. In eds mode the endpoints still come over
  * ADS, so the bootstrap then names the xDS server and the node (it throws when no server is given:
  * that is a caller's mistake, never a default to guess).
  */
 export function toBootstrap(envoy: EnvoyConfig, options: BootstrapOptions = {}): JsonObject {
   const routes = new Map(envoy.routes.map((r) => [String(r.name), r]));
   const clusters = [...envoy.clusters];
-  const bootstrap: JsonObject = { admin: admin(options), static_resources: { listeners: envoy.listeners.map((l) => inlineRoutes(l, routes)), clusters } };
+  const staticResources: JsonObject = { listeners: envoy.listeners.map((l) => inlineRoutes(l, routes)), clusters };
+  if (envoy.secrets.length > 0) staticResources.secrets = envoy.secrets;
+  const bootstrap: JsonObject = { admin: admin(options), static_resources: staticResources };
   if (clusters.some((c) => c.type === 'EDS')) {
     if (options.xdsServer === undefined) throw new Error('EDS clusters need an xDS server: pass xdsServer (HOST:PORT)');
     clusters.push(xdsCluster(options.xdsServer));
@@ -110,5 +125,6 @@ export function toXds(envoy: EnvoyConfig): JsonObject {
     routes: typed(TYPE.routeConfiguration, envoy.routes),
     clusters: typed(TYPE.cluster, envoy.clusters),
     endpoints: typed(TYPE.clusterLoadAssignment, envoy.endpoints),
+    secrets: typed(TYPE.secret, envoy.secrets),
   };
 }

@@ -1,26 +1,30 @@
-// Gateway API kinds as written: Gateway, HTTPRoute and ReferenceGrant.
+// Gateway API kinds as written: GatewayClass, Gateway, HTTPRoute and ReferenceGrant.
 import { parseDuration } from '../duration.js';
 import { headerValueProblem, hostnameProblem, regexProblem } from '../limits.js';
 import { type JsonObject, isObject } from '../json.js';
-import { HEADER_NAME, type Reader } from './reader.js';
+import { HEADER_NAME, type Reader, shown } from './reader.js';
 import type {
   BackendRef,
   Cors,
   Filter,
+  FrontendValidation,
   Gateway,
+  GatewayAddress,
+  GatewayClass,
   HeaderModifier,
   HeaderValue,
   HttpRoute,
   ListenerSpec,
   Match,
   Meta,
+  ObjectReference,
+  ParametersRef,
   ParentRef,
   PathModifier,
   Redirect,
   ReferenceGrant,
   Rewrite,
   Rule,
-  SecretRef,
   ValueMatch,
 } from './records.js';
 
@@ -28,6 +32,32 @@ export const GATEWAY_GROUP = 'gateway.networking.k8s.io';
 
 const HTTP_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'CONNECT', 'OPTIONS', 'TRACE', 'PATCH'] as const;
 const REDIRECT_CODES = [301, 302, 303, 307, 308] as const;
+
+/**
+ * A reference to another object (SecretObjectReference, ObjectReference). `kind` defaults as the
+ * field's type says (`Secret` for certificates; a CA reference has no default).
+ */
+function readReference(r: Reader, raw: unknown, path: string, namespace: string, defaultKind?: string): ObjectReference | undefined {
+  const o = r.object(raw, path);
+  const name = r.string(o?.name, `${path}.name`, true);
+  const kind = defaultKind === undefined ? r.string(o?.kind, `${path}.kind`, true) : (r.string(o?.kind, `${path}.kind`) ?? defaultKind);
+  if (!o || name === undefined || kind === undefined) return undefined;
+  return { group: r.string(o.group, `${path}.group`) ?? '', kind, namespace: r.string(o.namespace, `${path}.namespace`) ?? namespace, name, path };
+}
+
+function readParametersRef(r: Reader, raw: unknown, path: string): ParametersRef | undefined {
+  const o = r.object(raw, path);
+  if (!o) return undefined;
+  const ref: ParametersRef = {
+    group: r.string(o.group, `${path}.group`, true) ?? '',
+    kind: r.string(o.kind, `${path}.kind`, true) ?? '',
+    name: r.string(o.name, `${path}.name`, true) ?? '',
+    path,
+  };
+  const namespace = r.string(o.namespace, `${path}.namespace`);
+  if (namespace) ref.namespace = namespace;
+  return ref;
+}
 
 function readListener(r: Reader, raw: unknown, index: number, namespace: string): ListenerSpec | undefined {
   const p = `spec.listeners[${index}]`;
@@ -71,29 +101,85 @@ function readListener(r: Reader, raw: unknown, index: number, namespace: string)
   if (tls) {
     listener.tls = {
       mode: r.string(tls.mode, `${p}.tls.mode`) ?? 'Terminate',
-      certificateRefs: r.array(tls.certificateRefs, `${p}.tls.certificateRefs`).flatMap((c, i): SecretRef[] => {
-        const cp = `${p}.tls.certificateRefs[${i}]`;
-        const cr = r.object(c, cp);
-        const certName = r.string(cr?.name, `${cp}.name`, true);
-        if (!certName) return [];
-        return [
-          {
-            group: r.string(cr?.group, `${cp}.group`) ?? '',
-            kind: r.string(cr?.kind, `${cp}.kind`) ?? 'Secret',
-            namespace: r.string(cr?.namespace, `${cp}.namespace`) ?? namespace,
-            name: certName,
-            path: cp,
-          },
-        ];
-      }),
+      certificateRefs: r
+        .array(tls.certificateRefs, `${p}.tls.certificateRefs`)
+        .flatMap((c, i) => readReference(r, c, `${p}.tls.certificateRefs[${i}]`, namespace, 'Secret') ?? []),
     };
   }
   return listener;
 }
 
+function readValidation(r: Reader, raw: unknown, path: string, namespace: string): FrontendValidation | undefined {
+  const o = r.object(raw, path);
+  if (!o) return undefined;
+  return {
+    mode: r.oneOf(o.mode, `${path}.mode`, ['AllowValidOnly', 'AllowInsecureFallback'] as const, 'AllowValidOnly') ?? 'AllowValidOnly',
+    caCertificateRefs: r
+      .array(o.caCertificateRefs, `${path}.caCertificateRefs`)
+      .flatMap((c, i) => readReference(r, c, `${path}.caCertificateRefs[${i}]`, namespace) ?? []),
+    path,
+  };
+}
+
+function readGatewayTls(r: Reader, raw: unknown, namespace: string): Gateway['tls'] {
+  const tls = r.object(raw, 'spec.tls');
+  const out: Gateway['tls'] = {};
+  const frontend = r.object(tls?.frontend, 'spec.tls.frontend');
+  if (frontend) {
+    const d = r.object(frontend.default, 'spec.tls.frontend.default');
+    const perPort = r.array(frontend.perPort, 'spec.tls.frontend.perPort').flatMap((e, i) => {
+      const p = `spec.tls.frontend.perPort[${i}]`;
+      const o = r.object(e, p);
+      const port = r.integer(o?.port, `${p}.port`, 1, 65535, true);
+      if (port === undefined) return [];
+      const validation = readValidation(r, r.object(o?.tls, `${p}.tls`)?.validation, `${p}.tls.validation`, namespace);
+      return [validation ? { port, validation } : { port }];
+    });
+    const validation = readValidation(r, d?.validation, 'spec.tls.frontend.default.validation', namespace);
+    out.frontend = validation ? { default: validation, perPort } : { perPort };
+  }
+  const backend = r.object(tls?.backend, 'spec.tls.backend');
+  if (backend?.clientCertificateRef !== undefined) {
+    const ref = readReference(r, backend.clientCertificateRef, 'spec.tls.backend.clientCertificateRef', namespace, 'Secret');
+    if (ref) out.backendClientCertificate = ref;
+  }
+  return out;
+}
+
 export function readGateway(r: Reader, spec: JsonObject, meta: Meta): Gateway {
   const listeners = r.array(spec.listeners, 'spec.listeners').flatMap((raw, i) => readListener(r, raw, i, meta.namespace) ?? []);
-  return { ref: r.ref, meta, gatewayClassName: r.string(spec.gatewayClassName, 'spec.gatewayClassName', true) ?? '', listeners };
+  const addresses = r.array(spec.addresses, 'spec.addresses').flatMap((a, i): GatewayAddress[] => {
+    const path = `spec.addresses[${i}]`;
+    const o = r.object(a, path);
+    if (!o) return [];
+    const address: GatewayAddress = { type: r.string(o.type, `${path}.type`) ?? 'IPAddress', path };
+    const value = r.string(o.value, `${path}.value`);
+    if (value) address.value = value;
+    return [address];
+  });
+  const infra = r.object(spec.infrastructure, 'spec.infrastructure');
+  const infrastructure: Gateway['infrastructure'] = {
+    labels: r.labels(infra?.labels, 'spec.infrastructure.labels'),
+    annotations: r.labels(infra?.annotations, 'spec.infrastructure.annotations'),
+  };
+  const parametersRef = readParametersRef(r, infra?.parametersRef, 'spec.infrastructure.parametersRef');
+  if (parametersRef) infrastructure.parametersRef = parametersRef;
+  return {
+    ref: r.ref,
+    meta,
+    gatewayClassName: r.string(spec.gatewayClassName, 'spec.gatewayClassName', true) ?? '',
+    listeners,
+    addresses,
+    infrastructure,
+    tls: readGatewayTls(r, spec.tls, meta.namespace),
+  };
+}
+
+export function readGatewayClass(r: Reader, spec: JsonObject, meta: Meta): GatewayClass {
+  const gc: GatewayClass = { ref: r.ref, meta, controllerName: r.string(spec.controllerName, 'spec.controllerName', true) ?? '' };
+  const parametersRef = readParametersRef(r, spec.parametersRef, 'spec.parametersRef');
+  if (parametersRef) gc.parametersRef = parametersRef;
+  return gc;
 }
 
 /** A regex Envoy compiles with RE2 (and its program size limit): a bad one is reported here, not by Envoy at load time. */
@@ -152,7 +238,7 @@ function readMatch(r: Reader, raw: unknown, path: string, index: number): Match 
 function readDurationField(r: Reader, raw: unknown, path: string): number | undefined {
   if (raw === undefined) return undefined;
   const ms = parseDuration(raw);
-  if (ms === undefined) r.invalid(path, `${JSON.stringify(raw)} is not a Gateway API duration such as 10s or 1m30s`);
+  if (ms === undefined) r.invalid(path, `${shown(raw)} is not a Gateway API duration such as 10s or 1m30s`);
   return ms;
 }
 
@@ -221,7 +307,7 @@ function readRedirect(r: Reader, raw: unknown, path: string): Redirect {
   if (o.statusCode !== undefined) {
     const code = REDIRECT_CODES.find((c) => c === o.statusCode);
     if (code) redirect.statusCode = code;
-    else r.invalid(`${path}.statusCode`, `statusCode ${JSON.stringify(o.statusCode)} is not one of 301, 302, 303, 307, 308`);
+    else r.invalid(`${path}.statusCode`, `statusCode ${shown(o.statusCode)} is not one of 301, 302, 303, 307, 308`);
   }
   return redirect;
 }

@@ -5,8 +5,8 @@ import { GROUP, INFERENCE_GROUP } from '@extlb/types';
 import type { Diagnostics, ObjectRef } from '../diagnostics.js';
 import { compare, isObject } from '../json.js';
 import { readBackendPool, readInferencePool, readPolicy } from './extlb.js';
-import { GATEWAY_GROUP, readGateway, readGrant, readRoute } from './gateway-api.js';
-import { readPod, readService, readSlice } from './kubernetes.js';
+import { GATEWAY_GROUP, readGateway, readGatewayClass, readGrant, readRoute } from './gateway-api.js';
+import { readConfigMap, readPod, readSecret, readService, readSlice } from './kubernetes.js';
 import { byAge, byName, namespaceOf, readMeta } from './meta.js';
 import { Reader } from './reader.js';
 import { type Inputs, key } from './records.js';
@@ -25,6 +25,8 @@ const KNOWN: Record<string, string> = {
   '/Service': 'Service',
   '/Pod': 'Pod',
   '/Namespace': 'Namespace',
+  '/Secret': 'Secret',
+  '/ConfigMap': 'ConfigMap',
   'discovery.k8s.io/EndpointSlice': 'EndpointSlice',
   [`${GROUP}/BackendPool`]: 'BackendPool',
   [`${GROUP}/LoadBalancerPolicy`]: 'LoadBalancerPolicy',
@@ -108,6 +110,7 @@ function push<T>(map: Map<string, T[]>, k: string, v: T): void {
 export function readInputs(objects: readonly unknown[], diags: Diagnostics, defaultNamespace = 'default'): Inputs {
   const inputs: Inputs = {
     gateways: [],
+    gatewayClasses: new Map(),
     routes: [],
     services: new Map(),
     slicesByService: new Map(),
@@ -116,6 +119,8 @@ export function readInputs(objects: readonly unknown[], diags: Diagnostics, defa
     pools: new Map(),
     policies: [],
     namespaces: new Map(),
+    secrets: new Map(),
+    configMaps: new Map(),
   };
   for (const raw of unique(flatten(objects), diags, defaultNamespace)) {
     if (!isObject(raw)) {
@@ -137,6 +142,9 @@ export function readInputs(objects: readonly unknown[], diags: Diagnostics, defa
     const spec = isObject(raw.spec) ? raw.spec : {};
     const k = key(meta.namespace, meta.name);
     switch (kind) {
+      case 'GatewayClass':
+        inputs.gatewayClasses.set(meta.name, readGatewayClass(r, spec, meta));
+        break;
       case 'Gateway':
         inputs.gateways.push(readGateway(r, spec, meta));
         break;
@@ -156,6 +164,12 @@ export function readInputs(objects: readonly unknown[], diags: Diagnostics, defa
       }
       case 'Pod':
         push(inputs.pods, meta.namespace, readPod(r, raw, meta));
+        break;
+      case 'Secret':
+        inputs.secrets.set(k, readSecret(r, raw, meta));
+        break;
+      case 'ConfigMap':
+        inputs.configMaps.set(k, readConfigMap(r, raw, meta));
         break;
       case 'Namespace':
         // The API server sets this label on every Namespace; files lack it, selectors rely on it.

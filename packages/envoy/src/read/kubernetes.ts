@@ -1,8 +1,8 @@
-// Core Kubernetes kinds: Service, EndpointSlice and Pod.
+// Core Kubernetes kinds: Service, EndpointSlice, Pod, Secret and ConfigMap.
 import { isIP } from 'node:net';
 import { type JsonObject, isObject } from '../json.js';
-import type { Reader } from './reader.js';
-import type { EndpointSlice, Meta, Pod, Service, ServicePort } from './records.js';
+import { type Reader, shown } from './reader.js';
+import type { ConfigMap, EndpointSlice, Meta, Pod, Secret, Service, ServicePort } from './records.js';
 
 export function readService(r: Reader, spec: JsonObject, meta: Meta): Service {
   const ports = r.array(spec.ports, 'spec.ports').flatMap((raw, i): ServicePort[] => {
@@ -57,7 +57,7 @@ export function readSlice(r: Reader, raw: JsonObject, meta: Meta): EndpointSlice
 export function readPod(r: Reader, raw: JsonObject, meta: Meta): Pod {
   const status = r.object(raw.status, 'status') ?? {};
   const ip = typeof status.podIP === 'string' && isIP(status.podIP) !== 0 ? status.podIP : undefined;
-  if (status.podIP !== undefined && ip === undefined) r.invalid('status.podIP', `${JSON.stringify(status.podIP)} is not an IP address`);
+  if (status.podIP !== undefined && ip === undefined) r.invalid('status.podIP', `${shown(status.podIP)} is not an IP address`);
   const conditions = Array.isArray(status.conditions) ? status.conditions : [];
   const readyCond = conditions.find((c) => isObject(c) && c.type === 'Ready');
   // Without reported conditions (a hand-written manifest) a Running Pod counts as ready.
@@ -65,4 +65,40 @@ export function readPod(r: Reader, raw: JsonObject, meta: Meta): Pod {
   const pod: Pod = { ref: r.ref, meta, ready };
   if (ip) pod.ip = ip;
   return pod;
+}
+
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/**
+ * One key of a Secret: `stringData` wins over `data`, as the API server merges them; `data` is
+ * base64 (whitespace allowed, as in hand-written manifests).
+ */
+function secretValue(r: Reader, raw: JsonObject, k: string): string | undefined {
+  const stringData = r.object(raw.stringData, 'stringData');
+  const plain = r.string(stringData?.[k], `stringData[${k}]`);
+  if (plain !== undefined) return plain;
+  const encoded = r.string(r.object(raw.data, 'data')?.[k], `data[${k}]`);
+  if (encoded === undefined) return undefined;
+  const compact = encoded.replace(/\s+/g, '');
+  if (compact.length % 4 !== 0 || !BASE64.test(compact)) {
+    r.invalid(`data[${k}]`, 'must be base64');
+    return undefined;
+  }
+  return Buffer.from(compact, 'base64').toString('utf8');
+}
+
+export function readSecret(r: Reader, raw: JsonObject, meta: Meta): Secret {
+  const secret: Secret = { ref: r.ref, meta, type: r.string(raw.type, 'type') ?? 'Opaque' };
+  const crt = secretValue(r, raw, 'tls.crt');
+  const key = secretValue(r, raw, 'tls.key');
+  if (crt !== undefined) secret.tlsCrt = crt;
+  if (key !== undefined) secret.tlsKey = key;
+  return secret;
+}
+
+export function readConfigMap(r: Reader, raw: JsonObject, meta: Meta): ConfigMap {
+  const configMap: ConfigMap = { ref: r.ref, meta };
+  const ca = r.string(r.object(raw.data, 'data')?.['ca.crt'], 'data[ca.crt]');
+  if (ca !== undefined) configMap.caCrt = ca;
+  return configMap;
 }

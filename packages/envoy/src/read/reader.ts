@@ -8,6 +8,15 @@ import type { Problem } from './records.js';
 /** Gateway API's HeaderName: RFC 7230 token characters. */
 export const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+\-.^_`|~]+$/;
 
+/** A value as a message quotes it: JSON, or a word for what it is when it has no JSON (a YAML alias cycle). */
+export function shown(v: unknown): string {
+  try {
+    return JSON.stringify(v) ?? String(v);
+  } catch {
+    return Array.isArray(v) ? 'a list that contains itself' : 'an object that contains itself';
+  }
+}
+
 export class Reader {
   readonly problems: Problem[] = [];
 
@@ -60,7 +69,7 @@ export class Reader {
   oneOf<T extends string>(v: unknown, path: string, allowed: readonly T[], fallback?: T): T | undefined {
     if (v === undefined || v === null) return fallback;
     if (typeof v === 'string' && (allowed as readonly string[]).includes(v)) return v as T;
-    this.invalid(path, `Unsupported value: ${JSON.stringify(v)}: supported values: ${allowed.map((a) => `"${a}"`).join(', ')}`);
+    this.invalid(path, `Unsupported value: ${shown(v)}: supported values: ${allowed.map((a) => `"${a}"`).join(', ')}`);
     return undefined;
   }
 

@@ -30,7 +30,8 @@ export interface RouteGroupKind {
   kind: string;
 }
 
-export interface SecretRef {
+/** A reference to another object as written (a certificate, a CA bundle), with the API's defaults applied. */
+export interface ObjectReference {
   group: string;
   kind: string;
   namespace: string;
@@ -46,7 +47,7 @@ export interface ListenerSpec {
   port: number;
   protocol: string;
   hostname?: string;
-  tls?: { mode: string; certificateRefs: SecretRef[] };
+  tls?: { mode: string; certificateRefs: ObjectReference[] };
   namespaces: { from: 'Same' | 'All' | 'Selector'; selector?: Record<string, string>; hasExpressions: boolean };
   /** undefined: every kind the protocol allows. */
   kinds?: RouteGroupKind[];
@@ -54,9 +55,46 @@ export interface ListenerSpec {
   problem?: Problem;
 }
 
+/** `spec.tls.frontend`'s client-certificate validation (GEP-91) for one port or for all. */
+export interface FrontendValidation {
+  mode: 'AllowValidOnly' | 'AllowInsecureFallback';
+  caCertificateRefs: ObjectReference[];
+  /** Where it is written, e.g. `spec.tls.frontend.perPort[0].tls.validation`. */
+  path: string;
+}
+
+export interface GatewayAddress {
+  /** `IPAddress` when the manifest leaves it out. */
+  type: string;
+  value?: string;
+  path: string;
+}
+
+/** A `parametersRef` (GatewayClass, or a Gateway's `infrastructure`). */
+export interface ParametersRef {
+  group: string;
+  kind: string;
+  name: string;
+  namespace?: string;
+  path: string;
+}
+
 export interface Gateway extends Base {
   gatewayClassName: string;
   listeners: ListenerSpec[];
+  addresses: GatewayAddress[];
+  infrastructure: { labels: Record<string, string>; annotations: Record<string, string>; parametersRef?: ParametersRef };
+  tls: {
+    /** `default` and per-port validation; a port entry without validation turns it off there. */
+    frontend?: { default?: FrontendValidation; perPort: { port: number; validation?: FrontendValidation }[] };
+    /** The client certificate the Gateway presents to backends that speak TLS. */
+    backendClientCertificate?: ObjectReference;
+  };
+}
+
+export interface GatewayClass extends Base {
+  controllerName: string;
+  parametersRef?: ParametersRef;
 }
 
 export interface ParentRef {
@@ -204,6 +242,21 @@ export interface EndpointSlice extends Base {
   ports: { name: string; port: number }[];
 }
 
+/**
+ * A Secret, keeping only what the converter can use: the PEM of `tls.crt` and `tls.key` (from
+ * `data`, base64, or `stringData`). Nothing else of a Secret is held in memory.
+ */
+export interface Secret extends Base {
+  type: string;
+  tlsCrt?: string;
+  tlsKey?: string;
+}
+
+/** A ConfigMap, keeping only the CA bundle a `caCertificateRef` reads (`ca.crt`). */
+export interface ConfigMap extends Base {
+  caCrt?: string;
+}
+
 export interface Pod extends Base {
   ip?: string;
   ready: boolean;
@@ -284,6 +337,8 @@ export interface Policy extends Base {
 /** Every record, indexed as the later stages look them up; lists are in a canonical order. */
 export interface Inputs {
   gateways: Gateway[];
+  /** By name; empty when the input has none (then every Gateway is converted). */
+  gatewayClasses: Map<string, GatewayClass>;
   routes: HttpRoute[];
   /** `namespace/name` → Service. */
   services: Map<string, Service>;
@@ -298,6 +353,10 @@ export interface Inputs {
   policies: Policy[];
   /** Namespace name → labels. */
   namespaces: Map<string, Record<string, string>>;
+  /** `namespace/name` → Secret. */
+  secrets: Map<string, Secret>;
+  /** `namespace/name` → ConfigMap. */
+  configMaps: Map<string, ConfigMap>;
 }
 
 /** `namespace/name`, the key of every index. */

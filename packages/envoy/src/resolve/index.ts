@@ -5,15 +5,20 @@ import { compare } from '../json.js';
 import type { Gateway, HttpRoute, Inputs, Policy } from '../read/index.js';
 import { type Attachments, attachRoutes } from './attach.js';
 import { Backends } from './backends.js';
+import { TlsRefs } from './certificates.js';
+import { DEFAULT_CONTROLLER, gatewayClasses } from './classes.js';
+import { type GatewaySpecOutcome, checkGatewaySpec } from './gateway-spec.js';
 import type { Backend, IR, Gateway as IrGateway, PickerSet } from './ir.js';
 import { type GatewayListeners, resolveListeners } from './listeners.js';
-import { type GatewayOutcome, type Outcomes, type PolicyOutcome, type RouteOutcome, type Verdict, verdict } from './outcomes.js';
+import { type GatewayOutcome, type ListenerOutcome, type Outcomes, type PolicyOutcome, type RouteOutcome, type Verdict, verdict } from './outcomes.js';
 import { describeOverrides } from './policies.js';
 import { type CompiledRoute, compileRoute } from './routes.js';
 import { buildListeners } from './servers.js';
 
 export { shadowServiceName, usesPicker } from './backends.js';
 export { composeHeaders } from './filters.js';
+export { type CertificateLookup, InputCertificates } from './certificates.js';
+export { DEFAULT_CONTROLLER } from './classes.js';
 export { compareHostnames, intersect } from './hostnames.js';
 export type * from './ir.js';
 export type * from './outcomes.js';
@@ -21,6 +26,8 @@ export type * from './outcomes.js';
 export interface ResolveOptions {
   /** Convert only Gateways of these classes (all when unset): a cluster may run several controllers. */
   gatewayClassNames?: readonly string[];
+  /** GatewayClasses naming this controller are extlb's (default `extlb.dev/gateway-controller`). */
+  controllerName?: string;
 }
 
 export interface Resolved {
@@ -57,14 +64,37 @@ function usedBy(listeners: GatewayListeners, attachments: Attachments, compiled:
   return { backends: sortedRecord(used), pickerSets: sortedRecord(pickerSets) };
 }
 
-function gatewayOutcome(gateway: Gateway, listeners: GatewayListeners): GatewayOutcome {
-  const ok = listeners.active.length > 0;
-  return {
-    gateway,
-    accepted: ok ? verdict(true, 'Accepted', 'Gateway is accepted') : verdict(false, 'ListenersNotValid', 'no listener can be converted'),
-    programmed: ok ? verdict(true, 'Programmed', 'Gateway is in the Envoy configuration') : verdict(false, 'Invalid', 'no listener can be converted'),
-    listeners: listeners.outcomes,
-  };
+/** `listener "a" is` or `listeners "a", "b" are`. */
+const theListeners = (listeners: ListenerOutcome[]) =>
+  `${listeners.length === 1 ? 'listener' : 'listeners'} ${listeners.map((l) => `"${l.name}"`).join(', ')} ${listeners.length === 1 ? 'is' : 'are'}`;
+
+/**
+ * A Gateway is accepted when one of its listeners is (and nothing of the Gateway itself rejects
+ * it), with ListenersNotValid when some listener is not served; programmed when one is served.
+ */
+function gatewayOutcome(gateway: Gateway, listeners: ListenerOutcome[], spec: GatewaySpecOutcome, rejected: Verdict | undefined): GatewayOutcome {
+  const notServed = listeners.filter((l) => !l.programmed.status);
+  const unresolved = listeners.filter((l) => !l.resolvedRefs.status);
+  let accepted = verdict(true, 'Accepted', 'Gateway is accepted');
+  let programmed = verdict(true, 'Programmed', 'Gateway is in the Envoy configuration');
+  if (rejected) {
+    accepted = rejected;
+    programmed = verdict(false, 'Invalid', 'the Gateway is not accepted');
+  } else if (!listeners.some((l) => l.accepted.status && !l.conflicted.status)) {
+    accepted = verdict(false, 'ListenersNotValid', 'no listener can be converted');
+    programmed = verdict(false, 'Invalid', 'no listener can be converted');
+  } else if (notServed.length === listeners.length) {
+    accepted = verdict(true, 'ListenersNotValid', `${theListeners(notServed)} not served`);
+    programmed = verdict(false, 'Invalid', 'no listener can be served');
+  } else if (notServed.length > 0) accepted = verdict(true, 'ListenersNotValid', `${theListeners(notServed)} not served; the others are`);
+  const resolvedRefs =
+    spec.unresolved ??
+    (unresolved.length > 0
+      ? verdict(false, 'ListenersNotResolved', `${theListeners(unresolved)} missing references`)
+      : verdict(true, 'ResolvedRefs', 'All references are resolved'));
+  const outcome: GatewayOutcome = { gateway, accepted, programmed, resolvedRefs, addresses: spec.addresses, listeners };
+  if (spec.insecureFrontend) outcome.insecureFrontend = spec.insecureFrontend;
+  return outcome;
 }
 
 function targetName(t: Policy['targets'][number]): string {
@@ -89,12 +119,33 @@ function policyAccepted(policy: Policy, backends: Backends): Verdict {
 }
 
 export function resolve(inputs: Inputs, options: ResolveOptions, diags: Diagnostics): Resolved {
-  const classes = options.gatewayClassNames;
+  const classNames = options.gatewayClassNames;
+  const classes = gatewayClasses(inputs, options.controllerName ?? DEFAULT_CONTROLLER, diags);
+  const tlsRefs = new TlsRefs(inputs);
+  /** Every Gateway this controller answers for; a rejected one with no listener to attach to. */
   const converted = new Map<string, { gateway: Gateway; listeners: GatewayListeners }>();
+  /** The accepted ones: each becomes a proxy. */
+  const served = new Map<string, { gateway: Gateway; listeners: GatewayListeners }>();
   const others = new Map<string, Gateway>();
+  /** Made into outcomes after attachment, which counts each listener's routes. */
+  const pending: { gateway: Gateway; listeners: ListenerOutcome[]; spec: GatewaySpecOutcome; rejected: Verdict | undefined }[] = [];
   for (const gateway of inputs.gateways) {
-    if (classes && !classes.includes(gateway.gatewayClassName)) others.set(gatewayName(gateway), gateway);
-    else converted.set(gatewayName(gateway), { gateway, listeners: resolveListeners(gateway, diags) });
+    if ((classNames && !classNames.includes(gateway.gatewayClassName)) || !classes.owns(gateway)) {
+      others.set(gatewayName(gateway), gateway);
+      continue;
+    }
+    const spec = checkGatewaySpec(gateway, tlsRefs, diags);
+    const rejected = classes.rejects(gateway) ?? spec.rejected;
+    const listeners = resolveListeners(gateway, tlsRefs, diags);
+    if (rejected) {
+      const outcomes = listeners.outcomes.map((l) => ({ ...l, programmed: verdict(false, 'Invalid', 'the Gateway is not accepted') }));
+      converted.set(gatewayName(gateway), { gateway, listeners: { ports: [], active: [], outcomes } });
+      pending.push({ gateway, listeners: outcomes, spec, rejected });
+    } else {
+      converted.set(gatewayName(gateway), { gateway, listeners });
+      served.set(gatewayName(gateway), { gateway, listeners });
+      pending.push({ gateway, listeners: listeners.outcomes, spec, rejected });
+    }
   }
   const backends = new Backends(inputs, diags);
   const attachments = attachRoutes(inputs, converted, others, diags);
@@ -108,7 +159,7 @@ export function resolve(inputs: Inputs, options: ResolveOptions, diags: Diagnost
   const gateways: IrGateway[] = [];
   /** Per object (`kind/namespace/name`), the Gateways whose routes use it. */
   const uses = new Map<string, Set<string>>();
-  for (const [name, { gateway, listeners }] of [...converted].sort(([a], [b]) => compare(a, b))) {
+  for (const [name, { gateway, listeners }] of [...served].sort(([a], [b]) => compare(a, b))) {
     const used = usedBy(listeners, attachments, compiled, backends);
     for (const b of Object.values(used.backends)) {
       const k = `${b.ref.kind}/${b.ref.namespace ?? ''}/${b.ref.name}`;
@@ -123,7 +174,7 @@ export function resolve(inputs: Inputs, options: ResolveOptions, diags: Diagnost
   }
 
   const gatewaysUsing = (kind: string, namespace: string, name: string) => [...(uses.get(`${kind}/${namespace}/${name}`) ?? [])];
-  const allGateways = [...converted.keys()].sort(compare);
+  const allGateways = [...served.keys()].sort(compare);
   const routes: RouteOutcome[] = inputs.routes.map((route) => {
     const c = compiled.get(route) as CompiledRoute;
     const invalid = [...route.problems, ...c.problems].sort((a, b) => compare(a.path, b.path));
@@ -151,6 +202,12 @@ export function resolve(inputs: Inputs, options: ResolveOptions, diags: Diagnost
   });
   return {
     ir: { gateways },
-    outcomes: { gateways: [...converted.values()].map(({ gateway, listeners }) => gatewayOutcome(gateway, listeners)), routes, pools, policies },
+    outcomes: {
+      gatewayClasses: classes.outcomes,
+      gateways: pending.map((p) => gatewayOutcome(p.gateway, p.listeners, p.spec, p.rejected)),
+      routes,
+      pools,
+      policies,
+    },
   };
 }

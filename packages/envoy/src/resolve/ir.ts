@@ -41,14 +41,26 @@ export interface Server {
   /** Unique in the output; the name of its route table. */
   name: string;
   /** HTTPS: the TLS settings, and the SNI hostname that selects this server (none: any). */
-  tls?: { hostname?: string; certificates: CertificateRef[] };
+  tls?: ServerTls & { hostname?: string };
   /** Sorted by hostname precedence: exact names first, then longer wildcards, `*` last. */
   virtualHosts: VirtualHost[];
 }
 
+/** A Secret (certificate and key) or ConfigMap (CA bundle) whose reference resolved. */
 export interface CertificateRef {
   namespace: string;
   name: string;
+}
+
+export interface ServerTls {
+  /** Secrets whose certificate and key the server presents. */
+  certificates: CertificateRef[];
+  /** Clients must present a certificate issued by one of these CA bundles (ConfigMaps). */
+  clientValidation?: {
+    /** AllowInsecureFallback: a missing or unverified client certificate is let through. */
+    mode: 'AllowValidOnly' | 'AllowInsecureFallback';
+    caCertificates: CertificateRef[];
+  };
 }
 
 /**

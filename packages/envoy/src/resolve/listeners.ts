@@ -3,16 +3,24 @@
 // protocol share one proxy listener, and the ones that cannot are Conflicted.
 import type { Diagnostics } from '../diagnostics.js';
 import { GATEWAY_GROUP, type Gateway, type ListenerSpec, type RouteGroupKind } from '../read/index.js';
+import type { TlsRefs } from './certificates.js';
+import type { ServerTls } from './ir.js';
+import { listenerTls } from './listener-tls.js';
 import { type ListenerOutcome, type Verdict, verdict } from './outcomes.js';
 
 const HTTP_ROUTE: RouteGroupKind = { group: GATEWAY_GROUP, kind: 'HTTPRoute' };
 
-/** A listener extlb serves. */
+/**
+ * A valid listener: routes attach to it. It is served (in the Envoy configuration) when its
+ * outcome says Programmed, which an HTTPS listener is not without a usable certificate.
+ */
 export interface ActiveListener {
   spec: ListenerSpec;
   protocol: 'HTTP' | 'HTTPS';
   /** Whether HTTPRoute is among the listener's allowed kinds. */
   allowsHttpRoute: boolean;
+  /** HTTPS: what resolved of its certificates and client validation. */
+  tls?: ServerTls;
   outcome: ListenerOutcome;
 }
 
@@ -34,11 +42,25 @@ export interface GatewayListeners {
 const ALL_RESOLVED = verdict(true, 'ResolvedRefs', 'All references are resolved');
 const NO_CONFLICTS = verdict(false, 'NoConflicts', 'No conflicts');
 
+const gk = (k: RouteGroupKind) => `${k.kind} (${k.group === '' ? 'core' : k.group})`;
+
+/**
+ * The route kinds a listener allows that extlb serves on its protocol, and those it cannot: a
+ * listener of another protocol supports none.
+ */
+function routeKinds(l: ListenerSpec): { supported: RouteGroupKind[]; invalid: RouteGroupKind[] } {
+  if (l.protocol !== 'HTTP' && l.protocol !== 'HTTPS') return { supported: [], invalid: l.kinds ?? [] };
+  if (l.kinds === undefined || l.kinds.length === 0) return { supported: [HTTP_ROUTE], invalid: [] };
+  const isHttpRoute = (k: RouteGroupKind) => k.kind === HTTP_ROUTE.kind && k.group === HTTP_ROUTE.group;
+  return { supported: l.kinds.some(isHttpRoute) ? [HTTP_ROUTE] : [], invalid: l.kinds.filter((k) => !isHttpRoute(k)) };
+}
+
+/** A listener that is not served; it still lists the route kinds it would take. */
 function rejected(l: ListenerSpec, accepted: Verdict, resolvedRefs: Verdict, conflicted: Verdict, message: string): ListenerOutcome {
   return {
     name: l.name,
     index: l.index,
-    supportedKinds: [],
+    supportedKinds: routeKinds(l).supported,
     attachedRoutes: 0,
     accepted,
     programmed: verdict(false, 'Invalid', message),
@@ -88,7 +110,47 @@ function conflict(
   return rejected(l, verdict(true, 'Accepted', 'Listener is valid but conflicts'), ALL_RESOLVED, verdict(true, reason, message), message);
 }
 
-export function resolveListeners(gw: Gateway, diags: Diagnostics): GatewayListeners {
+/** ResolvedRefs of a valid listener: its TLS references, then its route kinds. */
+function resolvedRefs(gw: Gateway, l: ListenerSpec, invalidKinds: RouteGroupKind[], tlsProblems: Verdict[], diags: Diagnostics): Verdict {
+  const problems = [...tlsProblems];
+  if (invalidKinds.length > 0) {
+    const message = `extlb serves only ${gk(HTTP_ROUTE)} on this listener; not supported: ${invalidKinds.map(gk).join(', ')}`;
+    diags.warning('InvalidRouteKinds', message, gw.ref, `spec.listeners[${l.index}].allowedRoutes.kinds`);
+    problems.push(verdict(false, 'InvalidRouteKinds', message));
+  }
+  const [first] = problems;
+  return first ? verdict(false, first.reason, problems.map((p) => p.message).join('; ')) : ALL_RESOLVED;
+}
+
+/** A valid listener's outcome, and the TLS it is served with. */
+function activeOutcome(gw: Gateway, l: ListenerSpec, tlsRefs: TlsRefs, diags: Diagnostics): { outcome: ListenerOutcome; tls?: ServerTls } {
+  const kinds = routeKinds(l);
+  const tls = l.protocol === 'HTTPS' ? listenerTls(gw, l, tlsRefs, diags) : undefined;
+  let accepted = verdict(true, 'Accepted', 'Listener is accepted');
+  let programmed = verdict(true, 'Programmed', 'Listener is in the Envoy configuration');
+  if (tls?.noValidCa !== undefined) {
+    accepted = verdict(false, 'NoValidCACertificate', tls.noValidCa);
+    programmed = verdict(false, 'Invalid', tls.noValidCa);
+  } else if (tls && tls.certificates.length === 0) {
+    programmed = verdict(false, 'Invalid', 'no certificateRef of the listener can be used, so it is not served');
+  }
+  const outcome: ListenerOutcome = {
+    name: l.name,
+    index: l.index,
+    supportedKinds: kinds.supported,
+    attachedRoutes: 0,
+    accepted,
+    programmed,
+    resolvedRefs: resolvedRefs(gw, l, kinds.invalid, tls?.problems ?? [], diags),
+    conflicted: NO_CONFLICTS,
+  };
+  if (!tls) return { outcome };
+  const served: ServerTls = { certificates: tls.certificates };
+  if (tls.clientValidation) served.clientValidation = tls.clientValidation;
+  return { outcome, tls: served };
+}
+
+export function resolveListeners(gw: Gateway, tlsRefs: TlsRefs, diags: Diagnostics): GatewayListeners {
   const byPort = new Map<number, PortGroup>();
   const active: ActiveListener[] = [];
   const outcomes: ListenerOutcome[] = [];
@@ -131,18 +193,9 @@ export function resolveListeners(gw: Gateway, diags: Diagnostics): GatewayListen
       group = { port: l.port, protocol, listeners: [] };
       byPort.set(l.port, group);
     }
-    const allowsHttpRoute = l.kinds === undefined || l.kinds.length === 0 || l.kinds.some((k) => k.kind === HTTP_ROUTE.kind && k.group === HTTP_ROUTE.group);
-    const outcome: ListenerOutcome = {
-      name: l.name,
-      index: l.index,
-      supportedKinds: allowsHttpRoute ? [HTTP_ROUTE] : [],
-      attachedRoutes: 0,
-      accepted: verdict(true, 'Accepted', 'Listener is accepted'),
-      programmed: verdict(true, 'Programmed', 'Listener is in the Envoy configuration'),
-      resolvedRefs: allowsHttpRoute ? ALL_RESOLVED : verdict(false, 'InvalidRouteKinds', 'no allowed route kind is supported; extlb supports HTTPRoute'),
-      conflicted: NO_CONFLICTS,
-    };
-    const a: ActiveListener = { spec: l, protocol, allowsHttpRoute, outcome };
+    const { outcome, tls } = activeOutcome(gw, l, tlsRefs, diags);
+    const a: ActiveListener = { spec: l, protocol, allowsHttpRoute: outcome.supportedKinds.length > 0, outcome };
+    if (tls) a.tls = tls;
     group.listeners.push(a);
     active.push(a);
     outcomes.push(outcome);

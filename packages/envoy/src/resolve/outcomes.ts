@@ -1,7 +1,7 @@
 // What the resolve stage found about each input object, in the terms of its status: the status
 // stage turns these into conditions, and never looks at diagnostics.
 import type { ObjectRef } from '../diagnostics.js';
-import type { Gateway, HttpRoute, ParentRef, PickerRef, Policy, Pool, Problem, RouteGroupKind } from '../read/index.js';
+import type { Gateway, GatewayClass, HttpRoute, ParentRef, PickerRef, Policy, Pool, Problem, RouteGroupKind } from '../read/index.js';
 
 /** One condition: its status, a CamelCase reason and a sentence. */
 export interface Verdict {
@@ -25,8 +25,20 @@ export interface GatewayOutcome {
   gateway: Gateway;
   accepted: Verdict;
   programmed: Verdict;
+  /** The Gateway's own references, and a summary of its listeners'. */
+  resolvedRefs: Verdict;
+  /** Present when some client validation allows insecure fallback. */
+  insecureFrontend?: Verdict;
+  /** `status.addresses`. */
+  addresses: { type: string; value: string }[];
   /** In the order of `spec.listeners`. */
   listeners: ListenerOutcome[];
+}
+
+/** A GatewayClass of this controller. */
+export interface GatewayClassOutcome {
+  gatewayClass: GatewayClass;
+  accepted: Verdict;
 }
 
 export interface ParentOutcome {
@@ -74,6 +86,7 @@ export interface PolicyOutcome {
 }
 
 export interface Outcomes {
+  gatewayClasses: GatewayClassOutcome[];
   gateways: GatewayOutcome[];
   routes: RouteOutcome[];
   pools: PoolOutcome[];

@@ -113,20 +113,23 @@ function virtualHosts(served: ActiveListener[], port: PortGroup, inputs: ServerI
   });
 }
 
-/** The proxy listeners of one Gateway, one per port. */
+/**
+ * The proxy listeners of one Gateway, one per port. An HTTPS listener that is not programmed (no
+ * usable certificate, no usable CA for the client validation asked for) gets no server, but its
+ * hostname still belongs to it: the port's other servers answer it 421, never with their routes.
+ */
 export function buildListeners(gatewayName: string, ports: PortGroup[], inputs: ServerInputs): Listener[] {
-  return ports.map((group) => {
+  return ports.flatMap((group) => {
     const name = `${gatewayName}/${group.port}`;
     const servers: Server[] =
       group.protocol === 'HTTP'
         ? [{ name, virtualHosts: virtualHosts(group.listeners, group, inputs) }]
-        : group.listeners.map((l) => {
-            const tls: NonNullable<Server['tls']> = {
-              certificates: (l.spec.tls?.certificateRefs ?? []).map((c) => ({ namespace: c.namespace, name: c.name })),
-            };
+        : group.listeners.flatMap((l) => {
+            if (!l.outcome.programmed.status || !l.tls) return [];
+            const tls: NonNullable<Server['tls']> = { ...l.tls };
             if (l.spec.hostname) tls.hostname = l.spec.hostname;
-            return { name: `${name}/${l.spec.name}`, tls, virtualHosts: virtualHosts([l], group, inputs) };
+            return [{ name: `${name}/${l.spec.name}`, tls, virtualHosts: virtualHosts([l], group, inputs) }];
           });
-    return { name, port: group.port, protocol: group.protocol, servers };
+    return servers.length === 0 ? [] : [{ name, port: group.port, protocol: group.protocol, servers }];
   });
 }

@@ -5,7 +5,17 @@ import { API_VERSION, INFERENCE_API_VERSION } from '@extlb/types';
 import type { ObjectRef } from '../diagnostics.js';
 import { type JsonObject, compare } from '../json.js';
 import { GATEWAY_GROUP, type Meta } from '../read/index.js';
-import type { GatewayOutcome, ListenerOutcome, Outcomes, PickerProblem, PolicyOutcome, PoolOutcome, RouteOutcome, Verdict } from '../resolve/index.js';
+import type {
+  GatewayClassOutcome,
+  GatewayOutcome,
+  ListenerOutcome,
+  Outcomes,
+  PickerProblem,
+  PolicyOutcome,
+  PoolOutcome,
+  RouteOutcome,
+  Verdict,
+} from '../resolve/index.js';
 
 export interface StatusOptions {
   controllerName: string;
@@ -27,7 +37,8 @@ function gatewayParentRef(gw: ObjectRef): JsonObject {
 }
 
 function statusObject(apiVersion: string, ref: ObjectRef, status: JsonObject): JsonObject {
-  return { apiVersion, kind: ref.kind, metadata: { namespace: ref.namespace, name: ref.name }, status };
+  const metadata = ref.namespace === undefined ? { name: ref.name } : { namespace: ref.namespace, name: ref.name };
+  return { apiVersion, kind: ref.kind, metadata, status };
 }
 
 function listenerStatus(ctx: StatusOptions, meta: Meta, l: ListenerOutcome): JsonObject {
@@ -46,10 +57,20 @@ function listenerStatus(ctx: StatusOptions, meta: Meta, l: ListenerOutcome): Jso
 
 function gatewayStatus(ctx: StatusOptions, o: GatewayOutcome): JsonObject {
   const { meta, ref } = o.gateway;
-  return statusObject(`${GATEWAY_GROUP}/v1`, ref, {
-    conditions: [condition(ctx, meta, 'Accepted', o.accepted), condition(ctx, meta, 'Programmed', o.programmed)],
-    listeners: o.listeners.map((l) => listenerStatus(ctx, meta, l)),
-  });
+  const conditions = [
+    condition(ctx, meta, 'Accepted', o.accepted),
+    condition(ctx, meta, 'Programmed', o.programmed),
+    condition(ctx, meta, 'ResolvedRefs', o.resolvedRefs),
+  ];
+  if (o.insecureFrontend) conditions.push(condition(ctx, meta, 'InsecureFrontendValidationMode', o.insecureFrontend));
+  const status: JsonObject = { conditions, listeners: o.listeners.map((l) => listenerStatus(ctx, meta, l)) };
+  if (o.addresses.length > 0) status.addresses = o.addresses;
+  return statusObject(`${GATEWAY_GROUP}/v1`, ref, status);
+}
+
+function gatewayClassStatus(ctx: StatusOptions, o: GatewayClassOutcome): JsonObject {
+  const { meta, ref } = o.gatewayClass;
+  return statusObject(`${GATEWAY_GROUP}/v1`, ref, { conditions: [condition(ctx, meta, 'Accepted', o.accepted)] });
 }
 
 /**
@@ -117,6 +138,7 @@ function statusKey(s: JsonObject): string {
 /** Every status, sorted by kind, namespace and name. */
 export function statuses(outcomes: Outcomes, ctx: StatusOptions): JsonObject[] {
   const out = [
+    ...outcomes.gatewayClasses.map((o) => gatewayClassStatus(ctx, o)),
     ...outcomes.gateways.map((o) => gatewayStatus(ctx, o)),
     ...outcomes.routes.map((o) => routeStatus(ctx, o)),
     // Every pool, used or not: a pool no route uses any more gets its parents removed.

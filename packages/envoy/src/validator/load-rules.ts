@@ -2,6 +2,7 @@
 // (each message below is Envoy's own error text where it has one).
 import { isIP } from 'node:net';
 import { type JsonObject, isObject } from '../json.js';
+import { keyPairFault, parseCertificates } from '../pem.js';
 import type { ValidationIssue } from './issue.js';
 
 // Envoy identifies filters and options by their config's type, whatever name the config gives them.
@@ -10,6 +11,7 @@ const ROUTER = 'envoy.extensions.filters.http.router.v3.Router';
 const EXT_PROC = 'envoy.extensions.filters.http.ext_proc.v3.ExternalProcessor';
 const EXT_PROC_PER_ROUTE = 'envoy.extensions.filters.http.ext_proc.v3.ExtProcPerRoute';
 const HTTP_PROTOCOL_OPTIONS = 'envoy.extensions.upstreams.http.v3.HttpProtocolOptions';
+const DOWNSTREAM_TLS = 'envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext';
 
 const LB_FACTORIES = new Set([
   'envoy.extensions.load_balancing_policies.round_robin.v3.RoundRobin',
@@ -38,13 +40,20 @@ export class LoadRules {
   private readonly clusters = new Map<string, JsonObject>();
   private readonly routes = new Map<string, JsonObject>();
   private readonly assignments = new Set<string>();
+  private readonly secrets = new Map<string, JsonObject>();
 
+  /** `routes` is undefined for a bootstrap (routes inline); `secrets` are static ones, or the SDS list. */
   constructor(
     private readonly issues: ValidationIssue[],
     clusters: JsonObject[],
     endpoints: JsonObject[],
     routes: JsonObject[] | undefined,
+    secrets: JsonObject[] = [],
   ) {
+    secrets.forEach((sec, i) => {
+      this.secrets.set(String(sec.name), sec);
+      this.secret(sec, `secrets[${i}]`);
+    });
     clusters.forEach((c, i) => {
       const name = String(c.name);
       if (this.clusters.has(name)) this.issue(`clusters[${i}]`, `duplicate cluster name ${name}`);
@@ -78,8 +87,44 @@ export class LoadRules {
         list(fc.filters).forEach((f, k) => {
           if (typeName(f.typed_config) === HCM && isObject(f.typed_config)) this.hcm(f.typed_config, `${p}.filter_chains[${j}].filters[${k}].typed_config`);
         });
+        const ts = isObject(fc.transport_socket) ? fc.transport_socket.typed_config : undefined;
+        if (typeName(ts) === DOWNSTREAM_TLS && isObject(ts)) this.downstreamTls(ts, `${p}.filter_chains[${j}].transport_socket.typed_config`);
       });
     });
+  }
+
+  /** Inline PEM that Envoy cannot load fails the whole configuration. */
+  private secret(sec: JsonObject, p: string): void {
+    const tc = isObject(sec.tls_certificate) ? sec.tls_certificate : undefined;
+    const chain = isObject(tc?.certificate_chain) ? tc.certificate_chain.inline_string : undefined;
+    const key = isObject(tc?.private_key) ? tc.private_key.inline_string : undefined;
+    if (typeof chain === 'string' && typeof key === 'string') {
+      const fault = keyPairFault(chain, key, { chain: 'certificate_chain', key: 'private_key' });
+      if (fault) this.issue(`${p}.tls_certificate`, `Failed to load the certificate of secret ${String(sec.name)}: ${fault}`);
+    }
+    const ca = isObject(sec.validation_context) && isObject(sec.validation_context.trusted_ca) ? sec.validation_context.trusted_ca.inline_string : undefined;
+    if (typeof ca === 'string') this.trustedCa(ca, `${p}.validation_context.trusted_ca`);
+  }
+
+  private trustedCa(pem: string, p: string): void {
+    const parsed = parseCertificates(pem, 'trusted_ca');
+    if (typeof parsed === 'string') this.issue(p, `Failed to load trusted CA certificates: ${parsed}`);
+  }
+
+  /** A server context needs a certificate, and each SDS name must be one Envoy has. */
+  private downstreamTls(tls: JsonObject, p: string): void {
+    const common = isObject(tls.common_tls_context) ? tls.common_tls_context : {};
+    const sds = list(common.tls_certificate_sds_secret_configs);
+    if (list(common.tls_certificates).length + sds.length === 0) this.issue(`${p}.common_tls_context`, 'No TLS certificates found for server context');
+    sds.forEach((c, i) => {
+      if (this.secrets.has(String(c.name))) return;
+      // Without an sds_config the name is a static secret; with one, the SDS server must send it.
+      const message = c.sds_config === undefined ? `Unknown static secret: ${String(c.name)}` : `SDS secret ${String(c.name)} is not among the secrets`;
+      this.issue(`${p}.common_tls_context.tls_certificate_sds_secret_configs[${i}]`, message);
+    });
+    const vc = isObject(common.validation_context) ? common.validation_context : undefined;
+    const ca = isObject(vc?.trusted_ca) ? vc.trusted_ca.inline_string : undefined;
+    if (typeof ca === 'string') this.trustedCa(ca, `${p}.common_tls_context.validation_context.trusted_ca`);
   }
 
   private cluster(c: JsonObject, p: string): void {

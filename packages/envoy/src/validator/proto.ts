@@ -190,7 +190,8 @@ export class EnvoyValidator {
     const sr = isObject(bootstrap.static_resources) ? bootstrap.static_resources : {};
     const listeners = Array.isArray(sr.listeners) ? (sr.listeners as JsonObject[]) : [];
     const clusters = Array.isArray(sr.clusters) ? (sr.clusters as JsonObject[]) : [];
-    new LoadRules(issues, clusters, [], undefined).run(listeners, 'static_resources');
+    const secrets = Array.isArray(sr.secrets) ? (sr.secrets as JsonObject[]) : [];
+    new LoadRules(issues, clusters, [], undefined, secrets).run(listeners, 'static_resources');
     return issues;
   }
 
@@ -199,14 +200,14 @@ export class EnvoyValidator {
     const issues: ValidationIssue[] = [];
     if (!isObject(xds)) return [{ path: '', message: 'xDS output must be an object' }];
     const lists: Record<string, JsonObject[]> = {};
-    for (const k of ['listeners', 'routes', 'clusters', 'endpoints']) {
+    for (const k of ['listeners', 'routes', 'clusters', 'endpoints', 'secrets']) {
       const list = Array.isArray(xds[k]) ? (xds[k] as JsonObject[]) : [];
       lists[k] = list;
       list.forEach((r, i) => {
         this.any(r, `${k}[${i}]`, issues);
       });
     }
-    new LoadRules(issues, lists.clusters ?? [], lists.endpoints ?? [], lists.routes ?? []).run(lists.listeners ?? [], '');
+    new LoadRules(issues, lists.clusters ?? [], lists.endpoints ?? [], lists.routes ?? [], lists.secrets ?? []).run(lists.listeners ?? [], '');
     return issues;
   }
 

@@ -1,7 +1,7 @@
 // A model of what Envoy does with one HTTP request under a converted configuration, for checking
 // the request → response expectations of the upstream conformance suites without an Envoy binary.
 // It follows Envoy's documented router behaviour for the fields the converter emits: the listener
-// by port, the filter chain by TLS SNI, the codec (HTTP/1.1, or HTTP/2 by prior knowledge), the
+// by port, the filter chain by TLS SNI, its TLS handshake (envoy-tls-model.ts), the codec (HTTP/1.1, or HTTP/2 by prior knowledge), the
 // virtual host by Host (exact names, then the longest suffix wildcard, then `*`; a Host's port is
 // ignored when the connection manager strips it or the route table ignores it), the first route
 // whose match holds, upgrades (403 when neither the connection manager nor the route allows one),
@@ -12,6 +12,7 @@
 // headers. It reads only the Envoy JSON, so it checks the Envoy stage's output, not the
 // converter's intent; a field or filter it does not know fails loudly rather than being ignored.
 import type { EnvoyConfig } from '../../src/index.js';
+import { handshake } from './envoy-tls-model.js';
 
 type Json = Record<string, any>;
 type Headers = Record<string, string>;
@@ -31,6 +32,8 @@ export interface Request {
   protocol?: 'HTTP/1.1' | 'h2c';
   /** The protocol an HTTP/1.1 `Upgrade` header asks for, e.g. `websocket`. */
   upgrade?: string;
+  /** The certificate (PEM) the client presents in the TLS handshake. */
+  clientCertificate?: string;
 }
 
 export interface Response {
@@ -78,6 +81,8 @@ export interface Upstream {
 export type Outcome =
   /** No listener on the port, no filter chain for the SNI, or a protocol the codec refuses. */
   | { type: 'no-listener' | 'no-chain' | 'protocol-error' }
+  /** The TLS handshake failed (or one side did not speak TLS): no HTTP request is made. */
+  | { type: 'tls-failure'; reason: string }
   /** No virtual host or no route matched: Envoy answers 404. */
   | { type: 'not-found'; status: 404 }
   /** An answer Envoy makes itself: a direct response, a refused upgrade, a CORS preflight. */
@@ -173,6 +178,8 @@ function routeTable(config: EnvoyConfig, req: Request): { rc: Json; hcm: Json } 
     .sort((a, b) => b.score - a.score);
   const chain = scored[0]?.c;
   if (!chain) return { type: 'no-chain' };
+  const tls = handshake(config, chain, req);
+  if (!tls.ok) return { type: 'tls-failure', reason: tls.reason };
   const hcm = chain.filters[0].typed_config;
   // AUTO tells HTTP/2 from HTTP/1.1 by the connection preface on cleartext connections.
   const codec = hcm.codec_type ?? 'AUTO';

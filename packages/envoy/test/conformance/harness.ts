@@ -4,7 +4,8 @@
 // checked against the converted Envoy configuration with the Envoy model (envoy-model.ts).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -27,8 +28,10 @@ import { type Outcome, type Request, type Response, clusterHosts, handle } from 
 type Json = Record<string, any>;
 
 export const GATEWAY_CLASS = 'extlb';
+export const CONTROLLER = 'extlb.dev/gateway-controller';
 export const INFRA = 'gateway-conformance-infra';
 export const APP = 'gateway-conformance-app-backend';
+const GATEWAY_API_GROUP = 'gateway.networking.k8s.io';
 export const WEB = 'gateway-conformance-web-backend';
 const NOW = '2026-01-01T00:00:00Z';
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
@@ -39,56 +42,97 @@ export type Support = { status: 'pass' } | { status: 'partial'; missing: string 
 /** Every registered upstream test, for the README table check. */
 export const REGISTERED = new Map<string, { suite: 'gateway-api' | 'gie'; support: Support }>();
 
-const certs = new Map<string, { crt: string; key: string }>();
+/** A certificate and its key, PEM. */
+export interface Pem {
+  crt: string;
+  key: string;
+}
 
-/** A self-signed certificate for `name` (and its hostnames), made once per run with openssl. */
-export function certificate(
-  name: string,
-  hosts: string[] = ['*.example.com', 'example.org', '*.wildcard.org', 'second-example.org'],
-): { crt: string; key: string } {
-  const cached = certs.get(name);
+const pems = new Map<string, Pem>();
+
+function openssl(args: string[]): void {
+  execFileSync('openssl', args, { stdio: 'ignore' });
+}
+
+const EC_KEY = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+
+/**
+ * A certificate made once per run with openssl, cached by name: self-signed for `hosts`, a CA
+ * (`ca: true`), or issued by the CA `signer`. Each lives a day: tests never wait that long.
+ */
+function makePem(name: string, how: { hosts?: string[]; ca?: boolean; signer?: string }): Pem {
+  const cached = pems.get(name);
   if (cached) return cached;
   const dir = mkdtempSync(join(tmpdir(), 'extlb-conformance-'));
   try {
-    const crt = join(dir, 'tls.crt');
-    const key = join(dir, 'tls.key');
-    const san = hosts.map((h) => `DNS:${h}`).join(',');
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'ec',
-        '-pkeyopt',
-        'ec_paramgen_curve:prime256v1',
-        '-nodes',
+    const file = (f: string) => join(dir, f);
+    const san = `subjectAltName=${(how.hosts ?? ['*.example.com', 'example.org', '*.wildcard.org', 'second-example.org']).map((h) => `DNS:${h}`).join(',')}`;
+    if (how.signer !== undefined) {
+      const ca = caCertificate(how.signer);
+      writeFileSync(file('ca.crt'), ca.crt);
+      writeFileSync(file('ca.key'), ca.key);
+      writeFileSync(file('ext.cnf'), `${san}\nextendedKeyUsage=clientAuth,serverAuth\n`);
+      openssl(['req', '-new', ...EC_KEY, '-subj', `/CN=${name}`, '-keyout', file('tls.key'), '-out', file('tls.csr')]);
+      const serial = `0x${randomBytes(8).toString('hex')}`;
+      openssl([
+        'x509',
+        '-req',
+        '-in',
+        file('tls.csr'),
+        '-CA',
+        file('ca.crt'),
+        '-CAkey',
+        file('ca.key'),
+        '-set_serial',
+        serial,
         '-days',
         '1',
-        '-subj',
-        `/CN=${name}`,
-        '-addext',
-        `subjectAltName=${san}`,
-        '-keyout',
-        key,
+        '-extfile',
+        file('ext.cnf'),
         '-out',
-        crt,
-      ],
-      { stdio: 'ignore' },
-    );
-    const pair = { crt: readFileSync(crt).toString('base64'), key: readFileSync(key).toString('base64') };
-    certs.set(name, pair);
-    return pair;
+        file('tls.crt'),
+      ]);
+    } else {
+      const extensions = how.ca ? ['-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign'] : ['-addext', san];
+      openssl(['req', '-x509', ...EC_KEY, '-days', '1', '-subj', `/CN=${name}`, ...extensions, '-keyout', file('tls.key'), '-out', file('tls.crt')]);
+    }
+    const pem = { crt: readFileSync(file('tls.crt'), 'utf8'), key: readFileSync(file('tls.key'), 'utf8') };
+    pems.set(name, pem);
+    return pem;
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-/** Objects of a manifests file with the suite's placeholders filled in. */
+/** A CA certificate (what a ConfigMap's `ca.crt` holds for client validation). */
+export function caCertificate(name: string): Pem {
+  return makePem(name, { ca: true });
+}
+
+/** A certificate issued by the CA `signer` (a client certificate, or a backend's). */
+export function signedCertificate(name: string, signer: string): Pem {
+  return makePem(name, { signer });
+}
+
+/** A self-signed certificate for `name` (and its hostnames), base64 as a Secret's `data` holds it. */
+export function certificate(name: string, hosts?: string[]): { crt: string; key: string } {
+  const pem = makePem(name, hosts ? { hosts } : {});
+  return { crt: Buffer.from(pem.crt).toString('base64'), key: Buffer.from(pem.key).toString('base64') };
+}
+
+/**
+ * Objects of a manifests file with the suite's placeholders filled in, and certificates made for
+ * it: `{CERT:name:crt}` / `{CERT:name:key}` (base64, self-signed), `{CERT:name@ca:crt}` (issued by
+ * the CA `ca`), and `{CA:name}` (the CA's PEM, as a YAML string).
+ */
 export function manifests(file: string): unknown[] {
   const text = readFileSync(here(file), 'utf8')
     .replaceAll('{GATEWAY_CLASS_NAME}', GATEWAY_CLASS)
-    .replace(/\{CERT:([a-z0-9-]+):(crt|key)\}/g, (_m, name: string, part: 'crt' | 'key') => certificate(name)[part]);
+    .replaceAll('{GATEWAY_CONTROLLER_NAME}', CONTROLLER)
+    .replace(/\{CA:([a-z0-9-]+)\}/g, (_m, name: string) => JSON.stringify(caCertificate(name).crt))
+    .replace(/\{CERT:([a-z0-9-]+)(?:@([a-z0-9-]+))?:(crt|key)\}/g, (_m, name: string, signer: string | undefined, part: 'crt' | 'key') =>
+      signer === undefined ? certificate(name)[part] : Buffer.from(signedCertificate(name, signer)[part]).toString('base64'),
+    );
   return parseAllDocuments(text)
     .map((d) => d.toJS() as unknown)
     .filter((o) => o !== null);
@@ -108,20 +152,55 @@ function latest(condition: Json, generation: number, what: string): void {
   );
 }
 
+/**
+ * A change a test makes to an object after its first conversion (a patch): the object is found by
+ * kind and name (`namespace/name`, or a name in the infra namespace; cluster-scoped kinds by name).
+ */
+export interface Change {
+  kind: string;
+  name: string;
+  apply: (object: Json) => void;
+}
+
+function isObjectNamed(o: Json, kind: string, name: string): boolean {
+  const [ns, n] = nn(name);
+  return o.kind === kind && o.metadata?.name === n && (kind === 'GatewayClass' || o.metadata?.namespace === ns);
+}
+
+/**
+ * The objects after the changes, as the API server keeps them: a change to the spec bumps
+ * metadata.generation (a status-only change would not).
+ */
+function changed(objects: unknown[], changes: Change[]): Json[] {
+  const out = structuredClone(objects) as Json[];
+  for (const c of changes) {
+    const o = out.find((x) => isObjectNamed(x, c.kind, c.name));
+    assert.ok(o, `no ${c.kind} ${c.name} to change`);
+    const before = JSON.stringify(o.spec);
+    c.apply(o);
+    if (JSON.stringify(o.spec) !== before) o.metadata.generation = (o.metadata.generation ?? 1) + 1;
+  }
+  return out;
+}
+
 /** A scenario: base.yaml plus one test's manifests, converted, with assertions in the suite's terms. */
 export class Scenario {
   readonly result: ConvertResult;
-  /** What was converted: base.yaml, the test's manifests and any extra objects. */
+  /** What was converted: base.yaml, the test's manifests and any extra objects, after the changes. */
   readonly objects: Json[];
 
-  /** `source`: a file of manifests/ (on base.yaml), or the exact objects to convert. */
+  /**
+   * `source`: a file of manifests/ (on base.yaml), or the exact objects to convert; `changes` turn
+   * the scenario into the state after a test's patches (the upstream test's second step).
+   */
   constructor(
     source: string | undefined | { objects: unknown[] },
     private readonly options: ConvertOptions = {},
     extra: unknown[] = [],
+    changes: Change[] = [],
   ) {
     const objects = typeof source === 'object' ? source.objects : [...manifests('base.yaml'), ...(source ? manifests(`manifests/${source}`) : [])];
-    this.objects = [...objects, ...extra] as Json[];
+    this.objects = changed([...objects, ...extra], changes);
     this.result = convert(this.objects, { now: NOW, ...options });
     // Whatever a test expects, what extlb emits must load in Envoy.
     const validator = loadEnvoyValidator(options.envoy ?? '1.35');
@@ -141,9 +220,8 @@ export class Scenario {
 
   /** The input object of a kind and `namespace/name` (the namespace defaults to the infra one). */
   object(kind: string, name: string): Json {
-    const [ns, n] = nn(name);
-    const o = this.objects.find((x) => x.kind === kind && x.metadata?.name === n && (x.metadata?.namespace ?? '') === ns);
-    assert.ok(o, `no input ${kind} ${ns}/${n}`);
+    const o = this.objects.find((x) => isObjectNamed(x, kind, name));
+    assert.ok(o, `no input ${kind} ${name}`);
     return o;
   }
 
@@ -185,8 +263,25 @@ export class Scenario {
       entry,
       `${kind} ${route} has no parent entry for Gateway ${gns}/${gn}${sectionName ? ` listener ${sectionName}` : ''}: ${JSON.stringify(parents.map((p) => p.parentRef))}`,
     );
-    assert.equal(entry.controllerName, 'extlb.dev/gateway-controller');
+    assert.equal(entry.controllerName, CONTROLLER);
     return Object.fromEntries((entry.conditions as Json[]).map((c) => [c.type, c]));
+  }
+
+  /**
+   * GatewayMustHaveLatestConditions (and the GatewayClass one): every condition carries the
+   * object's current metadata.generation as its observedGeneration.
+   */
+  latestConditions(kind: 'Gateway' | 'GatewayClass', name: string): void {
+    const object = this.object(kind, name);
+    const generation = object.metadata.generation;
+    assert.equal(typeof generation, 'number', `${kind} ${name} needs a metadata.generation for this check`);
+    const conditions = this.status(kind, name).conditions as Json[];
+    assert.ok(conditions.length > 0, `${kind} ${name} has no conditions`);
+    for (const c of conditions) latest(c, generation, `${kind} ${name}`);
+  }
+
+  gatewayClassConditions(name: string): Record<string, Json> {
+    return Object.fromEntries((this.status('GatewayClass', name).conditions as Json[]).map((c) => [c.type, c]));
   }
 
   gatewayConditions(gateway: string): Record<string, Json> {
@@ -204,6 +299,34 @@ export class Scenario {
       attachedRoutes: l.attachedRoutes,
       supportedKinds: l.supportedKinds,
     };
+  }
+
+  /**
+   * GatewayStatusMustHaveListeners: exactly these listeners, each with (at least) these supported
+   * kinds — none when the list is empty — these attached routes, and these conditions (a reason
+   * left out matches any).
+   */
+  mustHaveListeners(gateway: string, expected: ExpectedListener[]): void {
+    const actual = this.status('Gateway', gateway).listeners as Json[];
+    assert.equal(actual.length, expected.length, `Gateway ${gateway} listeners: ${actual.map((l) => l.name).join(', ')}`);
+    for (const e of expected) {
+      const l = this.listener(gateway, e.name);
+      const what = `Gateway ${gateway} listener ${e.name}`;
+      const kinds = l.supportedKinds.map((k) => `${k.group ?? GATEWAY_API_GROUP}/${k.kind}`);
+      if (e.supportedKinds.length === 0) assert.deepEqual(kinds, [], `${what}: supportedKinds`);
+      for (const k of e.supportedKinds) assert.ok(kinds.includes(`${GATEWAY_API_GROUP}/${k}`), `${what}: ${k} not in supportedKinds ${kinds.join(', ')}`);
+      assert.equal(l.attachedRoutes, e.attachedRoutes, `${what}: attachedRoutes`);
+      for (const [type, [status, reason]] of Object.entries(e.conditions)) this.condition(l.conditions, type, status, reason);
+    }
+  }
+
+  /** MakeTLSRequestAndExpectFailureResponse: the client gets no TLS session, so no HTTP answer. */
+  expectTlsFailure(gateway: string, request: Partial<Request> & { path: string }): void {
+    const o = this.request(gateway, { scheme: 'https', ...request });
+    assert.ok(
+      ['tls-failure', 'no-listener', 'no-chain'].includes(o.type),
+      `${JSON.stringify(request)} on ${gateway}: expected no TLS session, got ${JSON.stringify(o)}`,
+    );
   }
 
   /**
@@ -345,6 +468,15 @@ export class Scenario {
       assert.equal(url.pathname, e.redirect.path ?? e.request.path.split('?')[0], `${what}: redirect path`);
     }
   }
+}
+
+export interface ExpectedListener {
+  name: string;
+  /** Kinds of gateway.networking.k8s.io. */
+  supportedKinds: readonly string[];
+  attachedRoutes: number;
+  /** Condition type → [status, reason]. */
+  conditions: Readonly<Record<string, readonly [status: 'True' | 'False', reason?: string]>>;
 }
 
 export interface Expected {

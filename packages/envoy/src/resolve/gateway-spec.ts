@@ -1,0 +1,118 @@
+// What a Gateway asks for beyond its listeners — infrastructure parameters and metadata,
+// addresses, the client certificate it presents to backends, insecure client validation — and
+// what extlb makes of each: honoured, reported as unsupported, or a reason the Gateway is not
+// accepted. Nothing here is left unsaid.
+import { isIP } from 'node:net';
+import type { Diagnostics } from '../diagnostics.js';
+import type { Gateway, GatewayAddress } from '../read/index.js';
+import type { TlsRefs } from './certificates.js';
+import { type Verdict, verdict } from './outcomes.js';
+
+export interface GatewaySpecOutcome {
+  /** Why the Gateway is not accepted at all, when it is not. */
+  rejected?: Verdict;
+  /** Set when a reference of the Gateway itself (not of a listener) does not resolve. */
+  unresolved?: Verdict;
+  /** The addresses status reports: the ones the spec gives values for. */
+  addresses: { type: string; value: string }[];
+  /** The InsecureFrontendValidationMode condition, when some validation allows insecure fallback. */
+  insecureFrontend?: Verdict;
+}
+
+const HOSTNAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/i;
+const SUPPORTED_ADDRESSES = ['IPAddress', 'Hostname'];
+
+/** Why extlb cannot take an address, or undefined when it can. */
+function addressFault(a: GatewayAddress): string | undefined {
+  if (!SUPPORTED_ADDRESSES.includes(a.type)) return `address type ${a.type} is not supported; extlb supports ${SUPPORTED_ADDRESSES.join(' and ')}`;
+  if (a.value === undefined) return undefined;
+  if (a.type === 'IPAddress' && isIP(a.value) === 0) return `${JSON.stringify(a.value)} is not an IP address`;
+  if (a.type === 'Hostname' && !HOSTNAME.test(a.value)) return `${JSON.stringify(a.value)} is not a hostname`;
+  return undefined;
+}
+
+function rejections(gw: Gateway, diags: Diagnostics): Verdict[] {
+  const out: Verdict[] = [];
+  const params = gw.infrastructure.parametersRef;
+  if (params) {
+    const message = `extlb takes no parameters, so ${params.kind} ${params.name} (group ${JSON.stringify(params.group)}) cannot be resolved`;
+    diags.error('InvalidParameters', message, gw.ref, params.path);
+    out.push(verdict(false, 'InvalidParameters', `${params.path}: ${message}`));
+  }
+  for (const a of gw.addresses) {
+    const fault = addressFault(a);
+    if (fault === undefined) continue;
+    diags.error('UnsupportedAddress', fault, gw.ref, a.path);
+    out.push(verdict(false, 'UnsupportedAddress', `${a.path}: ${fault}`));
+  }
+  return out;
+}
+
+/** Fields extlb reads but cannot act on: each is said once, as a warning. */
+function unsupported(gw: Gateway, diags: Diagnostics): void {
+  for (const field of ['labels', 'annotations'] as const) {
+    if (Object.keys(gw.infrastructure[field]).length === 0) continue;
+    diags.warning(
+      'UnsupportedValue',
+      `the converter makes no resources of its own for a Gateway (it writes Envoy configuration), so infrastructure ${field} are applied to nothing`,
+      gw.ref,
+      `spec.infrastructure.${field}`,
+    );
+  }
+  for (const a of gw.addresses) {
+    if (a.value !== undefined) continue;
+    diags.warning(
+      'UnsupportedValue',
+      `the converter assigns no ${a.type}: the proxy listens on every address of its host, and the address clients use is the one routed to it`,
+      gw.ref,
+      a.path,
+    );
+  }
+}
+
+function backendClientCertificate(gw: Gateway, tlsRefs: TlsRefs, diags: Diagnostics): Verdict | undefined {
+  const ref = gw.tls.backendClientCertificate;
+  if (!ref) return undefined;
+  const fault = tlsRefs.keyPair(gw, ref);
+  if (!fault) {
+    diags.warning(
+      'UnsupportedValue',
+      'extlb does not open TLS connections to backends (BackendTLSPolicy is not supported), so no backend is shown this client certificate',
+      gw.ref,
+      ref.path,
+    );
+    return undefined;
+  }
+  const reason = fault.fault === 'notPermitted' ? 'RefNotPermitted' : 'InvalidClientCertificateRef';
+  diags.error(reason, fault.message, gw.ref, ref.path);
+  return verdict(false, reason, `${ref.path}: ${fault.message}`);
+}
+
+function insecureFrontend(gw: Gateway, diags: Diagnostics): Verdict | undefined {
+  const frontend = gw.tls.frontend;
+  const validations = [frontend?.default, ...(frontend?.perPort ?? []).map((p) => p.validation)];
+  const insecure = validations.filter((v) => v?.mode === 'AllowInsecureFallback').map((v) => v?.path ?? '');
+  if (insecure.length === 0) return undefined;
+  for (const path of insecure) {
+    diags.warning(
+      'InsecureFrontendValidation',
+      'AllowInsecureFallback lets clients without a valid certificate in: authorizing them is left to the backends',
+      gw.ref,
+      `${path}.mode`,
+    );
+  }
+  return verdict(true, 'ConfigurationChanged', `client certificate validation allows insecure fallback at ${insecure.join(', ')}`);
+}
+
+export function checkGatewaySpec(gw: Gateway, tlsRefs: TlsRefs, diags: Diagnostics): GatewaySpecOutcome {
+  const out: GatewaySpecOutcome = { addresses: [] };
+  const [first, ...rest] = rejections(gw, diags);
+  if (first) out.rejected = verdict(false, first.reason, [first, ...rest].map((r) => r.message).join('; '));
+  else out.addresses = gw.addresses.flatMap((a) => (a.value === undefined ? [] : [{ type: a.type, value: a.value }]));
+  unsupported(gw, diags);
+  const unresolved = backendClientCertificate(gw, tlsRefs, diags);
+  if (unresolved) out.unresolved = unresolved;
+  const insecure = insecureFrontend(gw, diags);
+  if (insecure) out.insecureFrontend = insecure;
+  return out;
+}
