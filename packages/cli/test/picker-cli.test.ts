@@ -1,11 +1,12 @@
 // `extlb picker`, `extlb conformance` and `extlb simulate`: the first as a real process (it runs
-// until SIGTERM), the others through main() with in-memory streams.
+// until SIGTERM and logs JSON lines), the others through main() with in-memory streams.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { get } from 'node:http';
 import { PassThrough } from 'node:stream';
 import { parse } from 'yaml';
 import { main } from '../src/main.js';
@@ -32,37 +33,82 @@ async function cli(...args: string[]): Promise<{ code: number; stdout: string; s
   return { code, stdout: Buffer.concat(out).toString(), stderr: Buffer.concat(err).toString() };
 }
 
-/** Starts `extlb picker` and resolves with its address once it says it is listening. */
-function startPicker(...args: string[]): Promise<{ address: string; child: ChildProcess; output: () => string }> {
+type LogLine = Record<string, unknown>;
+
+interface RunningPicker {
+  address: string;
+  child: ChildProcess;
+  /** The 'listening' log line. */
+  listening: LogLine;
+  /** Every log line so far, each parsed as JSON (a line that is not JSON fails the test). */
+  lines: LogLine[];
+  /** Resolves with the first log line `match` accepts. */
+  waitFor(match: (line: LogLine) => boolean): Promise<LogLine>;
+}
+
+/** Starts `extlb picker` and resolves once it logs that it is listening. */
+function startPicker(...args: string[]): Promise<RunningPicker> {
   const child = spawn(process.execPath, [bin, 'picker', '--listen', '127.0.0.1:0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
-  let text = '';
+  const lines: LogLine[] = [];
+  const waiters: Array<{ match: (line: LogLine) => boolean; resolve: (line: LogLine) => void }> = [];
+  let buffer = '';
+  let stderr = '';
+  child.stdout?.on('data', (b: Buffer) => {
+    buffer += b.toString();
+    for (let nl = buffer.indexOf('\n'); nl >= 0; nl = buffer.indexOf('\n')) {
+      const line = JSON.parse(buffer.slice(0, nl)) as LogLine;
+      buffer = buffer.slice(nl + 1);
+      lines.push(line);
+      for (const w of waiters.filter((x) => x.match(line))) w.resolve(line);
+    }
+  });
+  child.stderr?.on('data', (b: Buffer) => (stderr += b.toString()));
+  const waitFor = (match: (line: LogLine) => boolean): Promise<LogLine> => {
+    const seen = lines.find(match);
+    return seen ? Promise.resolve(seen) : new Promise((resolve) => waiters.push({ match, resolve }));
+  };
   return new Promise((resolve, reject) => {
     // A guard against hanging, not a speed limit: a loaded machine may take long to load the Kubernetes client.
-    const timer = setTimeout(() => reject(new Error(`picker did not start: ${text}`)), 120_000);
-    const onData = (b: Buffer) => {
-      text += b.toString();
-      const m = /listening on (\S+)/.exec(text);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ address: m[1] as string, child, output: () => text });
-      }
-    };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', onData);
+    const timer = setTimeout(() => reject(new Error(`picker did not start: ${JSON.stringify(lines)} ${stderr}`)), 120_000);
     child.on('exit', (code) => {
       clearTimeout(timer);
-      reject(new Error(`picker exited with ${code}: ${text}`));
+      reject(new Error(`picker exited with ${code}: ${JSON.stringify(lines)} ${stderr}`));
+    });
+    void waitFor((l) => l.msg === 'listening').then((listening) => {
+      clearTimeout(timer);
+      resolve({ address: String(listening.address), child, listening, lines, waitFor });
     });
   });
 }
 
-/** Runs each case and checks its exit code and the message on stderr. */
+const endpointsChanged = (address: string) => (l: LogLine) => l.msg === 'pool endpoints changed' && (l.endpoints as string[]).includes(address);
+
+function httpGet(address: string, path: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    get(`http://${address}${path}`, (res) => {
+      let body = '';
+      res.on('data', (d: Buffer) => (body += d.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    }).on('error', reject);
+  });
+}
+
+/**
+ * Runs each case and checks its exit code and the message: usage errors (2) on stderr; the picker's
+ * other failures (1) in its JSON error log line on stdout.
+ */
 async function expectRefusals(cases: Array<[string[], number, RegExp]>): Promise<void> {
   for (const [args, code, message] of cases) {
     const run = await cli(...args);
     assert.equal(run.code, code, args.join(' '));
-    assert.match(run.stderr, message, args.join(' '));
+    if (code === 1 && args[0] === 'picker') {
+      const line = JSON.parse(run.stdout) as LogLine;
+      assert.deepEqual([line.level, line.component], ['error', 'picker'], args.join(' '));
+      assert.match(String(line.error), message, args.join(' '));
+    } else {
+      assert.match(run.stderr, message, args.join(' '));
+    }
   }
 }
 
@@ -83,7 +129,8 @@ test('extlb picker + extlb conformance: the reference picker passes, the YAML re
   assert.equal(report.summary.failed, 0);
   assert.equal(report.rules.length, 17);
   assert.equal(await stop(picker.child), 0);
-  assert.match(picker.output(), /SIGTERM, shutting down/);
+  assert.equal(picker.lines.find((l) => l.msg === 'signal received, shutting down')?.signal, 'SIGTERM');
+  assert.equal(picker.lines.at(-1)?.msg, 'stopped');
 });
 
 test('extlb picker survives a request header without a name: that stream ends with INVALID_ARGUMENT, the process keeps picking', async () => {
@@ -91,9 +138,29 @@ test('extlb picker survives a request header without a name: that stream ends wi
   const client = extProcClient(picker.address);
   const bad = await exchange(client, [{ request_headers: { headers: { headers: [{ raw_value: Buffer.from('x') }] } } }], 1);
   assert.deepEqual(ending(bad.last), ['INVALID_ARGUMENT', 'request_headers.headers.headers[0].key: the header has no name']);
-  assert.equal(picker.child.exitCode, null, picker.output());
+  assert.equal(picker.child.exitCode, null, JSON.stringify(picker.lines));
   assert.equal(endpointOf(await ask(client, headers())).metadata, '10.0.0.1:8000');
   assert.equal(await stop(picker.child), 0);
+});
+
+test('extlb picker --metrics-listen serves the picker series and the process metrics; every line it logs is JSON', async () => {
+  const picker = await startPicker('--endpoints', '10.0.0.1:8000,10.0.0.2:8000', '--metrics-listen', '127.0.0.1:0');
+  const client = extProcClient(picker.address);
+  assert.equal(endpointOf(await ask(client, headers())).metadata, '10.0.0.1:8000');
+  await exchange(client, [{}], 1);
+  const metrics = await httpGet(String(picker.listening.metricsAddress), '/metrics');
+  assert.equal(metrics.status, 200);
+  assert.match(metrics.body, /^extlb_picker_picks_total\{result="picked"\} 1$/m);
+  assert.match(metrics.body, /^extlb_picker_stream_errors_total\{reason="invalid_message"\} 1$/m);
+  assert.match(metrics.body, /^extlb_picker_pool_endpoints 2$/m);
+  assert.match(metrics.body, /^process_resident_memory_bytes \d+$/m);
+  await picker.waitFor((l) => l.msg === 'ext_proc stream ended: invalid message');
+  // A second picker cannot take the same metrics port: it says so and exits 1.
+  const taken = await cli('picker', '--listen', '127.0.0.1:0', '--endpoints', '10.0.0.1:8000', '--metrics-listen', String(picker.listening.metricsAddress));
+  assert.equal(taken.code, 1);
+  assert.match(String((JSON.parse(taken.stdout) as LogLine).error), /^cannot serve metrics on 127\.0\.0\.1:\d+: listen EADDRINUSE/);
+  assert.equal(await stop(picker.child), 0);
+  assert.ok(picker.lines.every((l) => l.component === 'picker' && typeof l.time === 'string' && typeof l.level === 'string'));
 });
 
 test('extlb conformance exits 1 when a rule fails (here: nothing listens at the address any more)', async () => {
@@ -109,8 +176,8 @@ test('extlb picker reads an endpoints file and picks up edits without a restart'
   const file = join(dir, 'endpoints.txt');
   writeFileSync(file, '10.0.0.1:8000\n');
   const picker = await startPicker('--endpoints-file', file);
-  assert.match(picker.output(), /\(1 endpoint\(s\), round-robin, up to 1 per answer\)/);
-  const changed = new Promise<void>((resolve) => picker.child.stdout?.on('data', (b: Buffer) => /10\.0\.0\.2:8000/.test(b.toString()) && resolve()));
+  assert.deepEqual([picker.listening.count, picker.listening.strategy, picker.listening.maxEndpoints], [1, 'round-robin', 1]);
+  const changed = picker.waitFor(endpointsChanged('10.0.0.2:8000'));
   writeFileSync(file, '10.0.0.1:8000\n10.0.0.2:8000\n');
   await changed;
   const run = await cli('conformance', '--picker', picker.address, '--timeout', '2000');
@@ -134,11 +201,11 @@ test("extlb picker --from-cluster follows EndpointSlices from the kubeconfig con
       '--max-endpoints',
       '2',
     );
-    assert.match(picker.output(), /\(2 endpoint\(s\)/);
+    assert.equal(picker.listening.count, 2);
     const run = await cli('conformance', '--picker', picker.address, '--timeout', '2000');
     assert.equal(run.code, 0, run.stdout);
     assert.match(run.stdout, /endpoints seen: 10\.2\.0\.1:8000, 10\.2\.0\.2:8000/);
-    const changed = new Promise<void>((resolve) => picker.child.stdout?.on('data', (b: Buffer) => /10\.2\.0\.3:8000/.test(b.toString()) && resolve()));
+    const changed = picker.waitFor(endpointsChanged('10.2.0.3:8000'));
     for (let i = 0; i < 200 && api.watchCount() === 0; i++) await new Promise((r) => setTimeout(r, 10));
     api.send('ADDED', endpointSlice('llm-b', ['10.2.0.3'], '11'));
     await changed;
@@ -157,8 +224,18 @@ test('extlb picker refuses bad flags with exit 2 and bad endpoints with exit 1',
     [['picker', '--listen', '127.0.0.1:0', '--endpoints', '10.0.0.1:80', '--strategy', 'consistent-hash'], 2, /needs --hash-header/],
     [['picker', '--listen', '127.0.0.1:0', '--from-cluster'], 2, /--from-cluster needs --selector/],
     [['picker', '--listen', '127.0.0.1:0', '--endpoints', '10.0.0.1:80', '--nope'], 2, /Unknown option '--nope'/],
+    [
+      ['picker', '--listen', '127.0.0.1:0', '--endpoints', '10.0.0.1:80', '--metrics-listen', '9090'],
+      2,
+      /--metrics-listen must be HOST:PORT \(for example 0\.0\.0\.0:9090\), not "9090"/,
+    ],
+    [
+      ['picker', '--listen', '127.0.0.1:0', '--endpoints', '10.0.0.1:80', '--log-level', 'loud'],
+      2,
+      /--log-level must be one of debug, info, warn, error, not "loud"/,
+    ],
     [['picker', '--listen', '127.0.0.1:0', '--endpoints', '10.0.0.1:80,10.0.0.1'], 1, /entry 1 "10\.0\.0\.1": missing ":port"/],
-    [['picker', '--listen', 'nowhere', '--endpoints', '10.0.0.1:80'], 1, /cannot listen on nowhere: "nowhere" is not HOST:PORT/],
+    [['picker', '--listen', 'nowhere', '--endpoints', '10.0.0.1:80'], 1, /^"nowhere" is not HOST:PORT$/],
     [['picker', '--listen', '127.0.0.1:0', '--endpoints-file', join(dir, 'missing.txt')], 1, /ENOENT/],
     [['conformance'], 2, /--picker HOST:PORT is required/],
     [['conformance', '--picker', 'localhost'], 2, /--picker must be HOST:PORT/],

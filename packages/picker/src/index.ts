@@ -48,6 +48,7 @@ export {
 export { EndpointPicker, restrictToSubset, type Pick, type PickDecision, type PickRequest, type PickerOptions, type PickerStats } from './picker.js';
 export { InvalidMessage, PhaseOrder, readMessage, tolerantDecoding, type Phase, type PickerMessage } from './requests.js';
 export { serveExchange, type Exchange, type StreamCounters } from './stream.js';
+export { registerPickerMetrics } from './metrics.js';
 export {
   createProcessHandler,
   endpointAnswer,

@@ -44,6 +44,8 @@ export interface Pick {
 export interface PickerStats {
   /** Requests picked for whose stream has not ended yet. */
   inFlight: number;
+  /** Decisions by outcome: endpoints named, 503 for no eligible endpoint, 429 for shedding load. */
+  picks: { picked: number; noEndpoint: number; shedding: number };
   /** Served endpoints the data plane reported, per current pool member. */
   served: Record<string, number>;
   /** Served endpoints reported that were not pool members, so not kept. */
@@ -56,11 +58,13 @@ export interface PickerStats {
 
 export class EndpointPicker {
   readonly maxEndpoints: number;
+  readonly strategyName: StrategyName;
   private readonly pool: PoolMembers;
   private readonly strategy: Strategy;
   private readonly maxInFlight: number;
   private readonly outstanding = new Map<string, number>();
   private inFlight = 0;
+  private readonly picks = { picked: 0, noEndpoint: 0, shedding: 0 };
   private readonly served = new Map<string, number>();
   private ignoredServed = 0;
   private invalidMessages = 0;
@@ -80,7 +84,8 @@ export class EndpointPicker {
     const strategyOptions: { hashHeader?: string; seed?: number } = {};
     if (options.hashHeader !== undefined) strategyOptions.hashHeader = options.hashHeader;
     if (options.seed !== undefined) strategyOptions.seed = options.seed;
-    this.strategy = createStrategy(options.strategy ?? 'round-robin', strategyOptions);
+    this.strategyName = options.strategy ?? 'round-robin';
+    this.strategy = createStrategy(this.strategyName, strategyOptions);
   }
 
   /** True once the pool's members have loaded (the readiness health status). */
@@ -90,6 +95,7 @@ export class EndpointPicker {
 
   pick(request: PickRequest): Pick {
     if (this.inFlight >= this.maxInFlight) {
+      this.picks.shedding++;
       return { decision: { kind: 'reject', status: EPP.status.shedding, reason: `shedding load: ${this.inFlight} requests in flight` }, finish: noop };
     }
     const all = this.pool.endpoints();
@@ -101,6 +107,7 @@ export class EndpointPicker {
           : request.subset.length === 0
             ? 'the subset hint is empty'
             : 'no endpoint in the subset hint is eligible';
+      this.picks.noEndpoint++;
       return { decision: { kind: 'reject', status: EPP.status.noEndpoint, reason }, finish: noop };
     }
     const ctx = {
@@ -112,6 +119,7 @@ export class EndpointPicker {
     const primary = (endpoints[0] as Endpoint).address;
     this.outstanding.set(primary, (this.outstanding.get(primary) ?? 0) + 1);
     this.inFlight++;
+    this.picks.picked++;
     let done = false;
     return {
       decision: { kind: 'endpoints', endpoints },
@@ -153,6 +161,7 @@ export class EndpointPicker {
   stats(): PickerStats {
     return {
       inFlight: this.inFlight,
+      picks: { ...this.picks },
       served: Object.fromEntries(this.served),
       ignoredServed: this.ignoredServed,
       invalidMessages: this.invalidMessages,

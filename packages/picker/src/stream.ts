@@ -16,11 +16,13 @@ export interface Exchange {
   release(): void;
 }
 
-/** Where the stream's failures are counted. */
+/** Where the stream's failures are counted (and logged), each with the status details the stream ended with. */
 export interface StreamCounters {
-  recordInvalidMessage(): void;
-  recordInternalError(): void;
+  recordInvalidMessage(details: string): void;
+  recordInternalError(details: string): void;
 }
+
+const describe = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
 export function serveExchange(call: grpc.ServerDuplexStream<unknown, ProcessingResponse>, exchange: Exchange, counters: StreamCounters): void {
   const order = new PhaseOrder();
@@ -31,8 +33,8 @@ export function serveExchange(call: grpc.ServerDuplexStream<unknown, ProcessingR
     released = true;
     try {
       exchange.release();
-    } catch {
-      counters.recordInternalError();
+    } catch (err) {
+      counters.recordInternalError(`the picker failed to release the request: ${describe(err)}`);
     }
   };
   /** Ends the stream: OK without a status, otherwise with it. */
@@ -54,11 +56,12 @@ export function serveExchange(call: grpc.ServerDuplexStream<unknown, ProcessingR
       if (last) close();
     } catch (err) {
       if (err instanceof InvalidMessage) {
-        counters.recordInvalidMessage();
+        counters.recordInvalidMessage(err.message);
         close({ code: grpc.status.INVALID_ARGUMENT, details: err.message });
       } else {
-        counters.recordInternalError();
-        close({ code: grpc.status.INTERNAL, details: `the picker failed on this message: ${err instanceof Error ? err.message : String(err)}` });
+        const details = `the picker failed on this message: ${describe(err)}`;
+        counters.recordInternalError(details);
+        close({ code: grpc.status.INTERNAL, details });
       }
     }
   });

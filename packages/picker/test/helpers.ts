@@ -4,6 +4,8 @@ import { loadProtos } from '../src/protos.js';
 import { ExtProcSession, type Received } from '../src/conformance/session.js';
 import type { ProcessingRequest, ProcessingResponse } from '../src/messages.js';
 import { toValue } from '../src/messages.js';
+import { parseEndpointList, type Endpoint } from '../src/codec.js';
+import type { PoolMembers } from '../src/pool-members.js';
 
 const clients: grpc.Client[] = [];
 
@@ -89,4 +91,30 @@ export function check(client: grpc.Client, service: string): Promise<{ status?: 
       resolve(err ? { code: err.code } : { status: Number(res?.status) }),
     );
   });
+}
+
+/** Pool members whose readiness and list the test controls: readiness drives the health status. */
+export class ManualPool implements PoolMembers {
+  private list: Endpoint[] = [];
+  private loaded = false;
+  private listeners = new Set<(e: readonly Endpoint[]) => void>();
+  endpoints() {
+    return this.list;
+  }
+  ready() {
+    return this.loaded;
+  }
+  onChange(l: (e: readonly Endpoint[]) => void) {
+    this.listeners.add(l);
+    return () => this.listeners.delete(l);
+  }
+  onError() {
+    return () => undefined;
+  }
+  load(value: string) {
+    this.list = parseEndpointList(value).endpoints;
+    this.loaded = true;
+    for (const l of this.listeners) l(this.list);
+  }
+  async close() {}
 }

@@ -2,11 +2,10 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import * as grpc from '@grpc/grpc-js';
 import { startPicker, splitHostPort, type RunningPicker } from '../src/server.js';
-import { staticEndpoints, type PoolMembers } from '../src/pool-members.js';
-import { parseEndpointList, type Endpoint } from '../src/codec.js';
+import { staticEndpoints } from '../src/pool-members.js';
 import type { ProcessingRequest } from '../src/messages.js';
 import { SERVING_STATUS } from '../src/health.js';
-import { ask, check, closeClients, endpointOf, exchange, extProcClient, headers, healthClient } from './helpers.js';
+import { ManualPool, ask, check, closeClients, endpointOf, exchange, extProcClient, headers, healthClient } from './helpers.js';
 
 const running: RunningPicker[] = [];
 after(async () => {
@@ -171,32 +170,6 @@ test('a subset hint or served endpoint of the wrong shape is refused with the fi
   }
   assert.ok(endpointOf(await ask(client, headers())).metadata, 'still picking');
 });
-
-/** Pool members whose readiness and list the test controls: readiness drives the health status. */
-class ManualPool implements PoolMembers {
-  private list: Endpoint[] = [];
-  private loaded = false;
-  private listeners = new Set<(e: readonly Endpoint[]) => void>();
-  endpoints() {
-    return this.list;
-  }
-  ready() {
-    return this.loaded;
-  }
-  onChange(l: (e: readonly Endpoint[]) => void) {
-    this.listeners.add(l);
-    return () => this.listeners.delete(l);
-  }
-  onError() {
-    return () => undefined;
-  }
-  load(value: string) {
-    this.list = parseEndpointList(value).endpoints;
-    this.loaded = true;
-    for (const l of this.listeners) l(this.list);
-  }
-  async close() {}
-}
 
 test('health: liveness always, readiness and ext_proc follow the pool members; Watch streams changes', async () => {
   const pool = new ManualPool();

@@ -1,8 +1,10 @@
 import { parseArgs } from 'node:util';
+import { createLogger, type LogLevel } from '@extlb/telemetry';
 import {
   clusterEndpoints,
   fileEndpoints,
   isStrategyName,
+  splitHostPort,
   startPicker,
   staticEndpoints,
   STRATEGIES,
@@ -13,12 +15,12 @@ import {
 } from '@extlb/picker';
 import type { Command } from '../command.js';
 import { integerFlag, oneOf, usageErrors } from '../flags.js';
-import { UsageError, shutdownSignal, write, type Io } from '../io.js';
+import { UsageError, shutdownSignal, type Io } from '../io.js';
 
 const USAGE =
   'extlb picker --listen HOST:PORT (--endpoints IP:PORT,... | --endpoints-file FILE | --from-cluster --selector LABELS [--namespace NS] [--port PORT|NAME] [--kubeconfig FILE])\n' +
   `       [--strategy ${STRATEGIES.join('|')}] [--hash-header NAME] [--max-endpoints N] [--max-in-flight N]\n` +
-  '       [--answer-with both|metadata|header] [--body-mode full-duplex|buffered] [--seed N]';
+  '       [--answer-with both|metadata|header] [--body-mode full-duplex|buffered] [--seed N] [--metrics-listen HOST:PORT] [--log-level debug|info|warn|error]';
 
 const OPTIONS = {
   listen: { type: 'string' },
@@ -36,6 +38,8 @@ const OPTIONS = {
   'answer-with': { type: 'string' },
   'body-mode': { type: 'string' },
   seed: { type: 'string' },
+  'metrics-listen': { type: 'string' },
+  'log-level': { type: 'string' },
 } as const;
 
 function parseFlags(args: string[]) {
@@ -75,29 +79,36 @@ async function run(args: string[], io: Io): Promise<number> {
   if (bodyMode) options.bodyMode = bodyMode;
   if (flags['hash-header']) options.hashHeader = flags['hash-header'];
   if (strategy === 'consistent-hash' && !flags['hash-header']) throw new UsageError('--strategy consistent-hash needs --hash-header NAME');
+  const metricsListen = flags['metrics-listen'];
+  if (metricsListen !== undefined) {
+    try {
+      splitHostPort(metricsListen);
+    } catch {
+      throw new UsageError(`--metrics-listen must be HOST:PORT (for example 0.0.0.0:9090), not "${metricsListen}"`);
+    }
+    options.metricsListen = metricsListen;
+  }
+  const level = oneOf<LogLevel>('--log-level', flags['log-level'], ['debug', 'info', 'warn', 'error']) ?? 'info';
+  const logger = createLogger({ level, destination: io.stdout, base: { component: 'picker' } });
 
   let pool: PoolMembers;
   try {
     pool = await openPool(flags);
   } catch (err) {
     if (err instanceof UsageError) throw err;
-    await write(io.stderr, `extlb picker: ${err instanceof Error ? err.message : String(err)}\n`);
+    logger.error({ error: err instanceof Error ? err.message : String(err) }, 'cannot load the endpoints');
     return 1;
   }
-  pool.onError((err) => void write(io.stderr, `extlb picker: endpoint reload failed, keeping the previous endpoints: ${err.message}\n`));
-  pool.onChange((e) => void write(io.stdout, `extlb picker: ${e.length} endpoint(s): ${e.map((x) => x.address).join(',')}\n`));
   let picker: Awaited<ReturnType<typeof startPicker>>;
   try {
-    picker = await startPicker({ ...options, pool });
+    picker = await startPicker({ ...options, pool, logger });
   } catch (err) {
     await pool.close();
-    await write(io.stderr, `extlb picker: cannot listen on ${flags.listen}: ${err instanceof Error ? err.message : String(err)}\n`);
+    logger.error({ listen: flags.listen, error: err instanceof Error ? err.message : String(err) }, 'cannot start the picker');
     return 1;
   }
-  const count = pool.endpoints().length;
-  await write(io.stdout, `extlb picker: listening on ${picker.address} (${count} endpoint(s), ${strategy}, up to ${picker.picker.maxEndpoints} per answer)\n`);
   const signal = await shutdownSignal();
-  await write(io.stdout, `extlb picker: ${signal}, shutting down\n`);
+  logger.info({ signal }, 'signal received, shutting down');
   await picker.close();
   await pool.close();
   return 0;
