@@ -17,6 +17,7 @@
 // and shadow Services a previous leader left are there, so it writes little. EXTLB_BENCH_FRESH=1
 // starts it on the bare objects instead, as at install, when it writes every status and Service.
 // Environment: EXTLB_BENCH_SCALE=0.1 runs a tenth of everything (estate, clients, idle streams);
+// EXTLB_BENCH_VARIANT=delta has the clients speak incremental xDS (default: state of the world);
 // EXTLB_BENCH_CPU_PROF=<dir> writes there the controller's CPU profile of each phase
 // (<phase>.cpuprofile, for Chrome DevTools or any .cpuprofile reader).
 import { type ChildProcess, fork } from 'node:child_process';
@@ -35,6 +36,8 @@ const SCALE = Number(process.env.EXTLB_BENCH_SCALE ?? '1');
 if (!(SCALE > 0 && SCALE <= 1)) throw new Error(`bench: EXTLB_BENCH_SCALE must be a number in (0, 1], got ${process.env.EXTLB_BENCH_SCALE}`);
 const CPU_PROF = process.env.EXTLB_BENCH_CPU_PROF;
 const FRESH = process.env.EXTLB_BENCH_FRESH === '1';
+const VARIANT = process.env.EXTLB_BENCH_VARIANT ?? 'sotw';
+if (VARIANT !== 'sotw' && VARIANT !== 'delta') throw new Error(`bench: EXTLB_BENCH_VARIANT must be sotw or delta, got ${VARIANT}`);
 const scaled = (v: number, min: number) => Math.max(min, Math.round(v * SCALE));
 /** Pools and Services are spread over 10 tenants: whole tens. */
 const tens = (v: number) => scaled(v / 10, 1) * 10;
@@ -183,7 +186,8 @@ async function timeChange(controller: ControllerChild, clients: ClientsChild, ty
   return { perClient: at.map((t) => t - start), write: written - start, snapshot: snapshot ? snapshot.at - start : Number.NaN };
 }
 
-function report(what: string, samples: Sample[], aimMs: number, recompute: string): void {
+/** The latencies of a phase of changes, and the controller's work for them (`before` and `after` it). */
+function report(what: string, samples: Sample[], aimMs: number, work: { before: Counters; after: Counters; kind: string; note?: string }): void {
   const sorted = (f: (s: Sample) => number) => samples.map(f).sort((a, b) => a - b);
   const all = samples.flatMap((s) => s.perClient).sort((a, b) => a - b);
   const every = sorted((s) => Math.max(...s.perClient));
@@ -193,6 +197,9 @@ function report(what: string, samples: Sample[], aimMs: number, recompute: strin
     `  per client p50 ${ms(percentile(all, 50))} ms, p99 ${ms(p99)} ms (${(p99 / aimMs).toFixed(2)}x the ${aimMs} ms aim); every client reached: p50 ${ms(percentile(every, 50))} ms, max ${ms(every.at(-1) ?? Number.NaN)} ms`,
   );
   const pushes = samples.map((s) => Math.max(...s.perClient) - s.snapshot).sort((a, b) => a - b);
+  const recompute = (c: Counters) => c.recomputes[work.kind] ?? { count: 0, seconds: 0 };
+  const count = recompute(work.after).count - recompute(work.before).count;
+  const seconds = recompute(work.after).seconds - recompute(work.before).seconds;
   console.log(
     `  where the time went (p50): API write ${ms(
       percentile(
@@ -204,7 +211,10 @@ function report(what: string, samples: Sample[], aimMs: number, recompute: strin
         sorted((s) => s.snapshot),
         50,
       ),
-    )} ms (watch event, 100 ms debounce, ${recompute}); snapshot to the last client's ACK ${ms(percentile(pushes, 50))} ms`,
+    )} ms (watch event, 100 ms debounce, ${count} ${work.kind} recomputes of ${ms((seconds * 1000) / Math.max(1, count))} ms on average${work.note ?? ''}); snapshot to the last client's ACK ${ms(percentile(pushes, 50))} ms`,
+  );
+  console.log(
+    `  the controller's CPU time per change: ${ms((work.after.cpuMs - work.before.cpuMs) / samples.length)} ms (recomputes, pushes to ${CLIENTS} clients, their ACKs)`,
   );
 }
 
@@ -235,14 +245,9 @@ function seedAsLeftByLeader(api: KubeApiServer): void {
   }
 }
 
-const recomputeDelta = (before: Counters, after: Counters, kind: string) => {
-  const b = before.recomputes[kind] ?? { count: 0, seconds: 0 };
-  const a = after.recomputes[kind] ?? { count: 0, seconds: 0 };
-  const count = a.count - b.count;
-  return `${count} ${kind} recomputes of ${count > 0 ? ms(((a.seconds - b.seconds) * 1000) / count) : '-'} ms on average`;
-};
-
-console.log(`extlb controller bench (${machine()}${SCALE < 1 ? `; EXTLB_BENCH_SCALE=${SCALE}` : ''})`);
+console.log(
+  `extlb controller bench (${machine()}${SCALE < 1 ? `; EXTLB_BENCH_SCALE=${SCALE}` : ''}; ${VARIANT === 'sotw' ? 'state-of-the-world' : 'incremental'} ADS)`,
+);
 const estate = clusterEstate(SIZE);
 const slices = estate.objects.filter((o) => o.kind === 'EndpointSlice').length;
 const api = await startKubeApiServer();
@@ -276,12 +281,12 @@ const started = now();
 controller.send({ cmd: 'start', kubeconfig, leaseNamespace: BENCH_NAMESPACE, group: GROUP } satisfies StartCommand);
 const { port } = await listening;
 const clientSpecs = Array.from({ length: CLIENTS }, (_, i) => ({ id: `envoy-${i}`, cluster: GROUP }));
-await clients.connect({ address: `127.0.0.1:${port}`, variant: 'sotw', clients: clientSpecs });
+await clients.connect({ address: `127.0.0.1:${port}`, variant: VARIANT, clients: clientSpecs });
 const firstSync = now() - started;
 const firstSnapshot = (controller.snapshots[0]?.at ?? Number.NaN) - started;
-const { sentBytes } = await controller.request<Memory>({ cmd: 'memory' }, 'the controller figures');
+const synced = await controller.request<Memory>({ cmd: 'memory' }, 'the controller figures');
 console.log(
-  `start to the first full snapshot at all ${CLIENTS} clients: ${sec(firstSync)} (the snapshot was set at ${sec(firstSnapshot)}: informers listed, a full recompute; then ${sec(firstSync - firstSnapshot)} to push ${mb(sentBytes / CLIENTS)} to each client)${loadNote()}`,
+  `start to the first full snapshot at all ${CLIENTS} clients: ${sec(firstSync)} (the snapshot was set at ${sec(firstSnapshot)}: informers listed, a full recompute; then ${sec(firstSync - firstSnapshot)} to push ${mb(synced.sentBytes / CLIENTS)} to each client; peak RSS so far ${mb(synced.maxRss)})${loadNote()}`,
 );
 
 await controller.phase('settle');
@@ -295,6 +300,7 @@ console.log(
 const memory = await controller.request<Memory>({ cmd: 'memory' }, 'the controller memory');
 
 await controller.phase('endpoints');
+const beforeEndpoints = await controller.request<Counters>({ cmd: 'settle', quietMs: QUIET_MS }, 'the controller settling');
 const endpointSamples: Sample[] = [];
 const generations = new Map<number, number>();
 for (let c = 0; c < ENDPOINT_CHANGES; c++) {
@@ -315,12 +321,11 @@ for (let c = 0; c < ENDPOINT_CHANGES; c++) {
   );
 }
 const afterEndpoints = await controller.request<Counters>({ cmd: 'settle', quietMs: QUIET_MS }, 'the controller settling');
-report(
-  `one EndpointSlice changed through the API, until every client ACKed the endpoint update`,
-  endpointSamples,
-  AIM.endpointMs,
-  recomputeDelta(settled, afterEndpoints, 'endpoints'),
-);
+report('one EndpointSlice changed through the API, until every client ACKed the endpoint update', endpointSamples, AIM.endpointMs, {
+  before: beforeEndpoints,
+  after: afterEndpoints,
+  kind: 'endpoints',
+});
 
 await controller.phase('routes');
 const routeSamples: Sample[] = [];
@@ -336,12 +341,12 @@ for (let c = 0; c < ROUTE_CHANGES; c++) {
   );
 }
 const afterRoutes = await controller.request<Counters>({ cmd: 'settle', quietMs: QUIET_MS }, 'the controller settling');
-report(
-  `one HTTPRoute changed through the API, until every client ACKed the route update`,
-  routeSamples,
-  AIM.routeMs,
-  `${recomputeDelta(afterEndpoints, afterRoutes, 'full')}, the route's status write included`,
-);
+report('one HTTPRoute changed through the API, until every client ACKed the route update', routeSamples, AIM.routeMs, {
+  before: afterEndpoints,
+  after: afterRoutes,
+  kind: 'full',
+  note: ", the route's status write included",
+});
 
 // Idle streams: what 1,000 more proxies, synced and quiet, hold in the controller — measured as
 // the difference between holding them and having closed them, so garbage of earlier phases that a
@@ -354,7 +359,7 @@ const idleSpecs = Array.from({ length: idle }, (_, i) => ({
   cluster: `${BENCH_NAMESPACE}/idle-${Math.floor(i / IDLE_PER_GATEWAY)}`,
 }));
 await controller.phase('idle');
-const idleSyncMs = await idleClients.connect({ address: `127.0.0.1:${port}`, variant: 'sotw', clients: idleSpecs });
+const idleSyncMs = await idleClients.connect({ address: `127.0.0.1:${port}`, variant: VARIANT, clients: idleSpecs });
 await new Promise((r) => setTimeout(r, 2000)); // the last ACKs land
 const idleAfter = await controller.request<Memory>({ cmd: 'memory' }, 'the controller memory');
 await idleClients.close();
