@@ -12,11 +12,11 @@
 // Run with `npm run bench -- --filter=@extlb/controller` from the repository root; options such as
 // `-- --clients 20 --routes 2000` size it (see OPTIONS).
 import { type ChildProcess, fork } from 'node:child_process';
-import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { type AckInfo, SnapshotCache, type SnapshotResources, TYPE_URL, type TypeUrl, XdsServer } from '../src/index.js';
 import type { ChildMessage, ConnectCommand } from './ads-clients.js';
 import { assignment, type EstateSize, routeConfig, subscribedNames, syntheticEstate } from './estate.js';
+import { machine, mb, ms, n, percentile, withTimeout } from './figures.js';
 
 const OPTIONS = {
   clients: { type: 'string', default: '100' },
@@ -35,26 +35,9 @@ const IDLE = int('idle');
 const CHANGES = int('changes');
 const IDLE_PER_GATEWAY = 10;
 const IDLE_ESTATE: EstateSize = { routes: 20, routeConfigs: 2, clusters: 5, endpoints: 50 };
-const PHASE_TIMEOUT_MS = 300_000;
 const GW = 'bench/gateway';
 
 const gc = () => (globalThis as { gc?: () => void }).gc?.();
-const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
-const ms = (v: number) => (v < 10 ? v.toFixed(2) : v < 100 ? v.toFixed(1) : v.toFixed(0));
-const n = (v: number) => v.toLocaleString('en');
-
-function percentile(sorted: readonly number[], p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
-}
-
-function withTimeout<T>(promise: Promise<T>, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`bench: ${what} did not finish within ${PHASE_TIMEOUT_MS / 1000} s`)), PHASE_TIMEOUT_MS);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
 
 function typeBytes(cache: SnapshotCache, group: string, typeUrl: TypeUrl): number {
   let total = 0;
@@ -100,7 +83,7 @@ function startClients(command: ConnectCommand): Promise<{ child: ChildProcess; m
   const synced = new Promise<{ child: ChildProcess; ms: number }>((resolve, reject) => {
     child.on('message', (m: ChildMessage) => {
       if (m.event === 'synced') resolve({ child, ms: m.ms });
-      else console.log(`    (${m.synced} of ${command.clients.length} clients synced)`);
+      else if (m.event === 'progress') console.log(`    (${m.synced} of ${command.clients.length} clients synced)`);
     });
     child.on('exit', (code) => reject(new Error(`bench: the client process exited with ${code}`)));
   });
@@ -226,11 +209,7 @@ async function idleBench(): Promise<void> {
   await server.stop({ graceMs: 1000 });
 }
 
-console.log(
-  `(${cpus().length} CPUs, load average ${loadavg()
-    .map((l) => l.toFixed(1))
-    .join(' ')}: other work on the machine shows in these figures)`,
-);
+console.log(`(${machine()}: other work on the machine shows in these figures)`);
 // Idle streams first, while this process holds nothing else that RSS would mix in.
 await idleBench();
 const { cache, estate } = estateBench();

@@ -45,6 +45,34 @@ test('a resource written with its fields in another order has the same version',
   assert.equal(cache.getSnapshot(GW)?.types.get(TYPE_URL.cluster)?.resources.get('default/gw/backend')?.version, version);
 });
 
+test('a snapshot made from the last one reads only its new objects', () => {
+  const cache = new SnapshotCache();
+  const first = gatewaySnapshot(GW);
+  // How often each listener, route and cluster object is turned into JSON (JSON.stringify asks
+  // toJSON; the codec, which reads enumerable fields only, never sees it).
+  let reads = 0;
+  for (const r of [...(first.listeners ?? []), ...(first.routes ?? []), ...(first.clusters ?? [])]) {
+    Object.defineProperty(r, 'toJSON', {
+      value(this: Record<string, unknown>) {
+        reads++;
+        return { ...this };
+      },
+    });
+  }
+  cache.setSnapshot(GW, first);
+  const once = reads;
+  assert.equal(once, 3, 'each read once, when first set');
+  const moved = gatewaySnapshot(GW, { backends: { 'default/gw/backend': ['10.0.0.2:8080'] } });
+  // As an endpoint-only recompute does: the same listener, route and cluster objects, new assignments.
+  assert.deepEqual(cache.setSnapshot(GW, { ...first, endpoints: moved.endpoints }).changed, [TYPE_URL.endpoint]);
+  assert.equal(reads, once, 'objects already set are not read again');
+  assert.deepEqual(
+    cache.setSnapshot(GW, structuredClone({ ...first, endpoints: moved.endpoints })).changed,
+    [],
+    'equal content in new objects is still no change',
+  );
+});
+
 test('identical resources are encoded once for every Gateway holding them, and released when no snapshot does', () => {
   const cache = new SnapshotCache();
   const shared = (gw: string) => {

@@ -67,6 +67,20 @@ export function mergeStatus(kind: string, current: JsonObject | undefined, desir
   return out;
 }
 
+/**
+ * Equal as JSON: key order and keys whose value is undefined do not count. Compared in place, not
+ * as canonical text: the leader compares every object's status on each full recompute (11,000 in
+ * the controller bench), and building their text was most of that.
+ */
+function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a) || Array.isArray(b)) return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => sameJson(x, b[i]));
+  if (!isObject(a) || !isObject(b)) return false;
+  const defined = (o: JsonObject) => Object.keys(o).filter((k) => o[k] !== undefined);
+  const keys = defined(a);
+  return keys.length === defined(b).length && keys.every((k) => Object.hasOwn(b, k) && sameJson(a[k], b[k]));
+}
+
 export function sameStatus(a: unknown, b: unknown): boolean {
-  return canonical(a ?? {}) === canonical(b ?? {});
+  return sameJson(a ?? {}, b ?? {});
 }

@@ -107,6 +107,13 @@ function resourceName(typeUrl: TypeUrl, resource: XdsResource): unknown {
 export class SnapshotCache {
   private readonly snapshots = new Map<string, Snapshot>();
   private readonly encoded = new Map<string, EncodedResource>();
+  /**
+   * The cache key of each resource object already set. A snapshot made from the previous one (an
+   * endpoint-only recompute keeps every listener, route and cluster object) is then not turned into
+   * JSON and hashed again: for a large Gateway that was most of an endpoint update's cost.
+   * Resources are taken as immutable once set.
+   */
+  private readonly keys = new WeakMap<XdsResource, string>();
   private readonly listeners = new Set<SnapshotListener>();
   private codec: ProtoJson | undefined;
 
@@ -241,13 +248,17 @@ export class SnapshotCache {
   }
 
   private acquire(name: string, resource: XdsResource): EncodedResource {
-    let json: string;
-    try {
-      json = JSON.stringify(resource);
-    } catch (err) {
-      throw new ProtoJsonError('', `is not JSON (${(err as Error).message})`);
+    let key = this.keys.get(resource);
+    if (key === undefined) {
+      let json: string;
+      try {
+        json = JSON.stringify(resource);
+      } catch (err) {
+        throw new ProtoJsonError('', `is not JSON (${(err as Error).message})`);
+      }
+      key = digest(json);
+      this.keys.set(resource, key);
     }
-    const key = digest(json);
     let encoded = this.encoded.get(key);
     if (!encoded) {
       this.codec ??= new ProtoJson(envoyProtos());

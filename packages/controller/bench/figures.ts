@@ -1,0 +1,35 @@
+// How the benches print figures, and the waits they bound (a broken run fails instead of hanging).
+import { cpus, loadavg } from 'node:os';
+
+export const PHASE_TIMEOUT_MS = 300_000;
+
+export const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+export const ms = (v: number) => (v < 10 ? v.toFixed(2) : v < 100 ? v.toFixed(1) : v.toFixed(0));
+export const n = (v: number) => v.toLocaleString('en');
+
+/** The p-th percentile of ascending `sorted` (nearest rank). */
+export function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
+}
+
+export function withTimeout<T>(promise: Promise<T>, what: string, timeoutMs = PHASE_TIMEOUT_MS): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`bench: ${what} did not finish within ${timeoutMs / 1000} s`)), timeoutMs);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** The machine and its load, printed first: other work on the machine shows in the figures. */
+export function machine(): string {
+  return `${cpus().length} CPUs, load average ${loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ')}`;
+}
+
+/** ` [load 7.2 on 2 CPUs]` while the machine runs more than it has cores for; '' otherwise. */
+export function loadNote(): string {
+  const [now = 0] = loadavg();
+  return now > cpus().length ? ` [load ${now.toFixed(1)} on ${cpus().length} CPUs]` : '';
+}
