@@ -1,6 +1,6 @@
 // examples/deploy as its tests read it: every object with the file it came from, the container
 // flags as the CLI parses them, and the built extlb CLI run the way a user runs it.
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { parseAllDocuments } from 'yaml';
@@ -110,4 +110,63 @@ export function containerEnv(deployment: Manifest, podName: string): Record<stri
 /** Kubernetes' `$(VAR)` expansion of container args from the container's env. */
 export function expandArgs(args: readonly string[], env: Record<string, string>): string[] {
   return args.map((a) => a.replace(/\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g, (whole, name: string) => env[name] ?? whole));
+}
+
+export interface RunningCli {
+  readonly child: ChildProcess;
+  /** Output so far. */
+  output(): string;
+  /** Resolves with the first match of `pattern` in the output (now or later); rejects if the process exits first. */
+  waitFor(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
+  /** SIGTERM, then the exit code. */
+  stop(): Promise<number | null>;
+}
+
+/** Starts a long-running CLI command (controller, picker) the way a container does. */
+export function startCli(args: readonly string[], options: { cwd?: string; cli?: string; env?: NodeJS.ProcessEnv } = {}): RunningCli {
+  const cli = options.cli ?? CLI;
+  if (!existsSync(cli)) throw new Error(`${cli} is missing: run npm run build first`);
+  const child = spawn(process.execPath, [cli, ...args], { cwd: options.cwd ?? ROOT, env: options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  const listeners = new Set<() => void>();
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const append = (d: Buffer) => {
+    out += d.toString();
+    for (const l of listeners) l();
+  };
+  child.stdout?.on('data', append);
+  child.stderr?.on('data', append);
+  return {
+    child,
+    output: () => out,
+    waitFor(pattern, timeoutMs = 20_000) {
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          const m = out.match(pattern);
+          if (!m) return;
+          done();
+          resolve(m);
+        };
+        const timer = setTimeout(() => {
+          done();
+          reject(new Error(`no ${pattern} in the output of extlb ${args[0]} within ${timeoutMs} ms:\n${out}`));
+        }, timeoutMs);
+        const done = () => {
+          clearTimeout(timer);
+          listeners.delete(check);
+        };
+        listeners.add(check);
+        void exited.then((code) => {
+          if (!listeners.has(check)) return;
+          done();
+          reject(new Error(`extlb ${args[0]} exited (${code}) before ${pattern}:\n${out}`));
+        });
+        check();
+      });
+    },
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      return exited;
+    },
+  };
 }
