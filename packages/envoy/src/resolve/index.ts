@@ -1,14 +1,15 @@
 // The resolve stage: records → the IR of every converted Gateway, and the outcomes that become
 // statuses. Gateway API meaning lives here, and nothing of Envoy.
-import type { Diagnostics, ObjectRef } from '../diagnostics.js';
+import type { Diagnostics } from '../diagnostics.js';
 import { compare } from '../json.js';
 import type { Gateway, HttpRoute, Inputs, Policy } from '../read/index.js';
 import { type Attachments, attachRoutes } from './attach.js';
 import { Backends } from './backends.js';
 import type { Backend, IR, Gateway as IrGateway, PickerSet } from './ir.js';
 import { type GatewayListeners, resolveListeners } from './listeners.js';
-import { type GatewayOutcome, type Outcomes, type PolicyOutcome, type RouteOutcome, type Verdict, verdict } from './outcomes.js';
+import { type GatewayOutcome, type Outcomes, type PolicyOutcome, type RouteOutcome, type Verdict, gatewayRef, verdict } from './outcomes.js';
 import { describeOverrides } from './policies.js';
+import { poolOutcomes } from './pools.js';
 import { type CompiledRoute, compileRoute } from './routes.js';
 import { buildListeners } from './servers.js';
 
@@ -29,11 +30,6 @@ export interface Resolved {
 
 function gatewayName(g: { meta: { namespace: string; name: string } }): string {
   return `${g.meta.namespace}/${g.meta.name}`;
-}
-
-function gatewayRef(name: string): ObjectRef {
-  const [namespace = '', n = ''] = name.split('/');
-  return { kind: 'Gateway', namespace, name: n };
 }
 
 function sortedRecord<T>(entries: Iterable<[string, T]>): Record<string, T> {
@@ -134,11 +130,7 @@ export function resolve(inputs: Inputs, options: ResolveOptions, diags: Diagnost
       noRuleLeft: invalid.length > 0 && route.rules.every((r) => r.matches.length === 0),
     };
   });
-  const pools = [...inputs.pools.values()].map((pool) => ({
-    pool,
-    gateways: gatewaysUsing(pool.kind, pool.meta.namespace, pool.meta.name).sort(compare).map(gatewayRef),
-    pickerProblems: backends.pickerProblems(pool.ref),
-  }));
+  const pools = poolOutcomes({ inputs, backends, routes, compiled, converted: new Set(converted.keys()), gatewaysUsing });
   const policies: PolicyOutcome[] = inputs.policies.map((policy) => {
     const reached = new Set(policy.targets.flatMap((t) => gatewaysUsing(t.kind, policy.meta.namespace, t.name)));
     return {

@@ -33,6 +33,8 @@ export interface Upstream {
   path: string;
   /** Lower-case names. */
   headers: Record<string, string>;
+  /** The weighted_clusters entry as emitted, when the route splits traffic (endpoint-model.ts reads it). */
+  weighted?: Json;
 }
 
 export type Outcome =
@@ -48,6 +50,9 @@ export type Outcome =
       mirrors: string[];
       responseHeaders: { add: [string, string, string][]; remove: string[] };
       clusterNotFound?: number;
+      /** The route entry and the connection manager's HTTP filters as emitted, for endpoint-model.ts. */
+      entry: Json;
+      httpFilters: Json[];
     };
 
 const REDIRECT_STATUS: Record<string, number> = { MOVED_PERMANENTLY: 301, FOUND: 302, SEE_OTHER: 303, TEMPORARY_REDIRECT: 307, PERMANENT_REDIRECT: 308 };
@@ -206,7 +211,9 @@ export function handle(config: EnvoyConfig, req: Request): Outcome {
     else if (ra.regex_rewrite) upstreamPath = `${p.replace(new RegExp(ra.regex_rewrite.pattern.regex), ra.regex_rewrite.substitution)}${q ? `?${q}` : ''}`;
     const upstreamHost = t.host_rewrite_literal ?? ra.host_rewrite_literal ?? host;
     const { ':method': _method, ...rest } = h;
-    return { cluster: t.name, weight: t.weight, host: upstreamHost, path: upstreamPath, headers: rest };
+    const upstream: Upstream = { cluster: t.name, weight: t.weight, host: upstreamHost, path: upstreamPath, headers: rest };
+    if (ra.weighted_clusters) upstream.weighted = t;
+    return upstream;
   });
   const out: Outcome = {
     type: 'forward',
@@ -214,6 +221,8 @@ export function handle(config: EnvoyConfig, req: Request): Outcome {
     upstreams,
     mirrors: (ra.request_mirror_policies ?? []).map((m: Json) => m.cluster),
     responseHeaders,
+    entry,
+    httpFilters: hcm.http_filters ?? [],
   };
   if (ra.cluster_not_found_response_code === 'INTERNAL_SERVER_ERROR') out.clusterNotFound = 500;
   return out;

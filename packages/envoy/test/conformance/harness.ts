@@ -89,12 +89,31 @@ const nn = (name: string): [string, string] => {
   return [a as string, b as string];
 };
 
-/** A scenario: base.yaml plus one test's manifests, converted, with assertions in the suite's terms. */
+/** The world a scenario's manifests are added to. */
+export interface World {
+  /** The suite's base: `base.yaml` (Gateway API's, the default) or `gie-base.yaml` (GIE's). */
+  base?: string;
+  /** Objects the upstream test deletes, as `Kind/namespace/name`: the scenario converts without them. */
+  removed?: readonly string[];
+}
+
+function objectKey(o: unknown): string {
+  const x = o as Json;
+  return `${x?.kind}/${x?.metadata?.namespace ?? ''}/${x?.metadata?.name}`;
+}
+
+/** A scenario: the base plus one test's manifests, converted, with assertions in the suite's terms. */
 export class Scenario {
   readonly result: ConvertResult;
+  /** The objects converted. */
+  readonly objects: unknown[];
 
-  constructor(file: string | undefined, options: ConvertOptions = {}, extra: unknown[] = []) {
-    this.result = convert([...manifests('base.yaml'), ...(file ? manifests(`manifests/${file}`) : []), ...extra], { now: NOW, ...options });
+  constructor(file: string | undefined, options: ConvertOptions = {}, extra: unknown[] = [], world: World = {}) {
+    const all = [...manifests(world.base ?? 'base.yaml'), ...(file ? manifests(`manifests/${file}`) : []), ...extra];
+    const removed = new Set(world.removed ?? []);
+    this.objects = all.filter((o) => !removed.has(objectKey(o)));
+    assert.equal(all.length - this.objects.length, removed.size, `every removed object must exist: ${[...removed].join(', ')}`);
+    this.result = convert(this.objects, { now: NOW, ...options });
     // Whatever a test expects, what extlb emits must load in Envoy.
     const validator = loadEnvoyValidator(options.envoy ?? '1.35');
     for (const [name, config] of Object.entries(this.result.gateways)) {
