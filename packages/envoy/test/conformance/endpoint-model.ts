@@ -150,20 +150,26 @@ function extProcCall(filter: Json, perRoute: Json[]): PickerCall | undefined {
 
 /** How a cluster picks a host: override_host (simulated) or round robin, with its state kept across requests. */
 interface Balancer {
-  pick(headers: Record<string, string>, metadata: Json, attempts: number): { attempts: SimulatedAttempt[]; metadata: Json };
+  /**
+   * The hosts of up to `attempts` attempts of one request. They are simulated at once (the override
+   * list is consumed once per request, as Envoy's filter state does); the caller uses those the
+   * request makes. The one liberty: a fallback round robin also advances for attempts not made.
+   */
+  pick(headers: Record<string, string>, metadata: Json, attempts: number): SimulatedAttempt[];
+  /** Where Envoy records the chosen host (selected_host_key), if it does. */
   selectedHostKey?: { key: string; path: string[] };
 }
 
 function roundRobin(hosts: string[]): Balancer {
   let next = 0;
   return {
-    pick(_headers, metadata, attempts) {
+    pick(_headers, _metadata, attempts) {
       const out: SimulatedAttempt[] = [];
       for (let attempt = 1; attempt <= attempts; attempt++) {
         const host = hosts.length === 0 ? null : (hosts[next++ % hosts.length] as string);
         out.push({ attempt, host, by: host ? 'fallback' : 'none', skipped: [], reason: 'round robin' });
       }
-      return { attempts: out, metadata };
+      return out;
     },
   };
 }
@@ -188,12 +194,7 @@ function balancer(config: EnvoyConfig, name: string): Balancer {
   const sources: OverrideHostSource[] = (tc.override_host_sources as Json[]).map((s) => (s.header !== undefined ? { header: s.header } : { metadata: key(s.metadata) }));
   const selectedHostKey = tc.selected_host_key ? key(tc.selected_host_key) : undefined;
   const sim = new OverrideHostSimulator({ sources, fallback: fallbackNames(tc.fallback_policy), hosts, ...(selectedHostKey ? { selectedHostKey } : {}) });
-  const b: Balancer = {
-    pick: (headers, metadata, attempts) => {
-      const r = sim.request({ headers, metadata, attempts });
-      return { attempts: r.attempts, metadata: r.metadata };
-    },
-  };
+  const b: Balancer = { pick: (headers, metadata, attempts) => sim.request({ headers, metadata, attempts }).attempts };
   if (selectedHostKey) b.selectedHostKey = selectedHostKey;
   return b;
 }
@@ -278,7 +279,7 @@ export class ProxyModel {
       b = balancer(this.config, cluster);
       this.balancers.set(cluster, b);
     }
-    const { attempts, metadata: after } = b.pick(headers, metadata, maxAttempts);
+    const attempts = b.pick(headers, metadata, maxAttempts);
     const used: SimulatedAttempt[] = [];
     let status = 503;
     let host: string | undefined;
@@ -299,9 +300,10 @@ export class ProxyModel {
     }
     const result: Served = { status, attempts: used, cluster, reportedToPicker: false, why: used.map((a) => `${a.host ?? '-'} (${a.reason})`).join(', ') };
     if (host) result.host = host;
+    // selected_host_key records the host of every attempt made, so the last one's stays.
     const key = b.selectedHostKey;
-    const served = key ? key.path.reduce<unknown>((node, k) => (node as Json | undefined)?.[k], after[key.key]) : undefined;
-    if (typeof served === 'string') {
+    const served = key ? used.at(-1)?.host : undefined;
+    if (key && typeof served === 'string') {
       result.served = served;
       // The response-path message carries it when response headers go to the picker with envoy.lb forwarded.
       result.reportedToPicker =

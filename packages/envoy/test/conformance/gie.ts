@@ -114,7 +114,8 @@ export class PickerFleet {
 
   private constructor(private readonly scenario: Scenario) {}
 
-  static async start(s: Scenario): Promise<PickerFleet> {
+  /** `maxEndpoints`: how many endpoints, in order, each picker names (GIE's test picker names one). */
+  static async start(s: Scenario, options: { maxEndpoints?: number } = {}): Promise<PickerFleet> {
     const fleet = new PickerFleet(s);
     const objects = s.objects as Json[];
     for (const pool of objects.filter((o) => o.kind === 'InferencePool' && o.spec.endpointPickerRef)) {
@@ -128,7 +129,7 @@ export class PickerFleet {
       const port = (service?.spec.ports as Json[] | undefined)?.find((p) => p.port === ref.port.number);
       const slices = objects.filter((o) => o.kind === 'EndpointSlice' && o.metadata.labels?.['kubernetes.io/service-name'] === ref.name);
       for (const address of slices.flatMap((sl) => (sl.endpoints as Json[]).flatMap((e) => e.addresses as string[]))) {
-        const running = await startPicker({ pool: staticEndpoints(members.join(',')) });
+        const running = await startPicker({ pool: staticEndpoints(members.join(',')), maxEndpoints: options.maxEndpoints ?? 1 });
         fleet.byEndpoint.set(`${address}:${port?.targetPort ?? ref.port.number}`, { pool: pool.metadata.name, running });
       }
     }
