@@ -103,7 +103,8 @@ test('one parent entry per Gateway, whatever the number of routes; a Gateway tha
 
 test('an InferencePool reports the served endpoint to its picker on Envoy 1.38, and says it cannot on older targets', () => {
   const objects = [gateway('gw'), route('r', ['gw']), inferencePool(true), ...pickerService];
-  const cluster = (r: ReturnType<typeof convert>) => ((Object.values(r.gateways)[0]?.clusters ?? []) as Json[]).find((c) => c.name === 'infpool/models/llm') as Json;
+  const cluster = (r: ReturnType<typeof convert>) =>
+    ((Object.values(r.gateways)[0]?.clusters ?? []) as Json[]).find((c) => c.name === 'infpool/models/llm') as Json;
   const policy = (r: ReturnType<typeof convert>) => cluster(r).load_balancing_policy.policies[0].typed_extension_config.typed_config;
 
   const v138 = convert(objects, { now: NOW, envoy: '1.38' });

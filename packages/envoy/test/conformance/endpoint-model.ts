@@ -183,7 +183,8 @@ function balancer(config: EnvoyConfig, name: string): Balancer {
   const hosts = clusterHosts(config, name);
   const policy = cluster.load_balancing_policy?.policies?.[0]?.typed_extension_config;
   if (!policy) {
-    if (cluster.lb_policy !== undefined && cluster.lb_policy !== 'ROUND_ROBIN') throw new Error(`the endpoint model does not know lb_policy ${cluster.lb_policy}`);
+    if (cluster.lb_policy !== undefined && cluster.lb_policy !== 'ROUND_ROBIN')
+      throw new Error(`the endpoint model does not know lb_policy ${cluster.lb_policy}`);
     return roundRobin(hosts);
   }
   const tc = policy.typed_config as Json;
@@ -191,7 +192,9 @@ function balancer(config: EnvoyConfig, name: string): Balancer {
   if (tc['@type'] !== OVERRIDE_HOST) throw new Error(`the endpoint model does not know the load-balancing policy ${tc['@type']} of ${name}`);
   onlyKeys('OverrideHost', tc, ['@type', 'override_host_sources', 'selected_host_key', 'fallback_policy']);
   const key = (k: Json) => ({ key: k.key as string, path: (k.path as Json[]).map((p) => p.key as string) });
-  const sources: OverrideHostSource[] = (tc.override_host_sources as Json[]).map((s) => (s.header !== undefined ? { header: s.header } : { metadata: key(s.metadata) }));
+  const sources: OverrideHostSource[] = (tc.override_host_sources as Json[]).map((s) =>
+    s.header !== undefined ? { header: s.header } : { metadata: key(s.metadata) },
+  );
   const selectedHostKey = tc.selected_host_key ? key(tc.selected_host_key) : undefined;
   const sim = new OverrideHostSimulator({ sources, fallback: fallbackNames(tc.fallback_policy), hosts, ...(selectedHostKey ? { selectedHostKey } : {}) });
   const b: Balancer = { pick: (headers, metadata, attempts) => sim.request({ headers, metadata, attempts }).attempts };
@@ -246,7 +249,8 @@ export class ProxyModel {
     const headers = { ...plan.headers };
     const metadata: Json = {};
     if (picker) {
-      if (picker.routeCacheAction !== 'RETAIN') throw new Error(`${picker.filter}: without route_cache_action RETAIN a picker's answer may re-route the request`);
+      if (picker.routeCacheAction !== 'RETAIN')
+        throw new Error(`${picker.filter}: without route_cache_action RETAIN a picker's answer may re-route the request`);
       if (answer === undefined) throw new Error('a picker is asked: give its answer');
       if (answer === 'unreachable') {
         if (!picker.failureModeAllow) return none(500, `picker ${picker.cluster} unreachable and failure_mode_allow is false`);
@@ -255,7 +259,8 @@ export class ProxyModel {
       } else {
         if (answer.header !== undefined) headers['x-gateway-destination-endpoint'] = answer.header;
         // Envoy drops metadata in namespaces it does not receive.
-        if (answer.metadata !== undefined && picker.receiving.includes('envoy.lb')) metadata['envoy.lb'] = { 'x-gateway-destination-endpoint': answer.metadata };
+        if (answer.metadata !== undefined && picker.receiving.includes('envoy.lb'))
+          metadata['envoy.lb'] = { 'x-gateway-destination-endpoint': answer.metadata };
       }
     }
     if (!(this.config.clusters as Json[]).some((c) => c.name === cluster)) return none(outcome.clusterNotFound ?? 503, `no cluster ${cluster}`);
@@ -272,7 +277,9 @@ export class ProxyModel {
     const retryOn = new Set(String(retry.retry_on ?? '').split(','));
     const codes = new Set<number>(retry.retriable_status_codes ?? []);
     const retriable = (status: number) =>
-      status === 0 ? retryOn.has('reset') || retryOn.has('connect-failure') : retryOn.has('5xx') || (retryOn.has('retriable-status-codes') && codes.has(status));
+      status === 0
+        ? retryOn.has('reset') || retryOn.has('connect-failure')
+        : retryOn.has('5xx') || (retryOn.has('retriable-status-codes') && codes.has(status));
     const maxAttempts = 1 + (retry.num_retries ?? (retry.retry_on ? 1 : 0));
     let b = this.balancers.get(cluster);
     if (!b) {

@@ -183,7 +183,11 @@ export class PickerFleet {
    * answer applied by the cluster's load balancer, and the served endpoint reported back on the
    * same stream when Envoy would.
    */
-  async send(gateway: string, req: Partial<Request> & { path: string }, options: { random?: number; failing?: ReadonlyMap<string, number> } = {}): Promise<Delivery> {
+  async send(
+    gateway: string,
+    req: Partial<Request> & { path: string },
+    options: { random?: number; failing?: ReadonlyMap<string, number> } = {},
+  ): Promise<Delivery> {
     const model = this.model(gateway);
     const plan = model.plan({ port: 80, host: 'example.com', ...req }, options.random ?? 0);
     assert.ok('upstream' in plan, `${req.host ?? 'example.com'}${req.path} on ${gateway} is not forwarded: ${JSON.stringify(plan)}`);

@@ -240,7 +240,12 @@ conformance(
     poolMustBeAccepted(s, 'primary-inference-pool', PRIMARY_GATEWAY);
     const pods = podsOf(s, PRIMARY_PODS);
     assert.equal(pods.length, 3);
-    const request = (selection: string) => ({ host: 'primary.example.com', path: '/primary-gateway-test', method: 'POST', headers: { [SELECTION_HEADER]: selection } });
+    const request = (selection: string) => ({
+      host: 'primary.example.com',
+      path: '/primary-gateway-test',
+      method: 'POST',
+      headers: { [SELECTION_HEADER]: selection },
+    });
     await withPickers(s, async (fleet) => {
       // What Envoy has of the picker: the pool's picker Pods, health-checked on the service the picker serves.
       const plan = fleet.model(PRIMARY_GATEWAY).plan({ port: 80, ...request(pods[0]?.ip as string) });
@@ -281,7 +286,12 @@ conformance(
     const pods = podsOf(s, 'dp-inference-model-server');
     assert.equal(pods.length, 3);
     const [a, b, c] = pods as [Pod, Pod, Pod];
-    const request = (selection: string) => ({ host: 'primary.example.com', path: '/primary-gateway-dp-test', method: 'POST', headers: { [SELECTION_HEADER]: selection } });
+    const request = (selection: string) => ({
+      host: 'primary.example.com',
+      path: '/primary-gateway-dp-test',
+      method: 'POST',
+      headers: { [SELECTION_HEADER]: selection },
+    });
     await withPickers(s, async (fleet) => {
       for (const pod of pods) assert.equal(reached(await fleet.send(PRIMARY_GATEWAY, request(pod.ip)), pod.name, pod.name).name, pod.name);
       // The suite's cases: per IP, the ranks (ports) the picker may use; none listed means any of 3000, 3002, 3004.
@@ -299,7 +309,10 @@ conformance(
           const port = (d.served.host as string).split(':')[1] as string;
           const ports = allowed[pod.ip];
           assert.ok(ports !== undefined, `request ${i} reached ${pod.name}, not in the selection ${selection}`);
-          assert.ok((ports.length === 0 ? ['3000', '3002', '3004'] : ports).includes(port), `request ${i} reached port ${port} of ${pod.name}; allowed ${ports}`);
+          assert.ok(
+            (ports.length === 0 ? ['3000', '3002', '3004'] : ports).includes(port),
+            `request ${i} reached port ${port} of ${pod.name}; allowed ${ports}`,
+          );
           ranks.add(d.served.host as string);
         });
         assert.ok(ranks.size > 1 || selection.split(',').length === 1, `the picker spreads over the ranks of ${selection}`);
@@ -333,7 +346,12 @@ conformance(
     const secondary = podsOf(s, SECONDARY_PODS);
     const poolOf = (cluster: string) => cluster.split('/')[2];
     const next = randoms(7);
-    const request = (selection: string) => ({ host: 'primary.example.com', path: '/weighted-two-pools-test', method: 'POST', headers: { [SELECTION_HEADER]: selection } });
+    const request = (selection: string) => ({
+      host: 'primary.example.com',
+      path: '/weighted-two-pools-test',
+      method: 'POST',
+      headers: { [SELECTION_HEADER]: selection },
+    });
     await withPickers(s, async (fleet) => {
       // Warm-up, pinned to each pod of both pools: eventually served by that pod. When the split
       // sends it to the other pool, that pool's picker has nothing eligible and answers 503.
@@ -437,9 +455,33 @@ conformance(
     const s = gieScenario('inferencepool_appprotocol.yaml', { envoy: '1.38' });
     const config = s.gateway(PRIMARY_GATEWAY);
     const cases = [
-      ['httproute-for-inferencepool-appprotocol-h2c', 'appprotocol-h2c-inference-pool', 'appprotocol-h2c.example.com', '/inferencepool-app-protocol-h2c', '3001', 'appprotocol-inference-model-server', true],
-      ['httproute-for-inferencepool-appprotocol-http', 'appprotocol-http-inference-pool', 'appprotocol-http.example.com', '/inferencepool-app-protocol-http', '3000', 'appprotocol-inference-model-server', false],
-      ['httproute-for-inferencepool-appprotocol-default', 'primary-inference-pool', 'appprotocol-default.example.com', '/inferencepool-app-protocol-default', '3000', PRIMARY_PODS, false],
+      [
+        'httproute-for-inferencepool-appprotocol-h2c',
+        'appprotocol-h2c-inference-pool',
+        'appprotocol-h2c.example.com',
+        '/inferencepool-app-protocol-h2c',
+        '3001',
+        'appprotocol-inference-model-server',
+        true,
+      ],
+      [
+        'httproute-for-inferencepool-appprotocol-http',
+        'appprotocol-http-inference-pool',
+        'appprotocol-http.example.com',
+        '/inferencepool-app-protocol-http',
+        '3000',
+        'appprotocol-inference-model-server',
+        false,
+      ],
+      [
+        'httproute-for-inferencepool-appprotocol-default',
+        'primary-inference-pool',
+        'appprotocol-default.example.com',
+        '/inferencepool-app-protocol-default',
+        '3000',
+        PRIMARY_PODS,
+        false,
+      ],
     ] as const;
     await withPickers(s, async (fleet) => {
       for (const [route, pool, host, path, port, app, h2c] of cases) {
@@ -447,7 +489,8 @@ conformance(
         poolMustBeAccepted(s, pool, PRIMARY_GATEWAY);
         // HTTP/2 without TLS towards the model servers exactly when the pool says kubernetes.io/h2c.
         const cluster = (config.clusters as Json[]).find((c) => c.name === `infpool/${GIE_APP}/${pool}`) as Json;
-        const http2 = cluster.typed_extension_protocol_options?.['envoy.extensions.upstreams.http.v3.HttpProtocolOptions']?.explicit_http_config?.http2_protocol_options;
+        const http2 =
+          cluster.typed_extension_protocol_options?.['envoy.extensions.upstreams.http.v3.HttpProtocolOptions']?.explicit_http_config?.http2_protocol_options;
         assert.equal(http2 !== undefined, h2c, `${pool}: HTTP/2 upstream`);
         assert.equal(cluster.transport_socket, undefined, `${pool}: cleartext`);
         for (const pod of podsOf(s, app)) {

@@ -22,13 +22,20 @@ const pool = (name: string, weight: number): Json => ({ group: 'inference.networ
 
 function splitRoute(s: Scenario): Json {
   const rc = (s.gateway(PRIMARY_GATEWAY).routes as Json[])[0] as Json;
-  return (rc.virtual_hosts as Json[]).flatMap((vh) => vh.routes as Json[]).find((r) => r.match.prefix === '/split' || r.match.path_separated_prefix === '/split') as Json;
+  return (rc.virtual_hosts as Json[])
+    .flatMap((vh) => vh.routes as Json[])
+    .find((r) => r.match.prefix === '/split' || r.match.path_separated_prefix === '/split') as Json;
 }
 
 test('a split across two pools: each weighted entry turns on its own pool picker only, and no retry re-selects the cluster', () => {
-  const s = new Scenario(undefined, { envoy: '1.38' }, [split([pool('primary-inference-pool', 50), pool('secondary-inference-pool', 50)], { attempts: 2, codes: [503] })], {
-    base: 'gie-base.yaml',
-  });
+  const s = new Scenario(
+    undefined,
+    { envoy: '1.38' },
+    [split([pool('primary-inference-pool', 50), pool('secondary-inference-pool', 50)], { attempts: 2, codes: [503] })],
+    {
+      base: 'gie-base.yaml',
+    },
+  );
   const route = splitRoute(s);
   assert.ok(route.route.retry_policy, 'the rule retries');
   assert.equal(route.route.retry_policy.refresh_cluster_on_retry, undefined, 'a retry stays on the cluster the request went to');
@@ -37,7 +44,11 @@ test('a split across two pools: each weighted entry turns on its own pool picker
     assert.equal(overrides.length, 1, `${entry.name}: exactly one picker`);
     const pickerCluster = overrides[0]?.overrides.grpc_service.envoy_grpc.cluster_name as string;
     const poolName = (entry.name as string).split('/')[2] as string;
-    assert.match(pickerCluster, new RegExp(`^picker/${GIE_APP}/${poolName.replace('-inference-pool', '')}-endpoint-picker-svc:9002$`), `${entry.name} asks its own picker`);
+    assert.match(
+      pickerCluster,
+      new RegExp(`^picker/${GIE_APP}/${poolName.replace('-inference-pool', '')}-endpoint-picker-svc:9002$`),
+      `${entry.name} asks its own picker`,
+    );
   }
   const filters = (s.gateway(PRIMARY_GATEWAY).listeners as Json[])[0]?.filter_chains[0].filters[0].typed_config.http_filters as Json[];
   for (const f of filters.filter((x) => x.name.startsWith('envoy.filters.http.ext_proc')))
@@ -45,9 +56,14 @@ test('a split across two pools: each weighted entry turns on its own pool picker
 });
 
 test('a retry walks on down the list of the pool the request went to, and the served endpoint goes to that pool picker', async () => {
-  const s = new Scenario(undefined, { envoy: '1.38' }, [split([pool('primary-inference-pool', 50), pool('secondary-inference-pool', 50)], { attempts: 2, codes: [503] })], {
-    base: 'gie-base.yaml',
-  });
+  const s = new Scenario(
+    undefined,
+    { envoy: '1.38' },
+    [split([pool('primary-inference-pool', 50), pool('secondary-inference-pool', 50)], { attempts: 2, codes: [503] })],
+    {
+      base: 'gie-base.yaml',
+    },
+  );
   const primary = podsOf(s, 'primary-inference-model-server').map((p) => `${p.ip}:3000`);
   const fleet = await PickerFleet.start(s, { maxEndpoints: 2 });
   try {
@@ -62,9 +78,17 @@ test('a retry walks on down the list of the pool the request went to, and the se
       const [first, second] = ((probe.answer as { metadata: string }).metadata ?? '').split(',');
       assert.ok(first && second, `the picker names two endpoints: ${JSON.stringify(probe.answer)}`);
       // The picker rotates its list; the request that matters is one whose list starts with `first`.
-      let d = await fleet.send(PRIMARY_GATEWAY, { path: '/split', headers: { [SELECTION_HEADER]: `${first},${second}` } }, { random, failing: new Map([[first, 503]]) });
+      let d = await fleet.send(
+        PRIMARY_GATEWAY,
+        { path: '/split', headers: { [SELECTION_HEADER]: `${first},${second}` } },
+        { random, failing: new Map([[first, 503]]) },
+      );
       for (let i = 0; i < 3 && (d.answer as { metadata: string }).metadata !== `${first},${second}`; i++) {
-        d = await fleet.send(PRIMARY_GATEWAY, { path: '/split', headers: { [SELECTION_HEADER]: `${first},${second}` } }, { random, failing: new Map([[first, 503]]) });
+        d = await fleet.send(
+          PRIMARY_GATEWAY,
+          { path: '/split', headers: { [SELECTION_HEADER]: `${first},${second}` } },
+          { random, failing: new Map([[first, 503]]) },
+        );
       }
       assert.equal(fleet.poolAt(d.pickerEndpoint as string), poolName, 'only the picker of the pool the request went to is asked');
       assert.deepEqual(
