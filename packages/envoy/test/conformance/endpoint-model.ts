@@ -24,6 +24,12 @@ const ROUTER = `${T}filters.http.router.v3.Router`;
 const OVERRIDE_HOST = `${T}load_balancing_policies.override_host.v3.OverrideHost`;
 const ROUND_ROBIN = `${T}load_balancing_policies.round_robin.v3.RoundRobin`;
 
+/**
+ * Retry settings that change when attempts happen, or which host the fallback policy avoids, but
+ * not which entry of the picker's list an attempt takes nor which cluster it goes to.
+ */
+const RETRY_FIELDS_WITHOUT_EFFECT_HERE = ['per_try_timeout', 'retry_back_off', 'retry_host_predicate', 'host_selection_retry_max_attempts'];
+
 /** The picker Envoy asks for one request: the ext_proc filter, merged with the route's per-route configs. */
 export interface PickerCall {
   filter: string;
@@ -265,15 +271,7 @@ export class ProxyModel {
     }
     if (!(this.config.clusters as Json[]).some((c) => c.name === cluster)) return none(outcome.clusterNotFound ?? 503, `no cluster ${cluster}`);
     const retry = (outcome.entry.route?.retry_policy ?? {}) as Json;
-    onlyKeys('retry_policy', retry, [
-      'retry_on',
-      'num_retries',
-      'per_try_timeout',
-      'retry_host_predicate',
-      'host_selection_retry_max_attempts',
-      'retriable_status_codes',
-      'retry_back_off',
-    ]);
+    onlyKeys('retry_policy', retry, ['retry_on', 'num_retries', 'retriable_status_codes', ...RETRY_FIELDS_WITHOUT_EFFECT_HERE]);
     const retryOn = new Set(String(retry.retry_on ?? '').split(','));
     const codes = new Set<number>(retry.retriable_status_codes ?? []);
     const retriable = (status: number) =>

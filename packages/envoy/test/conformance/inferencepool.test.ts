@@ -3,6 +3,7 @@
 // through the converted configuration to a real reference picker over gRPC and on to the Pod the
 // cluster's load balancer reaches with the picker's answer (gie.ts).
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { EPP } from '@extlb/types';
 import { clusterHosts } from './endpoint-model.js';
 import {
@@ -57,6 +58,14 @@ function followedPicker(fleet: PickerFleet, d: Delivery, pool: string, what: str
 }
 
 const status = (d: Delivery) => d.served.status;
+
+/** A request through `gateway` reached a Pod of `pods` by the picker of `pool`. */
+async function reachesPool(fleet: PickerFleet, gateway: string, req: { host?: string; path: string }, pool: string, pods: string): Promise<void> {
+  const what = `${req.host ?? ''}${req.path} on ${gateway}`;
+  const d = await fleet.send(gateway, req);
+  reached(d, pods, what);
+  followedPicker(fleet, d, pool, what);
+}
 
 conformance(
   'InferencePoolAccepted',
@@ -192,12 +201,8 @@ conformance(
     poolMustBeAccepted(s, 'primary-inference-pool', PRIMARY_GATEWAY);
     poolMustBeAccepted(s, 'secondary-inference-pool', PRIMARY_GATEWAY);
     await withPickers(s, async (fleet) => {
-      const p = await fleet.send(PRIMARY_GATEWAY, { path: '/primary' });
-      reached(p, PRIMARY_PODS, '/primary');
-      followedPicker(fleet, p, 'primary-inference-pool', '/primary');
-      const q = await fleet.send(PRIMARY_GATEWAY, { path: '/secondary' });
-      reached(q, SECONDARY_PODS, '/secondary');
-      followedPicker(fleet, q, 'secondary-inference-pool', '/secondary');
+      await reachesPool(fleet, PRIMARY_GATEWAY, { path: '/primary' }, 'primary-inference-pool', PRIMARY_PODS);
+      await reachesPool(fleet, PRIMARY_GATEWAY, { path: '/secondary' }, 'secondary-inference-pool', SECONDARY_PODS);
     });
   },
   'gie',
@@ -213,12 +218,14 @@ conformance(
     routeMustBeAcceptedAndResolved(s, 'route-for-secondary-gateway', SECONDARY_GATEWAY);
     poolMustBeAccepted(s, 'secondary-inference-pool', SECONDARY_GATEWAY);
     await withPickers(s, async (fleet) => {
-      const p = await fleet.send(PRIMARY_GATEWAY, { host: 'primary.example.com', path: '/test-primary-gateway' });
-      reached(p, PRIMARY_PODS, 'primary Gateway');
-      followedPicker(fleet, p, 'primary-inference-pool', 'primary Gateway');
-      const q = await fleet.send(SECONDARY_GATEWAY, { host: 'secondary.example.com', path: '/test-secondary-gateway' });
-      reached(q, SECONDARY_PODS, 'secondary Gateway');
-      followedPicker(fleet, q, 'secondary-inference-pool', 'secondary Gateway');
+      await reachesPool(fleet, PRIMARY_GATEWAY, { host: 'primary.example.com', path: '/test-primary-gateway' }, 'primary-inference-pool', PRIMARY_PODS);
+      await reachesPool(
+        fleet,
+        SECONDARY_GATEWAY,
+        { host: 'secondary.example.com', path: '/test-secondary-gateway' },
+        'secondary-inference-pool',
+        SECONDARY_PODS,
+      );
     });
   },
   'gie',
@@ -322,16 +329,10 @@ conformance(
   'gie',
 );
 
-/** A deterministic stream of 32-bit values, standing in for the random value Envoy draws per stream. */
-function randoms(seed: number): () => number {
-  let x = seed >>> 0;
-  return () => {
-    x = (x + 0x6d2b79f5) >>> 0;
-    let t = x;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (t ^ (t >>> 14)) >>> 0;
-  };
+/** Deterministic 32-bit values (hashes of a counter), standing in for the random value Envoy draws per stream. */
+function randoms(): () => number {
+  let i = 0;
+  return () => createHash('sha256').update(String(i++)).digest().readUInt32BE(0);
 }
 
 conformance(
@@ -345,7 +346,7 @@ conformance(
     const primary = podsOf(s, PRIMARY_PODS);
     const secondary = podsOf(s, SECONDARY_PODS);
     const poolOf = (cluster: string) => cluster.split('/')[2];
-    const next = randoms(7);
+    const next = randoms();
     const request = (selection: string) => ({
       host: 'primary.example.com',
       path: '/weighted-two-pools-test',
