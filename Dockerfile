@@ -36,5 +36,5 @@ WORKDIR /app
 COPY --from=deps /app/ ./
 # The image's `node` user, by number so that Kubernetes' runAsNonRoot can check it.
 USER 1000:1000
-ENTRYPOINT ["node", "/app/packages/cli/dist/bin.js"]
+ENTRYPOINT ["node", "/app/packages/cli/bin/extlb.js"]
 CMD ["--help"]

@@ -267,7 +267,7 @@ describe('Dockerfile', () => {
     await t.test('extlb picker: answers a gRPC health check, then a clean stop', async () => {
       const picker = startCli(['picker', '--listen=127.0.0.1:0', '--endpoints=127.0.0.1:8000'], opts);
       after(() => picker.stop());
-      const [, port] = await picker.waitFor(/listening on 127\.0\.0\.1:(\d+)/);
+      const [, port] = await picker.waitFor(/"address":"127\.0\.0\.1:(\d+)".*"msg":"listening"/);
       assert.equal(await healthCheck(`127.0.0.1:${port}`, 'readiness'), SERVING);
       assert.equal(await picker.stop(), 0, picker.output());
     });

@@ -179,7 +179,14 @@ export function backendCluster(b: Backend, ctx: BuildContext): JsonObject {
     );
   }
   if (ext?.reportServedEndpoint && envoy !== '1.38') {
-    ctx.diags.warning('ServedEndpointNeeds138', `reportServedEndpoint needs Envoy 1.38 (selected_host_key); it is left out for target ${envoy}`, b.ref);
+    const byProtocol = b.lbFrom !== 'default' && b.lbFrom.kind === 'InferencePool';
+    ctx.diags.warning(
+      'ServedEndpointNeeds138',
+      byProtocol
+        ? `the Endpoint Picker Protocol asks the proxy to tell the picker which endpoint served each request, which needs Envoy 1.38 (selected_host_key); for target ${envoy} the picker is never told`
+        : `reportServedEndpoint needs Envoy 1.38 (selected_host_key); it is left out for target ${envoy}`,
+      b.ref,
+    );
   }
   if (cluster.type !== 'ORIGINAL_DST') {
     const policy = b.lbFrom === 'default' ? undefined : lbPolicy(b.lb, ctx);
@@ -202,6 +209,12 @@ function pickerDnsHost(p: Picker, ctx: BuildContext): string | undefined {
  * The cluster of an endpoint picker set: gRPC over HTTP/2, with a gRPC health check on every
  * picker pod, one priority per ref (later refs take over when earlier ones have no healthy pod).
  * Its endpoints come the way the backends' do: listed from EndpointSlices, over EDS, or by DNS.
+ *
+ * The health check asks for the ext_proc service by name. The protocol (GIE v1.6) gives it the
+ * readiness criteria (synced, and the leader when replicas elect one), so followers and pickers
+ * still loading get no traffic; `liveness` would admit them. Of the two names with those criteria
+ * it is the one GIE v1.6's own picker registers on its ext_proc port, where Envoy checks; it
+ * serves no `readiness` there.
  */
 export function pickerCluster(set: PickerSet, ctx: BuildContext): JsonObject {
   const cluster: JsonObject = { name: set.key };

@@ -240,7 +240,13 @@ function forward(route: Route, f: Forward, out: JsonObject, ctx: BuildContext): 
       return c;
     });
     const all = [...clusters];
-    if (invalidWeight > 0) all.push({ name: INVALID_BACKEND_CLUSTER, weight: invalidWeight });
+    if (invalidWeight > 0) {
+      // The share that answers 500 asks no picker: without its own config it would inherit the
+      // route's, which enables the first backend's picker.
+      const invalid: JsonObject = { name: INVALID_BACKEND_CLUSTER, weight: invalidWeight };
+      if (filters.length > 0) invalid.typed_per_filter_config = extProcConfig(undefined, filters, ctx);
+      all.push(invalid);
+    }
     ra.weighted_clusters = { clusters: all };
     if (invalidWeight > 0) ra.cluster_not_found_response_code = 'INTERNAL_SERVER_ERROR';
   }

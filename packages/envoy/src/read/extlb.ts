@@ -97,7 +97,12 @@ export function readBackendPool(r: Reader, raw: JsonObject, meta: Meta): Pool {
   return pool;
 }
 
-/** GIE's pool is an External pool with one picker and the protocol's defaults. */
+/**
+ * GIE's pool is an External pool with one picker and the protocol's defaults; the protocol asks
+ * the proxy to tell the picker which endpoint served each request, so that is on (the Envoy stage
+ * emits it where the target Envoy can). Without endpointPickerRef (optional since GIE v1.6) the
+ * pool has no load balancer of its own: a LoadBalancerPolicy, or round robin, balances it.
+ */
 export function readInferencePool(r: Reader, raw: JsonObject, meta: Meta): Pool {
   const v = validated<InferencePoolSpec>(r, raw);
   if ('invalid' in v) return invalidPool(r, meta, 'InferencePool', v.invalid);
@@ -114,7 +119,7 @@ export function readInferencePool(r: Reader, raw: JsonObject, meta: Meta): Pool 
         messageTimeoutMs: 200,
         requestBodyMode: 'FullDuplexStreamed',
         responseBodyMode: 'None',
-        reportServedEndpoint: false,
+        reportServedEndpoint: true,
         maxEndpoints: 1,
       },
     };

@@ -1,6 +1,6 @@
 // The resolve stage: records → the IR of every converted Gateway, and the outcomes that become
 // statuses. Gateway API meaning lives here, and nothing of Envoy.
-import type { Diagnostics, ObjectRef } from '../diagnostics.js';
+import type { Diagnostics } from '../diagnostics.js';
 import { compare } from '../json.js';
 import type { Gateway, HttpRoute, Inputs, Policy } from '../read/index.js';
 import { type Attachments, attachRoutes } from './attach.js';
@@ -10,8 +10,18 @@ import { DEFAULT_CONTROLLER, gatewayClasses } from './classes.js';
 import { type GatewaySpecOutcome, checkGatewaySpec } from './gateway-spec.js';
 import type { Backend, IR, Gateway as IrGateway, PickerSet } from './ir.js';
 import { type GatewayListeners, resolveListeners } from './listeners.js';
-import { type GatewayOutcome, type ListenerOutcome, type Outcomes, type PolicyOutcome, type RouteOutcome, type Verdict, verdict } from './outcomes.js';
+import {
+  type GatewayOutcome,
+  type ListenerOutcome,
+  type Outcomes,
+  type PolicyOutcome,
+  type RouteOutcome,
+  type Verdict,
+  gatewayRef,
+  verdict,
+} from './outcomes.js';
 import { describeOverrides } from './policies.js';
+import { poolOutcomes } from './pools.js';
 import { type CompiledRoute, compileRoute } from './routes.js';
 import { buildListeners } from './servers.js';
 
@@ -37,11 +47,6 @@ export interface Resolved {
 
 function gatewayName(g: { meta: { namespace: string; name: string } }): string {
   return `${g.meta.namespace}/${g.meta.name}`;
-}
-
-function gatewayRef(name: string): ObjectRef {
-  const [namespace = '', n = ''] = name.split('/');
-  return { kind: 'Gateway', namespace, name: n };
 }
 
 function sortedRecord<T>(entries: Iterable<[string, T]>): Record<string, T> {
@@ -186,11 +191,7 @@ export function resolve(inputs: Inputs, options: ResolveOptions, diags: Diagnost
       noRuleLeft: invalid.length > 0 && route.rules.every((r) => r.matches.length === 0),
     };
   });
-  const pools = [...inputs.pools.values()].map((pool) => ({
-    pool,
-    gateways: gatewaysUsing(pool.kind, pool.meta.namespace, pool.meta.name).sort(compare).map(gatewayRef),
-    pickerProblems: backends.pickerProblems(pool.ref),
-  }));
+  const pools = poolOutcomes({ inputs, backends, routes, compiled, converted: new Set(converted.keys()), gatewaysUsing });
   const policies: PolicyOutcome[] = inputs.policies.map((policy) => {
     const reached = new Set(policy.targets.flatMap((t) => gatewaysUsing(t.kind, policy.meta.namespace, t.name)));
     return {

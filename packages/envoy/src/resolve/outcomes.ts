@@ -69,10 +69,16 @@ export interface PickerProblem {
   message: string;
 }
 
+/** A parent Gateway of a pool, and whether it accepts the pool. */
+export interface PoolParent {
+  gateway: ObjectRef;
+  accepted: Verdict;
+}
+
 export interface PoolOutcome {
   pool: Pool;
-  /** The Gateways whose routes use the pool, by `namespace/name`, sorted. */
-  gateways: ObjectRef[];
+  /** One per Gateway the pool is associated with, sorted by `namespace/name`; none when no route references it. */
+  parents: PoolParent[];
   /** Problems with the pickers the pool's own stanza names. */
   pickerProblems: PickerProblem[];
 }
@@ -95,4 +101,10 @@ export interface Outcomes {
 
 export function verdict(status: boolean, reason: string, message: string): Verdict {
   return { status, reason, message };
+}
+
+/** The Gateway a `namespace/name` key names. */
+export function gatewayRef(key: string): ObjectRef {
+  const [namespace = '', name = ''] = key.split('/');
+  return { kind: 'Gateway', namespace, name };
 }

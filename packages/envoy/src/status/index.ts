@@ -104,16 +104,13 @@ function pickerVerdict(problems: PickerProblem[]): Verdict {
   return { status: false, reason: 'InvalidExtensionRef', message: problems.map((p) => `${p.ref.path}: ${p.message}`).join('; ') };
 }
 
-/** BackendPool and InferencePool status: one parent entry per Gateway whose routes use the pool, none when no route does. */
+/** BackendPool and InferencePool status: one parent entry per Gateway the pool is associated with, none when no route references it. */
 function poolStatus(ctx: StatusOptions, o: PoolOutcome): JsonObject {
   const { pool } = o;
-  const parents = o.gateways.map((gw) => ({
-    parentRef: gatewayParentRef(gw),
+  const parents = o.parents.map((p) => ({
+    parentRef: gatewayParentRef(p.gateway),
     controllerName: ctx.controllerName,
-    conditions: [
-      condition(ctx, pool.meta, 'Accepted', { status: true, reason: 'Accepted', message: 'Pool is referenced by an accepted route' }),
-      condition(ctx, pool.meta, 'ResolvedRefs', pickerVerdict(o.pickerProblems)),
-    ],
+    conditions: [condition(ctx, pool.meta, 'Accepted', p.accepted), condition(ctx, pool.meta, 'ResolvedRefs', pickerVerdict(o.pickerProblems))],
   }));
   return statusObject(pool.kind === 'BackendPool' ? API_VERSION : INFERENCE_API_VERSION, pool.ref, { parents });
 }

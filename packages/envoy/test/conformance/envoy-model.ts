@@ -76,6 +76,8 @@ export interface Upstream {
   response: Response;
   /** How many times Envoy sent the request to the cluster (0 when the cluster does not exist). */
   attempts: number;
+  /** The weighted_clusters entry as emitted, when the route splits traffic (endpoint-model.ts reads it). */
+  weighted?: Json;
 }
 
 export type Outcome =
@@ -95,6 +97,9 @@ export type Outcome =
       /** One per cluster the route may choose. */
       upstreams: Upstream[];
       clusterNotFound?: number;
+      /** The route entry and the connection manager's HTTP filters as emitted, for endpoint-model.ts. */
+      entry: Json;
+      httpFilters: Json[];
     };
 
 const REDIRECT_STATUS: Record<string, number> = { MOVED_PERMANENTLY: 301, FOUND: 302, SEE_OTHER: 303, TEMPORARY_REDIRECT: 307, PERMANENT_REDIRECT: 308 };
@@ -511,6 +516,7 @@ export function handle(config: EnvoyConfig, req: Request, backend: BackendModel 
       attempts: 0,
     };
     if (req.upgrade !== undefined) upstream.upgrade = req.upgrade;
+    if (ra.weighted_clusters) upstream.weighted = t;
     if (!cluster) {
       upstream.response = { status: notFound, headers: {} };
     } else {
@@ -533,7 +539,7 @@ export function handle(config: EnvoyConfig, req: Request, backend: BackendModel 
     cors.encode(upstream.response.headers);
     return upstream;
   });
-  const out: Outcome = { type: 'forward', route: entry.name, upstreams };
+  const out: Outcome = { type: 'forward', route: entry.name, upstreams, entry, httpFilters: hcm.http_filters ?? [] };
   if (ra.cluster_not_found_response_code === 'INTERNAL_SERVER_ERROR') out.clusterNotFound = 500;
   return out;
 }

@@ -39,12 +39,9 @@ const READY = { Accepted: ['True'], ResolvedRefs: ['True'] } as const satisfies 
 conformance('GatewayClassObservedGenerationBump', { status: 'pass' }, () => {
   const name = 'gatewayclass-observed-generation-bump';
   const before = new Scenario('gatewayclass-observed-generation-bump.yaml');
-  const after = new Scenario(
-    'gatewayclass-observed-generation-bump.yaml',
-    {},
-    [],
-    [{ kind: 'GatewayClass', name, apply: (gc) => (gc.spec.description = 'new') }],
-  );
+  const after = new Scenario('gatewayclass-observed-generation-bump.yaml', {}, [], {
+    changes: [{ kind: 'GatewayClass', name, apply: (gc) => (gc.spec.description = 'new') }],
+  });
   for (const s of [before, after]) {
     s.condition(s.gatewayClassConditions(name), 'Accepted', 'True');
     s.latestConditions('GatewayClass', name);
@@ -55,11 +52,8 @@ conformance('GatewayClassObservedGenerationBump', { status: 'pass' }, () => {
 conformance('GatewayObservedGenerationBump', { status: 'pass' }, () => {
   const gw = 'gateway-observed-generation-bump';
   const before = new Scenario('gateway-observed-generation-bump.yaml');
-  const after = new Scenario(
-    'gateway-observed-generation-bump.yaml',
-    {},
-    [],
-    [
+  const after = new Scenario('gateway-observed-generation-bump.yaml', {}, [], {
+    changes: [
       {
         kind: 'Gateway',
         name: gw,
@@ -67,7 +61,7 @@ conformance('GatewayObservedGenerationBump', { status: 'pass' }, () => {
           g.spec.listeners.push({ name: 'alternate', hostname: 'foo.com', port: 80, protocol: 'HTTP', allowedRoutes: { namespaces: { from: 'All' } } }),
       },
     ],
-  );
+  });
   for (const s of [before, after]) {
     s.mustBeAccepted(gw, []);
     s.latestConditions('Gateway', gw);
@@ -79,7 +73,7 @@ conformance('GatewayModifyListeners', { status: 'pass' }, () => {
   // Adding a listener: the route without sectionName attaches to both.
   const add = 'gateway-add-listener';
   const http = { name: 'http', port: 80, protocol: 'HTTP', hostname: 'data.test.com', allowedRoutes: { namespaces: { from: 'All' } } };
-  const added = new Scenario('gateway-modify-listeners.yaml', {}, [], [{ kind: 'Gateway', name: add, apply: (g) => g.spec.listeners.push(http) }]);
+  const added = new Scenario('gateway-modify-listeners.yaml', {}, [], { changes: [{ kind: 'Gateway', name: add, apply: (g) => g.spec.listeners.push(http) }] });
   added.mustBeAccepted(add, []);
   added.mustHaveListeners(add, [
     { name: 'https', supportedKinds: HTTP_ROUTE, attachedRoutes: 1, conditions: READY },
@@ -91,12 +85,9 @@ conformance('GatewayModifyListeners', { status: 'pass' }, () => {
   const remove = 'gateway-remove-listener';
   const before = new Scenario('gateway-modify-listeners.yaml');
   before.expect(remove, { request: { port: 443, scheme: 'https', sni: 'secure.test.com', host: 'secure.test.com', path: '/' }, backend: 'infra-backend-v1' });
-  const removed = new Scenario(
-    'gateway-modify-listeners.yaml',
-    {},
-    [],
-    [{ kind: 'Gateway', name: remove, apply: (g) => (g.spec.listeners = g.spec.listeners.filter((l: { name: string }) => l.name === 'http')) }],
-  );
+  const removed = new Scenario('gateway-modify-listeners.yaml', {}, [], {
+    changes: [{ kind: 'Gateway', name: remove, apply: (g) => (g.spec.listeners = g.spec.listeners.filter((l: { name: string }) => l.name === 'http')) }],
+  });
   removed.mustHaveListeners(remove, [{ name: 'http', supportedKinds: HTTP_ROUTE, attachedRoutes: 1, conditions: READY }]);
   removed.latestConditions('Gateway', remove);
   removed.expectTlsFailure(remove, { port: 443, sni: 'secure.test.com', host: 'secure.test.com', path: '/' });
@@ -389,7 +380,7 @@ conformance(
     invalid.latestConditions('Gateway', gw);
     invalid.condition(invalid.gatewayConditions(gw), 'Accepted', 'False', 'UnsupportedAddress');
     // The unusable address, 192.0.2.10, would need Programmed=False/AddressNotUsable here: not checked.
-    const usable = new Scenario('gateway-static-addresses.yaml', {}, [], [without('fake address teehee!'), without('192.0.2.10')]);
+    const usable = new Scenario('gateway-static-addresses.yaml', {}, [], { changes: [without('fake address teehee!'), without('192.0.2.10')] });
     usable.latestConditions('Gateway', gw);
     usable.condition(usable.gatewayConditions(gw), 'Accepted', 'True', 'Accepted');
     usable.condition(usable.gatewayConditions(gw), 'Programmed', 'True', 'Programmed');

@@ -183,24 +183,40 @@ function changed(objects: unknown[], changes: Change[]): Json[] {
   return out;
 }
 
-/** A scenario: base.yaml plus one test's manifests, converted, with assertions in the suite's terms. */
+/** The world a scenario's manifests are added to, and what the test then changes in it. */
+export interface World {
+  /** The suite's base: `base.yaml` (Gateway API's, the default) or `gie-base.yaml` (GIE's). */
+  base?: string;
+  /** Objects the upstream test deletes, as `Kind/namespace/name`: the scenario converts without them. */
+  removed?: readonly string[];
+  /** Patches the upstream test makes (its second step). */
+  changes?: Change[];
+}
+
+function objectKey(o: unknown): string {
+  const x = o as Json;
+  return `${x?.kind}/${x?.metadata?.namespace ?? ''}/${x?.metadata?.name}`;
+}
+
+/** A scenario: the base plus one test's manifests, converted, with assertions in the suite's terms. */
 export class Scenario {
   readonly result: ConvertResult;
-  /** What was converted: base.yaml, the test's manifests and any extra objects, after the changes. */
+  /** What was converted: the base, the test's manifests and any extra objects, after the world's changes. */
   readonly objects: Json[];
 
-  /**
-   * `source`: a file of manifests/ (on base.yaml), or the exact objects to convert; `changes` turn
-   * the scenario into the state after a test's patches (the upstream test's second step).
-   */
+  /** `source`: a file of manifests/ (on the world's base), or the exact objects to convert. */
   constructor(
     source: string | undefined | { objects: unknown[] },
     private readonly options: ConvertOptions = {},
     extra: unknown[] = [],
-    changes: Change[] = [],
+    world: World = {},
   ) {
-    const objects = typeof source === 'object' ? source.objects : [...manifests('base.yaml'), ...(source ? manifests(`manifests/${source}`) : [])];
-    this.objects = changed([...objects, ...extra], changes);
+    const base = typeof source === 'object' ? source.objects : [...manifests(world.base ?? 'base.yaml'), ...(source ? manifests(`manifests/${source}`) : [])];
+    const all = [...base, ...extra];
+    const removed = new Set(world.removed ?? []);
+    const kept = all.filter((o) => !removed.has(objectKey(o)));
+    assert.equal(all.length - kept.length, removed.size, `every removed object must exist: ${[...removed].join(', ')}`);
+    this.objects = changed(kept, world.changes ?? []);
     this.result = convert(this.objects, { now: NOW, ...options });
     // Whatever a test expects, what extlb emits must load in Envoy.
     const validator = loadEnvoyValidator(options.envoy ?? '1.35');

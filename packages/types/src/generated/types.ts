@@ -147,27 +147,27 @@ export type ControllerName = string;
 export type Duration = string;
 
 /**
- * EndpointPickerRef names an Endpoint Picker extension. ExternalName Services are not supported.
+ * EndpointPickerRef names an endpoint picker extension and says how the proxy uses it.
  */
 export interface EndpointPickerRef {
   /**
-   * group is the picker's API group; "" is the core group.
+   * group is the API group of the picker's object; the default, "", is the core group.
    */
   group?: Group;
   /**
-   * kind is the picker's kind; the default is Service.
+   * kind is the kind of the picker's object, Service by default; it matters when a name alone is ambiguous. An implementation must not accept a Service of type ExternalName: its DNS name may lead outside the cluster, where forwarding is neither predictable nor safe.
    */
   kind?: Kind;
   /**
-   * name is the picker's name.
+   * name is the name of the picker's object, in the pool's namespace.
    */
   name: ObjectName;
   /**
-   * port is the Service port of the picker (not its target port).
+   * port is the port of the picker. For a Service (the default kind) it is required and is the Service's port, not its target port; for another kind the implementation may take the port from the object itself or from here.
    */
   port?: Port;
   /**
-   * failureMode is FailClose (drop the request when the picker fails, the default) or FailOpen (forward it to an endpoint the proxy picks).
+   * failureMode says what the proxy does when the picker does not respond: FailClose (the default) rejects the request; FailOpen forwards it to an endpoint the proxy picks itself.
    */
   failureMode?: 'FailOpen' | 'FailClose';
 }
@@ -228,7 +228,7 @@ export type Group = string;
 export type HeaderName = string;
 
 /**
- * InferencePool (Gateway API Inference Extension, v1) is a pool of model-server Pods whose endpoint an Endpoint Picker chooses per request. extlb treats it as a BackendPool with type External.
+ * InferencePool (Gateway API Inference Extension v1, as of GIE v1.6.0) is a pool of model-server Pods used as a route backend; an endpoint picker, when the pool names one, chooses the endpoint of each request. extlb treats a pool with a picker as a BackendPool of type External, and a pool without one as a BackendPool balanced round robin.
  */
 export interface InferencePool {
   /**
@@ -248,19 +248,19 @@ export interface InferencePool {
 }
 
 /**
- * InferencePoolParentStatus is the state of the pool for one parent.
+ * InferencePoolParentStatus is the state of the pool as one parent sees it.
  */
 export interface InferencePoolParentStatus {
   /**
-   * parentRef is the parent (usually a Gateway).
+   * parentRef is the parent this entry is about, usually a Gateway.
    */
   parentRef: {
     /**
-     * group is the parent's API group.
+     * group is the parent's API group; the default is gateway.networking.k8s.io.
      */
     group?: Group;
     /**
-     * kind is the parent's kind.
+     * kind is the parent's kind; the default is Gateway.
      */
     kind?: Kind;
     /**
@@ -268,16 +268,16 @@ export interface InferencePoolParentStatus {
      */
     name: ObjectName;
     /**
-     * namespace is the parent's namespace.
+     * namespace is the parent's namespace; when unset it is the pool's. A parent in another namespace needs a ReferenceGrant in that namespace to accept the reference.
      */
     namespace?: Namespace;
   };
   /**
-   * controllerName is the controller that wrote this entry.
+   * controllerName names the controller that wrote this entry, as DOMAIN/PATH (for a Gateway parent, its GatewayClass's controllerName). A controller that sets it removes its own entries once they no longer apply, and never touches another controller's.
    */
   controllerName?: ControllerName;
   /**
-   * conditions are Accepted, ResolvedRefs and Exported.
+   * conditions are the pool's state for this parent. Accepted is True with reason Accepted when the parent accepts the pool as a backend, and False with reason NotSupportedByParent (the parent does not support InferencePool backends), HTTPRouteNotAccepted (the route that references the pool was rejected by the parent) or EndpointPickerRefMissing (the implementation needs an endpointPickerRef and none is set). ResolvedRefs is True with reason ResolvedRefs, or False with reason InvalidExtensionRef when the picker reference has an unsupported group or kind or names an object that does not exist. Exported (multi-cluster) is True with reason Exported, or False with reason NotRequested or NotSupported.
    */
   conditions?: Conditions;
 }
@@ -287,29 +287,29 @@ export interface InferencePoolParentStatus {
  */
 export interface InferencePoolSpec {
   /**
-   * selector picks the model-server Pods, in the pool's namespace. Only matchLabels is supported.
+   * selector picks the model-server Pods that make up the pool, by label, in the pool's own namespace only. It is deliberately as simple as a Service selector (matchLabels only), so that an implementation can turn it into a Service.
    */
   selector: {
     /**
-     * matchLabels maps label keys to the values a Pod must carry to be selected.
+     * matchLabels maps label keys to values; a Pod belongs to the pool when it carries every one of them (1 to 64 entries).
      */
     matchLabels: {
       [k: string]: LabelValue;
     };
   };
   /**
-   * targetPorts are the ports the model servers listen on; each is a distinct endpoint podIP:port.
+   * targetPorts are the ports the model servers listen on, 1 to 8 distinct numbers. The endpoint picker treats every port of every Pod as an endpoint of its own, podIP:port (for example one per data-parallel rank).
    *
    * @minItems 1
    * @maxItems 8
    */
   targetPorts: [Port, ...Port[]];
   /**
-   * appProtocol is http (HTTP/1.1) or kubernetes.io/h2c (HTTP/2 over cleartext).
+   * appProtocol is the protocol the model servers speak on all target ports: http (HTTP/1.1, the default) or kubernetes.io/h2c (HTTP/2 without TLS, as gRPC servers commonly use).
    */
   appProtocol?: 'http' | 'kubernetes.io/h2c';
   /**
-   * endpointPickerRef names the Endpoint Picker that chooses an endpoint for each request.
+   * endpointPickerRef names the endpoint picker (EPP) that chooses the endpoint of each request, and how the proxy behaves when it does not answer. It is optional since GIE v1.6.0: without it the implementation balances the pool by its own means, or, when it needs a picker, reports Accepted=False with reason EndpointPickerRefMissing. extlb balances such a pool round robin in the proxy (or as a LoadBalancerPolicy on the pool says) and reports Accepted=True with reason EndpointPickerRefMissing.
    */
   endpointPickerRef?: EndpointPickerRef;
 }
@@ -319,7 +319,7 @@ export interface InferencePoolSpec {
  */
 export interface InferencePoolStatus {
   /**
-   * parents lists, per parent Gateway, the pool's conditions. An empty list means no parent uses the pool.
+   * parents holds the pool's state for each parent (usually a Gateway) it is associated with, up to 32. A controller adds one entry for every parent it manages and removes that entry as soon as it no longer associates the pool with that parent; an empty list means no parent uses the pool.
    *
    * @maxItems 32
    */
