@@ -106,6 +106,8 @@ async function run(args: string[], io: Io): Promise<number> {
     ...(flags.envoy ? { envoy: flags.envoy } : {}),
     ...(flags.clusterDomain ? { clusterDomain: flags.clusterDomain } : {}),
   });
+  // Listening for the signal before saying "listening": a SIGTERM right after must still drain.
+  const stopping = shutdownSignal();
   let ops: Awaited<ReturnType<typeof startOpsServer>>;
   try {
     ops = await startOpsServer({ ...flags.http, registry: controller.metrics.registry, notReady: () => controller.notReady() });
@@ -116,7 +118,7 @@ async function run(args: string[], io: Io): Promise<number> {
     await controller.stop(0).catch(() => {});
     return 1;
   }
-  const signal = await shutdownSignal();
+  const signal = await stopping;
   logger.info({ signal }, 'signal received, shutting down');
   await controller.stop(flags.graceMs);
   await new Promise((resolve) => ops.server.close(resolve));

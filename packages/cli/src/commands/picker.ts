@@ -99,6 +99,8 @@ async function run(args: string[], io: Io): Promise<number> {
     logger.error({ error: err instanceof Error ? err.message : String(err) }, 'cannot load the endpoints');
     return 1;
   }
+  // Listening for the signal before saying "listening": a SIGTERM right after must still drain.
+  const stopping = shutdownSignal();
   let picker: Awaited<ReturnType<typeof startPicker>>;
   try {
     picker = await startPicker({ ...options, pool, logger });
@@ -107,7 +109,7 @@ async function run(args: string[], io: Io): Promise<number> {
     logger.error({ listen: flags.listen, error: err instanceof Error ? err.message : String(err) }, 'cannot start the picker');
     return 1;
   }
-  const signal = await shutdownSignal();
+  const signal = await stopping;
   logger.info({ signal }, 'signal received, shutting down');
   await picker.close();
   await pool.close();

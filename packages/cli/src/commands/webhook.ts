@@ -59,6 +59,8 @@ function parseFlags(args: string[]): Flags {
 async function run(args: string[], io: Io): Promise<number> {
   const flags = parseFlags(args);
   const logger = createLogger({ level: flags.logLevel, destination: io.stdout });
+  // Listening for the signal before saying "listening": a SIGTERM right after must still drain.
+  const stopping = shutdownSignal();
   let server: ReturnType<typeof createWebhookServer>;
   try {
     server = createWebhookServer({
@@ -74,7 +76,7 @@ async function run(args: string[], io: Io): Promise<number> {
     logger.error({ error: err instanceof Error ? err.message : String(err) }, 'cannot start the webhook');
     return 1;
   }
-  const signal = await shutdownSignal();
+  const signal = await stopping;
   logger.info({ signal }, 'signal received, shutting down');
   await server.close({ graceMs: flags.graceMs, delayMs: flags.delayMs });
   return 0;
