@@ -97,7 +97,7 @@ describe('extlb convert on files', () => {
     const quiet = await cli([scenario('route-features')]);
     assert.match(quiet.stderr, /^1 info message\(s\), such as ignored kinds; -v shows them$/m);
     const loud = await cli([scenario('route-features'), '-v']);
-    assert.match(loud.stderr, /input\.yaml:\d+:1: info: ConfigMap default\/unrelated: v1 ConfigMap is not an input of the converter and is ignored/);
+    assert.match(loud.stderr, /input\.yaml:\d+:1: info: Deployment default\/unrelated: apps\/v1 Deployment is not an input of the converter and is ignored/);
   });
 
   it('refuses bad flags with exit 2', async () => {

@@ -25,6 +25,8 @@ export interface ConvertOptions {
   perTryTimeout?: string;
   /** Folder with `<namespace>/<secret>/tls.crt` and `tls.key` for HTTPS listeners. */
   certDir?: string;
+  /** The proxy's system CA bundle (BackendTLSPolicy `wellKnownCACertificates: System`). */
+  systemCaFile?: string;
   /** Convert only Gateways of these classes (all when unset): a cluster may run several controllers. */
   gatewayClassNames?: string[];
 }
@@ -59,6 +61,7 @@ export function envoyOptions(options: ConvertOptions, diags: Diagnostics): Envoy
     perTryTimeoutMs: durationOption(options.perTryTimeout, 15_000, 'perTryTimeout', diags),
     clusterDomain: options.clusterDomain ?? 'cluster.local',
     certDir: options.certDir ?? '/etc/extlb/certs',
+    systemCaFile: options.systemCaFile ?? '/etc/ssl/certs/ca-certificates.crt',
   };
 }
 

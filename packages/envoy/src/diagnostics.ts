@@ -42,6 +42,8 @@ export const DIAGNOSTIC_CODES = [
   'BackendNotFound',
   'InvalidBackend',
   'RefNotPermitted',
+  'InvalidBackendTLS',
+  'InvalidCACertificateRef',
   'TargetNotFound',
   'Conflicted',
   'PickerNotFound',

@@ -46,6 +46,13 @@ const policy = (name: string, created: string, target: Obj, lb: Obj = { type: 'R
   spec: { targetRefs: [target], loadBalancer: lb },
 });
 const external = (extra: Obj = {}): Obj => ({ type: 'External', external: { refs: [{ name: 'epp', port: { number: 9002 } }], ...extra } });
+const tlsPolicy = (validation: Obj): Obj => ({
+  apiVersion: 'gateway.networking.k8s.io/v1',
+  kind: 'BackendTLSPolicy',
+  metadata: { name: 'tls', namespace: 'default' },
+  spec: { targetRefs: [{ group: '', kind: 'Service', name: 'api' }], validation: { hostname: 'api.example.com', ...validation } },
+});
+const missingCa = tlsPolicy({ caCertificateRefs: [{ group: '', kind: 'ConfigMap', name: 'missing' }] });
 const toPool = (name: string) => [{ backendRefs: [{ group: 'extlb.dev', kind: 'BackendPool', name }] }];
 const toService = (name = 'api', port = 80) => [{ backendRefs: [{ name, port }] }];
 const api = [service('api'), slice('api')];
@@ -79,11 +86,11 @@ const CASES: Record<DiagnosticCode, Case> = {
     },
   },
   IgnoredKind: {
-    objects: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'default' } }],
+    objects: [{ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'c', namespace: 'default' } }],
     expect: {
       severity: 'info',
-      message: 'v1 ConfigMap is not an input of the converter and is ignored',
-      object: { kind: 'ConfigMap', namespace: 'default', name: 'c' },
+      message: 'apps/v1 Deployment is not an input of the converter and is ignored',
+      object: { kind: 'Deployment', namespace: 'default', name: 'c' },
     },
   },
   UnownedEndpointSlice: {
@@ -270,6 +277,25 @@ const CASES: Record<DiagnosticCode, Case> = {
       message: 'backendRef to Service default/api is not permitted: no ReferenceGrant in namespace default allows HTTPRoutes from namespace other',
       object: { kind: 'HTTPRoute', namespace: 'other', name: 'r' },
       path: 'spec.rules[0].backendRefs[0]',
+    },
+  },
+  InvalidBackendTLS: {
+    objects: [gateway(), route({ rules: toService() }), ...api, missingCa],
+    expect: {
+      severity: 'error',
+      message:
+        'BackendTLSPolicy default/tls cannot be honoured (no CA certificate reference is valid: spec.validation.caCertificateRefs[0]: ConfigMap default/missing not found), so connections to it fail rather than go unencrypted',
+      object: { kind: 'HTTPRoute', namespace: 'default', name: 'r' },
+      path: 'spec.rules[0].backendRefs[0]',
+    },
+  },
+  InvalidCACertificateRef: {
+    objects: [gateway(), route({ rules: toService() }), ...api, missingCa],
+    expect: {
+      severity: 'error',
+      message: 'ConfigMap default/missing not found',
+      object: { kind: 'BackendTLSPolicy', namespace: 'default', name: 'tls' },
+      path: 'spec.validation.caCertificateRefs[0]',
     },
   },
   TargetNotFound: {

@@ -31,10 +31,13 @@ const USAGE =
 export const CLUSTER_KINDS: [string, string][] = [
   ['gateway.networking.k8s.io/v1', 'Gateway'],
   ['gateway.networking.k8s.io/v1', 'HTTPRoute'],
+  ['gateway.networking.k8s.io/v1', 'GRPCRoute'],
   ['gateway.networking.k8s.io/v1beta1', 'ReferenceGrant'],
+  ['gateway.networking.k8s.io/v1', 'BackendTLSPolicy'],
   ['v1', 'Service'],
   ['v1', 'Pod'],
   ['v1', 'Namespace'],
+  ['v1', 'ConfigMap'],
   ['discovery.k8s.io/v1', 'EndpointSlice'],
   ['extlb.dev/v1alpha1', 'BackendPool'],
   ['extlb.dev/v1alpha1', 'LoadBalancerPolicy'],

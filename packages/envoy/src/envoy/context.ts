@@ -14,6 +14,8 @@ export interface EnvoyOptions {
   clusterDomain: string;
   /** Folder with `<namespace>/<secret>/tls.crt` and `tls.key` for HTTPS listeners. */
   certDir: string;
+  /** The proxy's system CA bundle, which BackendTLSPolicy's `wellKnownCACertificates: System` trusts. */
+  systemCaFile: string;
 }
 
 export interface BuildContext {

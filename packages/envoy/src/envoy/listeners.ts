@@ -59,6 +59,8 @@ function filterChain(server: Server, ctx: BuildContext): JsonObject {
       typed_config: {
         '@type': TYPE.downstreamTls,
         common_tls_context: {
+          // HTTP/2 must be offered by ALPN: gRPC clients (GRPCRoute) need it over TLS.
+          alpn_protocols: ['h2', 'http/1.1'],
           tls_certificates: server.tls.certificates.map((c) => ({
             certificate_chain: { filename: `${certDir}/${c.namespace}/${c.name}/tls.crt` },
             private_key: { filename: `${certDir}/${c.namespace}/${c.name}/tls.key` },

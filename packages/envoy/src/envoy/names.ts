@@ -16,6 +16,7 @@ export const TYPE = {
   httpProtocolOptions: `${T}envoy.extensions.upstreams.http.v3.HttpProtocolOptions`,
   previousHosts: `${T}envoy.extensions.retry.host.previous_hosts.v3.PreviousHostsPredicate`,
   downstreamTls: `${T}envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext`,
+  upstreamTls: `${T}envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext`,
   listener: `${T}envoy.config.listener.v3.Listener`,
   routeConfiguration: `${T}envoy.config.route.v3.RouteConfiguration`,
   cluster: `${T}envoy.config.cluster.v3.Cluster`,

@@ -1,4 +1,5 @@
-// Gateway API kinds as written: Gateway, HTTPRoute and ReferenceGrant.
+// Gateway API kinds as written: Gateway, HTTPRoute and ReferenceGrant, and the parts of a route
+// GRPCRoute shares (parentRefs, hostnames, header matches, filters, backendRefs).
 import { parseDuration } from '../duration.js';
 import { type JsonObject, isObject } from '../json.js';
 import { HEADER_NAME, type Reader } from './reader.js';
@@ -91,7 +92,7 @@ export function readGateway(r: Reader, spec: JsonObject, meta: Meta): Gateway {
  * Envoy compiles regexes with RE2: reject what RE2 or JavaScript cannot compile (lookaround and
  * backreferences are JavaScript-only), so a bad regex is reported here, not by Envoy at load time.
  */
-function validRegex(r: Reader, value: string, path: string): boolean {
+export function validRegex(r: Reader, value: string, path: string): boolean {
   let ok = value !== '' && !/\(\?<?[=!]|\\[1-9]/.test(value);
   if (ok) {
     try {
@@ -104,7 +105,7 @@ function validRegex(r: Reader, value: string, path: string): boolean {
   return ok;
 }
 
-function readValueMatches(r: Reader, raw: unknown, path: string, lowerCase: boolean): ValueMatch[] {
+export function readValueMatches(r: Reader, raw: unknown, path: string, lowerCase: boolean): ValueMatch[] {
   const out: ValueMatch[] = [];
   const seen = new Set<string>();
   r.array(raw, path).forEach((h, i) => {
@@ -211,7 +212,7 @@ function readRewrite(r: Reader, raw: unknown, path: string): Rewrite {
   return rewrite;
 }
 
-function readBackendRef(r: Reader, raw: unknown, path: string, index: number, namespace: string, withFilters: boolean): BackendRef | undefined {
+export function readBackendRef(r: Reader, raw: unknown, path: string, index: number, namespace: string, withFilters: boolean): BackendRef | undefined {
   const o = r.object(raw, path);
   const name = r.string(o?.name, `${path}.name`, true);
   if (!o || name === undefined) return undefined;
@@ -230,7 +231,7 @@ function readBackendRef(r: Reader, raw: unknown, path: string, index: number, na
   return ref;
 }
 
-function readFilters(r: Reader, raw: unknown, path: string, namespace: string): Filter[] {
+export function readFilters(r: Reader, raw: unknown, path: string, namespace: string): Filter[] {
   return r.array(raw, path).flatMap((f, index): Filter[] => {
     const p = `${path}[${index}]`;
     const o = r.object(f, p);
@@ -311,8 +312,9 @@ function readRule(r: Reader, raw: unknown, path: string, index: number, namespac
   return rule;
 }
 
-export function readRoute(r: Reader, spec: JsonObject, meta: Meta): HttpRoute {
-  const parentRefs = r.array(spec.parentRefs, 'spec.parentRefs').flatMap((raw, index): ParentRef[] => {
+/** The parentRefs of a route, with Gateway API's defaults. */
+export function readParentRefs(r: Reader, spec: JsonObject, meta: Meta): ParentRef[] {
+  return r.array(spec.parentRefs, 'spec.parentRefs').flatMap((raw, index): ParentRef[] => {
     const p = `spec.parentRefs[${index}]`;
     const o = r.object(raw, p);
     const name = r.string(o?.name, `${p}.name`, true);
@@ -330,10 +332,19 @@ export function readRoute(r: Reader, spec: JsonObject, meta: Meta): HttpRoute {
     if (port !== undefined) ref.port = port;
     return [ref];
   });
-  const hostnames = r.array(spec.hostnames, 'spec.hostnames').flatMap((h, i) => r.string(h, `spec.hostnames[${i}]`)?.toLowerCase() ?? []);
+}
+
+/** A route's hostnames, lower-cased. */
+export function readHostnames(r: Reader, spec: JsonObject): string[] {
+  return r.array(spec.hostnames, 'spec.hostnames').flatMap((h, i) => r.string(h, `spec.hostnames[${i}]`)?.toLowerCase() ?? []);
+}
+
+export function readRoute(r: Reader, spec: JsonObject, meta: Meta): HttpRoute {
+  const parentRefs = readParentRefs(r, spec, meta);
+  const hostnames = readHostnames(r, spec);
   const rawRules = r.array(spec.rules, 'spec.rules');
   const rules = (rawRules.length === 0 ? [{}] : rawRules).map((rule, i) => readRule(r, rule, `spec.rules[${i}]`, i, meta.namespace));
-  return { ref: r.ref, meta, parentRefs, hostnames, rules, problems: r.problems };
+  return { ref: r.ref, meta, kind: 'HTTPRoute', parentRefs, hostnames, rules, problems: r.problems };
 }
 
 export function readGrant(r: Reader, spec: JsonObject, meta: Meta): ReferenceGrant {

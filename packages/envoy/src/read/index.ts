@@ -4,9 +4,11 @@
 import { GROUP, INFERENCE_GROUP } from '@extlb/types';
 import type { Diagnostics, ObjectRef } from '../diagnostics.js';
 import { compare, isObject } from '../json.js';
+import { readBackendTlsPolicy } from './backend-tls-policy.js';
 import { readBackendPool, readInferencePool, readPolicy } from './extlb.js';
 import { GATEWAY_GROUP, readGateway, readGrant, readRoute } from './gateway-api.js';
-import { readPod, readService, readSlice } from './kubernetes.js';
+import { readGrpcRoute } from './grpc-route.js';
+import { readConfigMap, readPod, readService, readSlice } from './kubernetes.js';
 import { byAge, byName, namespaceOf, readMeta } from './meta.js';
 import { Reader } from './reader.js';
 import { type Inputs, key } from './records.js';
@@ -20,11 +22,14 @@ export * from './records.js';
 const KNOWN: Record<string, string> = {
   [`${GATEWAY_GROUP}/Gateway`]: 'Gateway',
   [`${GATEWAY_GROUP}/HTTPRoute`]: 'HTTPRoute',
+  [`${GATEWAY_GROUP}/GRPCRoute`]: 'GRPCRoute',
+  [`${GATEWAY_GROUP}/BackendTLSPolicy`]: 'BackendTLSPolicy',
   [`${GATEWAY_GROUP}/ReferenceGrant`]: 'ReferenceGrant',
   [`${GATEWAY_GROUP}/GatewayClass`]: 'GatewayClass',
   '/Service': 'Service',
   '/Pod': 'Pod',
   '/Namespace': 'Namespace',
+  '/ConfigMap': 'ConfigMap',
   'discovery.k8s.io/EndpointSlice': 'EndpointSlice',
   [`${GROUP}/BackendPool`]: 'BackendPool',
   [`${GROUP}/LoadBalancerPolicy`]: 'LoadBalancerPolicy',
@@ -115,6 +120,8 @@ export function readInputs(objects: readonly unknown[], diags: Diagnostics, defa
     grants: new Map(),
     pools: new Map(),
     policies: [],
+    backendTlsPolicies: [],
+    configMaps: new Map(),
     namespaces: new Map(),
   };
   for (const raw of unique(flatten(objects), diags, defaultNamespace)) {
@@ -142,6 +149,15 @@ export function readInputs(objects: readonly unknown[], diags: Diagnostics, defa
         break;
       case 'HTTPRoute':
         inputs.routes.push(readRoute(r, spec, meta));
+        break;
+      case 'GRPCRoute':
+        inputs.routes.push(readGrpcRoute(r, spec, meta));
+        break;
+      case 'BackendTLSPolicy':
+        inputs.backendTlsPolicies.push(readBackendTlsPolicy(r, spec, meta));
+        break;
+      case 'ConfigMap':
+        inputs.configMaps.set(k, readConfigMap(r, raw, meta));
         break;
       case 'ReferenceGrant':
         push(inputs.grants, meta.namespace, readGrant(r, spec, meta));
@@ -176,6 +192,7 @@ export function readInputs(objects: readonly unknown[], diags: Diagnostics, defa
   inputs.gateways.sort(byAge);
   inputs.routes.sort(byAge);
   inputs.policies.sort(byAge);
+  inputs.backendTlsPolicies.sort(byAge);
   for (const list of [...inputs.slicesByService.values(), ...inputs.pods.values(), ...inputs.grants.values()]) list.sort(byName);
   return inputs;
 }

@@ -1,8 +1,8 @@
-// Core Kubernetes kinds: Service, EndpointSlice and Pod.
+// Core Kubernetes kinds: Service, EndpointSlice, Pod and ConfigMap.
 import { isIP } from 'node:net';
 import { type JsonObject, isObject } from '../json.js';
 import type { Reader } from './reader.js';
-import type { EndpointSlice, Meta, Pod, Service, ServicePort } from './records.js';
+import type { ConfigMap, EndpointSlice, Meta, Pod, Service, ServicePort } from './records.js';
 
 export function readService(r: Reader, spec: JsonObject, meta: Meta): Service {
   const ports = r.array(spec.ports, 'spec.ports').flatMap((raw, i): ServicePort[] => {
@@ -65,4 +65,9 @@ export function readPod(r: Reader, raw: JsonObject, meta: Meta): Pod {
   const pod: Pod = { ref: r.ref, meta, ready };
   if (ip) pod.ip = ip;
   return pod;
+}
+
+/** A ConfigMap's `data` (BackendTLSPolicies read CA bundles from it). */
+export function readConfigMap(r: Reader, raw: JsonObject, meta: Meta): ConfigMap {
+  return { ref: r.ref, meta, data: r.labels(raw.data, 'data') };
 }

@@ -75,12 +75,22 @@ export interface ValueMatch {
   value: string;
 }
 
+/** A GRPCRoute method match as written: service and method, each optional (neither: any method). */
+export interface GrpcMethodMatch {
+  type: 'Exact' | 'RegularExpression';
+  service?: string;
+  method?: string;
+}
+
 export interface Match {
   index: number;
+  /** A GRPCRoute match's `path` is the one its method match stands for: `/<service>/<method>`. */
   path: { type: PathType; value: string };
   headers: ValueMatch[];
   queryParams: ValueMatch[];
   method?: string;
+  /** Set on every GRPCRoute match, with or without a method match: it matches gRPC requests alone. */
+  grpc?: GrpcMethodMatch;
 }
 
 export interface HeaderValue {
@@ -154,12 +164,43 @@ export interface Rule {
   sessionPersistence: boolean;
 }
 
+/** The route kinds the converter serves; both read into the same record. */
+export type RouteKind = 'HTTPRoute' | 'GRPCRoute';
+
+/** An HTTPRoute or a GRPCRoute (whose rules have no redirects, rewrites, timeouts or retries). */
 export interface HttpRoute extends Base {
+  kind: RouteKind;
   parentRefs: ParentRef[];
   hostnames: string[];
   rules: Rule[];
   /** Values the route sets that cannot be used (a regex RE2 refuses, a malformed duration). */
   problems: Problem[];
+}
+
+/** A reference to a CA certificate bundle, as a BackendTLSPolicy writes it. */
+export interface CaCertificateRef {
+  group: string;
+  kind: string;
+  name: string;
+  /** Where the reference was written. */
+  path: string;
+}
+
+export interface SubjectAltName {
+  type: 'Hostname' | 'URI';
+  value: string;
+}
+
+export interface BackendTlsPolicy extends Base {
+  targets: PolicyTarget[];
+  caCertificateRefs: CaCertificateRef[];
+  wellKnownCACertificates?: string;
+  /** The SNI, and the name the backend's certificate must carry unless subjectAltNames are set. */
+  hostname: string;
+  subjectAltNames: SubjectAltName[];
+  options: Record<string, string>;
+  /** The API server would refuse the object; this says why. */
+  invalid?: string;
 }
 
 export interface ReferenceGrant extends Base {
@@ -188,6 +229,10 @@ export interface EndpointSlice extends Base {
   /** Addresses of the ready endpoints. */
   addresses: string[];
   ports: { name: string; port: number }[];
+}
+
+export interface ConfigMap extends Base {
+  data: Record<string, string>;
 }
 
 export interface Pod extends Base {
@@ -282,6 +327,9 @@ export interface Inputs {
   /** `kind/namespace/name` → pool. */
   pools: Map<string, Pool>;
   policies: Policy[];
+  backendTlsPolicies: BackendTlsPolicy[];
+  /** `namespace/name` → ConfigMap (CA bundles of BackendTLSPolicies). */
+  configMaps: Map<string, ConfigMap>;
   /** Namespace name → labels. */
   namespaces: Map<string, Record<string, string>>;
 }

@@ -1,8 +1,9 @@
 // Routes to listeners: which parentRefs a route can attach through, under which hostnames, and
-// the outcome of each parentRef for the route's status.
+// the outcome of each parentRef for the route's status. HTTPRoutes and GRPCRoutes attach alike, but
+// never share a hostname on a listener: the older route keeps it (GEP-1016).
 import type { Diagnostics } from '../diagnostics.js';
 import { GATEWAY_GROUP, type Gateway, type HttpRoute, type Inputs, type ParentRef } from '../read/index.js';
-import { intersect } from './hostnames.js';
+import { intersect, overlap } from './hostnames.js';
 import type { ActiveListener, GatewayListeners } from './listeners.js';
 import { type ParentOutcome, verdict } from './outcomes.js';
 
@@ -25,6 +26,14 @@ function namespaceAllowed(l: ActiveListener, gw: Gateway, route: HttpRoute, inpu
   if (from === 'Same') return route.meta.namespace === gw.meta.namespace;
   const labels = inputs.namespaces.get(route.meta.namespace);
   return labels !== undefined && Object.entries(selector ?? {}).every(([k, v]) => Object.hasOwn(labels, k) && labels[k] === v);
+}
+
+/** An attached route of the other kind (HTTPRoute or GRPCRoute) that shares one of `hostnames`; routes attach oldest first. */
+function crossKindConflict(attached: Map<HttpRoute, Attachment> | undefined, route: HttpRoute, hostnames: string[]): HttpRoute | undefined {
+  for (const a of attached?.values() ?? []) {
+    if (a.route.kind !== route.kind && a.hostnames.some((h) => hostnames.some((x) => overlap(h, x)))) return a.route;
+  }
+  return undefined;
 }
 
 /** What a parentRef asks for, as a phrase: `listener "http"`, `a listener on port 80`, ... */
@@ -80,17 +89,34 @@ export function attachRoutes(
         reject(parent, 'NoMatchingParent', `no ${wanted(parent)} on the Gateway`);
         continue;
       }
-      const allowed = candidates.filter((l) => l.allowsHttpRoute && namespaceAllowed(l, gw, route, inputs));
+      const allowed = candidates.filter((l) => l.routeKinds.includes(route.kind) && namespaceAllowed(l, gw, route, inputs));
       if (allowed.length === 0) {
-        diags.warning('NotAllowedByListeners', `no listener of Gateway ${gwName} allows HTTPRoutes from namespace ${route.meta.namespace}`, route.ref, path);
+        diags.warning(
+          'NotAllowedByListeners',
+          `no listener of Gateway ${gwName} allows ${route.kind}s from namespace ${route.meta.namespace}`,
+          route.ref,
+          path,
+        );
         reject(parent, 'NotAllowedByListeners', 'no listener allows this route');
         continue;
       }
       let any = false;
+      let conflict: HttpRoute | undefined;
       for (const l of allowed) {
         const hostnames =
           route.hostnames.length === 0 ? [l.spec.hostname ?? '*'] : [...new Set(route.hostnames.flatMap((h) => intersect(l.spec.hostname, h) ?? []))];
         if (hostnames.length === 0) continue;
+        const holder = crossKindConflict(routes.get(l), route, hostnames);
+        if (holder) {
+          conflict = holder;
+          diags.warning(
+            'HostnameConflict',
+            `${holder.kind} ${holder.meta.namespace}/${holder.meta.name}, which is older (or first by name), already serves these hostnames on listener "${l.spec.name}" of Gateway ${gwName}; a hostname is served by HTTPRoutes or by GRPCRoutes, not both`,
+            route.ref,
+            path,
+          );
+          continue;
+        }
         any = true;
         let attached = routes.get(l);
         if (!attached) {
@@ -100,6 +126,10 @@ export function attachRoutes(
         const existing = attached.get(route);
         if (existing) existing.hostnames = [...new Set([...existing.hostnames, ...hostnames])];
         else attached.set(route, { route, hostnames });
+      }
+      if (!any && conflict) {
+        reject(parent, 'HostnameConflict', `${conflict.kind} ${conflict.meta.namespace}/${conflict.meta.name} already serves these hostnames`);
+        continue;
       }
       if (!any) {
         diags.warning('NoMatchingListenerHostname', `no hostname of the route matches a listener of Gateway ${gwName}`, route.ref, 'spec.hostnames');

@@ -2,17 +2,21 @@
 // share anything (each is its own proxy); inside one Gateway, listeners on the same port and
 // protocol share one proxy listener, and the ones that cannot are Conflicted.
 import type { Diagnostics } from '../diagnostics.js';
-import { GATEWAY_GROUP, type Gateway, type ListenerSpec, type RouteGroupKind } from '../read/index.js';
+import { GATEWAY_GROUP, type Gateway, type ListenerSpec, type RouteGroupKind, type RouteKind } from '../read/index.js';
 import { type ListenerOutcome, type Verdict, verdict } from './outcomes.js';
 
-const HTTP_ROUTE: RouteGroupKind = { group: GATEWAY_GROUP, kind: 'HTTPRoute' };
+/** The route kinds an HTTP or HTTPS listener serves, in the order supportedKinds lists them. */
+const ROUTE_KINDS: (RouteGroupKind & { kind: RouteKind })[] = [
+  { group: GATEWAY_GROUP, kind: 'HTTPRoute' },
+  { group: GATEWAY_GROUP, kind: 'GRPCRoute' },
+];
 
 /** A listener extlb serves. */
 export interface ActiveListener {
   spec: ListenerSpec;
   protocol: 'HTTP' | 'HTTPS';
-  /** Whether HTTPRoute is among the listener's allowed kinds. */
-  allowsHttpRoute: boolean;
+  /** The route kinds among the listener's allowed kinds that extlb serves. */
+  routeKinds: RouteKind[];
   outcome: ListenerOutcome;
 }
 
@@ -126,18 +130,20 @@ export function resolveListeners(gw: Gateway, diags: Diagnostics): GatewayListen
       group = { port: l.port, protocol, listeners: [] };
       byPort.set(l.port, group);
     }
-    const allowsHttpRoute = l.kinds === undefined || l.kinds.length === 0 || l.kinds.some((k) => k.kind === HTTP_ROUTE.kind && k.group === HTTP_ROUTE.group);
+    const supported =
+      l.kinds === undefined || l.kinds.length === 0 ? ROUTE_KINDS : ROUTE_KINDS.filter((s) => l.kinds?.some((k) => k.kind === s.kind && k.group === s.group));
     const outcome: ListenerOutcome = {
       name: l.name,
       index: l.index,
-      supportedKinds: allowsHttpRoute ? [HTTP_ROUTE] : [],
+      supportedKinds: supported.map(({ group, kind }) => ({ group, kind })),
       attachedRoutes: 0,
       accepted: verdict(true, 'Accepted', 'Listener is accepted'),
       programmed: verdict(true, 'Programmed', 'Listener is in the Envoy configuration'),
-      resolvedRefs: allowsHttpRoute ? ALL_RESOLVED : verdict(false, 'InvalidRouteKinds', 'no allowed route kind is supported; extlb supports HTTPRoute'),
+      resolvedRefs:
+        supported.length > 0 ? ALL_RESOLVED : verdict(false, 'InvalidRouteKinds', 'no allowed route kind is supported; extlb supports HTTPRoute and GRPCRoute'),
       conflicted: NO_CONFLICTS,
     };
-    const a: ActiveListener = { spec: l, protocol, allowsHttpRoute, outcome };
+    const a: ActiveListener = { spec: l, protocol, routeKinds: supported.map((k) => k.kind), outcome };
     group.listeners.push(a);
     active.push(a);
     outcomes.push(outcome);

@@ -1,5 +1,5 @@
-// HTTPRoute rules to actions: filters, weighted destinations, mirrors, timeouts and retry, as
-// Gateway API defines them. The result does not depend on which listener serves the route.
+// HTTPRoute and GRPCRoute rules to actions: filters, weighted destinations, mirrors, timeouts and
+// retry, as Gateway API defines them. The result does not depend on which listener serves the route.
 import type { Diagnostics } from '../diagnostics.js';
 import type { BackendRef, Filter, HttpRoute, Problem, Rule } from '../read/index.js';
 import { type Backends, usesPicker } from './backends.js';
@@ -58,6 +58,9 @@ class RouteCompiler {
       this.diags.warning('UnsupportedValue', 'sessionPersistence is not supported yet and is ignored', this.route.ref, `${base}.sessionPersistence`);
     const forward: Forward = { type: 'forward', destinations: [], mirrors: [], timeouts: rule.timeouts };
     if (rule.retry) forward.retry = rule.retry;
+    // GRPCRoute: requests for an invalid backend get UNAVAILABLE, which a 503 becomes for gRPC clients.
+    const grpc = this.route.kind === 'GRPCRoute';
+    if (grpc) forward.invalidStatus = 503;
     let redirect: Extract<Filter, { type: 'RequestRedirect' }> | undefined;
     let unsupported = false;
     const prefix = this.prefixOf(rule);
@@ -130,8 +133,9 @@ class RouteCompiler {
       if (b) result.backends.push(b);
       forward.destinations.push(this.destination(ref, b));
     });
-    // No backend at all, or only invalid or zero-weight ones: Gateway API answers 500.
+    // No backend at all, or only invalid or zero-weight ones: Gateway API answers 500 (UNAVAILABLE for gRPC).
     if (forward.destinations.some((d) => d.backend !== undefined && d.weight > 0)) result.action = forward;
+    else if (grpc) result.action = { type: 'direct', status: 503 };
     return result;
   }
 
