@@ -4,7 +4,7 @@
 // checked against the converted Envoy configuration with the Envoy model (envoy-model.ts).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
 import { type ConvertOptions, type ConvertResult, type EnvoyConfig, convert, toBootstrap, toXds } from '../../src/index.js';
 import { loadEnvoyValidator } from '../../src/validator/index.js';
-import { type Outcome, type Request, handle } from './envoy-model.js';
+import { type Outcome, type Request, type World, grpcStatus, handle } from './envoy-model.js';
 
 type Json = Record<string, any>;
 
@@ -31,58 +31,188 @@ export const REGISTERED = new Map<string, { suite: 'gateway-api' | 'gie'; suppor
 
 const certs = new Map<string, { crt: string; key: string }>();
 
-/** A self-signed certificate for `name` (and its hostnames), made once per run with openssl. */
+/** Runs openssl in a scratch folder and returns the PEM files it wrote there. */
+function openssl(steps: (dir: string) => string[][], outputs: string[]): string[] {
+  const dir = mkdtempSync(join(tmpdir(), 'extlb-conformance-'));
+  try {
+    for (const args of steps(dir)) execFileSync('openssl', args, { stdio: 'ignore' });
+    return outputs.map((f) => readFileSync(join(dir, f), 'utf8'));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const EC_KEY = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1'];
+
+/** A certificate made once per run with openssl, cached by name; PEM. */
+function cached(name: string, make: () => { crt: string; key: string }): { crt: string; key: string } {
+  const hit = certs.get(name);
+  if (hit) return hit;
+  const pair = make();
+  certs.set(name, pair);
+  return pair;
+}
+
+/** A self-signed certificate for `name` (and its hostnames), base64 as a Secret holds it. */
 export function certificate(
   name: string,
   hosts: string[] = ['*.example.com', 'example.org', '*.wildcard.org', 'second-example.org'],
 ): { crt: string; key: string } {
-  const cached = certs.get(name);
-  if (cached) return cached;
-  const dir = mkdtempSync(join(tmpdir(), 'extlb-conformance-'));
-  try {
-    const crt = join(dir, 'tls.crt');
-    const key = join(dir, 'tls.key');
-    const san = hosts.map((h) => `DNS:${h}`).join(',');
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'ec',
-        '-pkeyopt',
-        'ec_paramgen_curve:prime256v1',
-        '-nodes',
-        '-days',
-        '1',
-        '-subj',
-        `/CN=${name}`,
-        '-addext',
-        `subjectAltName=${san}`,
-        '-keyout',
-        key,
-        '-out',
-        crt,
+  const pem = cached(name, () => {
+    const [crt, key] = openssl(
+      (d) => [
+        [
+          'req',
+          '-x509',
+          ...EC_KEY,
+          '-subj',
+          `/CN=${name}`,
+          '-addext',
+          `subjectAltName=${hosts.map((h) => `DNS:${h}`).join(',')}`,
+          '-keyout',
+          join(d, 'k'),
+          '-out',
+          join(d, 'c'),
+        ],
       ],
-      { stdio: 'ignore' },
+      ['c', 'k'],
     );
-    const pair = { crt: readFileSync(crt).toString('base64'), key: readFileSync(key).toString('base64') };
-    certs.set(name, pair);
-    return pair;
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+    return { crt: crt as string, key: key as string };
+  });
+  return { crt: Buffer.from(pem.crt).toString('base64'), key: Buffer.from(pem.key).toString('base64') };
+}
+
+/** A CA certificate (PEM), as the suite makes for the ConfigMaps of BackendTLSPolicy tests. */
+export function authority(name: string): { crt: string; key: string } {
+  return cached(name, () => {
+    const [crt, key] = openssl(
+      (d) => [
+        [
+          'req',
+          '-x509',
+          ...EC_KEY,
+          '-subj',
+          `/CN=${name}`,
+          '-addext',
+          'basicConstraints=critical,CA:TRUE',
+          '-addext',
+          'keyUsage=critical,keyCertSign,cRLSign',
+          '-keyout',
+          join(d, 'k'),
+          '-out',
+          join(d, 'c'),
+        ],
+      ],
+      ['c', 'k'],
+    );
+    return { crt: crt as string, key: key as string };
+  });
+}
+
+/** A serving certificate (PEM) that the CA `issuer` signed, with these SANs (`DNS:...`, `URI:...`). */
+export function issued(name: string, issuer: string, sans: string[]): { crt: string; key: string } {
+  const ca = authority(issuer);
+  return cached(name, () => {
+    const [crt, key] = openssl(
+      (d) => {
+        writeFileSync(join(d, 'ca.crt'), ca.crt);
+        writeFileSync(join(d, 'ca.key'), ca.key);
+        return [
+          [
+            'req',
+            '-x509',
+            ...EC_KEY,
+            '-subj',
+            `/CN=${name}`,
+            '-addext',
+            'basicConstraints=critical,CA:FALSE',
+            '-addext',
+            `subjectAltName=${sans.join(',')}`,
+            '-CA',
+            join(d, 'ca.crt'),
+            '-CAkey',
+            join(d, 'ca.key'),
+            '-keyout',
+            join(d, 'k'),
+            '-out',
+            join(d, 'c'),
+          ],
+        ];
+      },
+      ['c', 'k'],
+    );
+    return { crt: crt as string, key: key as string };
+  });
 }
 
 /** Objects of a manifests file with the suite's placeholders filled in. */
 export function manifests(file: string): unknown[] {
   const text = readFileSync(here(file), 'utf8')
     .replaceAll('{GATEWAY_CLASS_NAME}', GATEWAY_CLASS)
-    .replace(/\{CERT:([a-z0-9-]+):(crt|key)\}/g, (_m, name: string, part: 'crt' | 'key') => certificate(name)[part]);
+    .replace(/\{CERT:([a-z0-9-]+):(crt|key)\}/g, (_m, name: string, part: 'crt' | 'key') => certificate(name)[part])
+    // A ConfigMap's ca.crt: the PEM as a double-quoted YAML string.
+    .replace(/\{CA_PEM:([a-z0-9-]+)\}/g, (_m, name: string) => JSON.stringify(authority(name).crt));
   return parseAllDocuments(text)
     .map((d) => d.toJS() as unknown)
     .filter((o) => o !== null);
 }
+
+/** The gRPC service every echo backend of the suite serves. */
+export const GRPC_ECHO = 'gateway_api_conformance.echo_basic.grpcecho.GrpcEcho';
+
+/**
+ * What the base's backend Pods serve, beyond what the converter sees (the suite's echo-basic
+ * images): the TLS backends present tls-checks-certificate, which the CA in ConfigMap
+ * tls-checks-ca-certificate issued, on 8443; the gRPC echo backends speak HTTP/2 only, in
+ * cleartext on 3000 and with the same certificate on 8443.
+ */
+let world: World | undefined;
+export function baseWorld(): World {
+  if (world) return world;
+  const serving = issued('tls-checks-certificate', 'tls-checks-ca-certificate', [
+    'DNS:abc.example.com',
+    'URI:spiffe://abc.example.com/test-identity',
+    'DNS:other.example.com',
+  ]);
+  const endpoints: World['endpoints'] = {};
+  const pods = (subnet: number) => [`10.244.${subnet}.10`, `10.244.${subnet}.11`];
+  for (const ip of pods(4)) endpoints[`${ip}:8443`] = { tls: { certificate: serving.crt } };
+  for (const subnet of [6, 7, 8]) {
+    for (const ip of pods(subnet)) {
+      endpoints[`${ip}:3000`] = { protocols: ['h2'] };
+      endpoints[`${ip}:8443`] = { tls: { certificate: serving.crt }, protocols: ['h2'] };
+    }
+  }
+  world = { endpoints };
+  return world;
+}
+
+/** A gRPC call as the suite's client makes it: HTTP/2, POST /<service>/<method>, content-type application/grpc. */
+export interface GrpcCall {
+  service?: string;
+  method: string;
+  /** The :authority; the Gateway's address when unset. */
+  authority?: string;
+  /** Request metadata (headers). */
+  metadata?: Record<string, string>;
+  port?: number;
+}
+
+export function grpcRequest(call: GrpcCall): Partial<Request> & { path: string } {
+  const headers: Record<string, string> = { 'content-type': 'application/grpc', te: 'trailers' };
+  for (const [k, v] of Object.entries(call.metadata ?? {})) headers[k.toLowerCase()] = v;
+  return {
+    port: call.port ?? 80,
+    host: call.authority ?? `192.0.2.10:${call.port ?? 80}`,
+    path: `/${call.service ?? GRPC_ECHO}/${call.method}`,
+    method: 'POST',
+    headers,
+    http2: true,
+  };
+}
+
+/** gRPC status codes the suite's tests name. */
+export const GRPC = { OK: 0, UNKNOWN: 2, UNIMPLEMENTED: 12, UNAVAILABLE: 14 } as const;
 
 const nn = (name: string): [string, string] => {
   const [a, b] = name.includes('/') ? name.split('/') : [INFRA, name];
@@ -92,6 +222,8 @@ const nn = (name: string): [string, string] => {
 /** A scenario: base.yaml plus one test's manifests, converted, with assertions in the suite's terms. */
 export class Scenario {
   readonly result: ConvertResult;
+  /** What the backends serve (the model's facts beyond the Envoy configuration). */
+  world: World = baseWorld();
 
   constructor(file: string | undefined, options: ConvertOptions = {}, extra: unknown[] = []) {
     this.result = convert([...manifests('base.yaml'), ...(file ? manifests(`manifests/${file}`) : []), ...extra], { now: NOW, ...options });
@@ -134,6 +266,16 @@ export class Scenario {
     return Object.fromEntries((entry.conditions as Json[]).map((c) => [c.type, c]));
   }
 
+  /** The conditions of a policy's ancestor entry for a Gateway (BackendTLSPolicyMustHaveCondition), each at the policy's generation. */
+  ancestor(kind: string, policy: string, gateway: string): Record<string, Json> {
+    const [gns, gn] = nn(gateway);
+    const ancestors = this.status(kind, policy).ancestors as Json[];
+    const entry = ancestors.find((a) => a.ancestorRef.name === gn && (a.ancestorRef.namespace ?? gns) === gns);
+    assert.ok(entry, `${kind} ${policy} has no ancestor entry for Gateway ${gns}/${gn}: ${JSON.stringify(ancestors.map((a) => a.ancestorRef))}`);
+    assert.equal(entry.controllerName, 'extlb.dev/gateway-controller');
+    return Object.fromEntries((entry.conditions as Json[]).map((c) => [c.type, c]));
+  }
+
   gatewayConditions(gateway: string): Record<string, Json> {
     return Object.fromEntries((this.status('Gateway', gateway).conditions as Json[]).map((c) => [c.type, c]));
   }
@@ -167,7 +309,28 @@ export class Scenario {
   }
 
   request(gateway: string, req: Partial<Request> & { path: string }): Outcome {
-    return handle(this.gateway(gateway), { port: 80, host: 'example.com', ...req });
+    return handle(this.gateway(gateway), { port: 80, host: 'example.com', ...req }, this.world);
+  }
+
+  /**
+   * grpc.MakeRequestAndExpectEventuallyConsistentResponse, without the waiting: the call reaches
+   * the backend it names (OK), or gets the status code it expects.
+   */
+  expectGrpc(gateway: string, e: { call: GrpcCall; code?: number; backend?: string; namespace?: string }): void {
+    const request = grpcRequest(e.call);
+    const o = this.request(gateway, request);
+    const what = `gRPC ${request.path} ${JSON.stringify(e.call.metadata ?? {})} to ${request.host} on ${gateway}`;
+    assert.equal(grpcStatus(o), e.code ?? GRPC.OK, `${what}: expected gRPC status ${e.code ?? GRPC.OK}, got ${JSON.stringify(o)}`);
+    if (e.backend !== undefined) this.reached(o, { request, backend: e.backend, ...(e.namespace ? { namespace: e.namespace } : {}) }, what);
+  }
+
+  /** The share of requests each backend (`namespace/name`) gets; invalid shares are named by their cluster. */
+  shares(gateway: string, req: Partial<Request> & { path: string }): Record<string, number> {
+    const o = this.request(gateway, req);
+    assert.equal(o.type, 'forward', `${JSON.stringify(req)}: ${JSON.stringify(o)}`);
+    if (o.type !== 'forward') return {};
+    const total = o.upstreams.reduce((sum, u) => sum + u.weight, 0);
+    return Object.fromEntries(o.upstreams.map((u) => [backendOf(u.cluster), u.weight / total]));
   }
 
   /**
@@ -178,20 +341,10 @@ export class Scenario {
   expect(gateway: string, e: Expected): void {
     const o = this.request(gateway, e.request);
     const what = `${JSON.stringify(e.request)} on ${gateway}`;
-    const status = o.type === 'forward' ? 200 : 'status' in o ? o.status : 0;
+    // Envoy answers 503 when it cannot connect to the backend (a refused TLS handshake).
+    const status = o.type === 'forward' ? (o.upstreams.some((u) => u.failure !== undefined) ? 503 : 200) : 'status' in o ? o.status : 0;
     assert.equal(status, e.status ?? 200, `${what}: expected status ${e.status ?? 200}, got ${JSON.stringify(o)}`);
-    if (e.backend !== undefined) {
-      assert.equal(o.type, 'forward', what);
-      if (o.type !== 'forward') return;
-      const backends = o.upstreams.map((u) => backendOf(u.cluster));
-      assert.deepEqual([...new Set(backends)], [`${e.namespace ?? INFRA}/${e.backend}`], `${what}: backend`);
-      for (const u of o.upstreams) {
-        if (e.upstream?.path !== undefined) assert.equal(u.path, e.upstream.path, `${what}: path at the backend`);
-        if (e.upstream?.host !== undefined) assert.equal(u.host, e.upstream.host, `${what}: Host at the backend`);
-        for (const [k, v] of Object.entries(e.upstream?.headers ?? {})) assert.equal(u.headers[k.toLowerCase()], v, `${what}: header ${k} at the backend`);
-        for (const k of e.upstream?.absentHeaders ?? []) assert.equal(u.headers[k.toLowerCase()], undefined, `${what}: header ${k} must not reach the backend`);
-      }
-    }
+    if (e.backend !== undefined) this.reached(o, e, what);
     if (e.redirect) {
       assert.equal(o.type, 'redirect', what);
       if (o.type !== 'redirect') return;
@@ -205,6 +358,21 @@ export class Scenario {
       assert.equal(url.pathname, e.redirect.path ?? e.request.path.split('?')[0], `${what}: redirect path`);
     }
   }
+
+  /** The request reached the expected backend, as the backend expects to see it. */
+  private reached(o: Outcome, e: Expected, what: string): void {
+    assert.equal(o.type, 'forward', what);
+    if (o.type !== 'forward') return;
+    const backends = o.upstreams.map((u) => backendOf(u.cluster));
+    assert.deepEqual([...new Set(backends)], [`${e.namespace ?? INFRA}/${e.backend}`], `${what}: backend`);
+    for (const u of o.upstreams) {
+      if (e.upstream?.path !== undefined) assert.equal(u.path, e.upstream.path, `${what}: path at the backend`);
+      if (e.upstream?.host !== undefined) assert.equal(u.host, e.upstream.host, `${what}: Host at the backend`);
+      if (e.upstream?.sni !== undefined) assert.equal(u.sni, e.upstream.sni, `${what}: TLS server name at the backend`);
+      for (const [k, v] of Object.entries(e.upstream?.headers ?? {})) assert.equal(u.headers[k.toLowerCase()], v, `${what}: header ${k} at the backend`);
+      for (const k of e.upstream?.absentHeaders ?? []) assert.equal(u.headers[k.toLowerCase()], undefined, `${what}: header ${k} must not reach the backend`);
+    }
+  }
 }
 
 export interface Expected {
@@ -212,7 +380,7 @@ export interface Expected {
   status?: number;
   backend?: string;
   namespace?: string;
-  upstream?: { path?: string; host?: string; headers?: Record<string, string>; absentHeaders?: string[] };
+  upstream?: { path?: string; host?: string; sni?: string; headers?: Record<string, string>; absentHeaders?: string[] };
   redirect?: { scheme?: string; host?: string; port?: string; path?: string };
 }
 
