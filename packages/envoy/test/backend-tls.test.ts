@@ -184,3 +184,10 @@ test('EDS clusters carry the same TLS, and the model connects to their assigned 
   assert.equal(cluster?.transport_socket.typed_config.sni, HOST);
   s.expect(GW, { request: { path: '/' }, status: 503 });
 });
+
+test('a value that cannot be written as JSON (a cyclic object) is reported, not thrown', () => {
+  const cyclic: Json = {};
+  cyclic.self = cyclic;
+  const s = new Scenario(undefined, {}, [route([toTls]), policy('cyclic', { caCertificateRefs: [ca()], subjectAltNames: [{ type: cyclic, hostname: HOST }] })]);
+  assert.match(ancestor(s, 'cyclic').Accepted?.message, /Unsupported value: <object that cannot be written as JSON>/);
+});

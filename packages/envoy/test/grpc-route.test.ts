@@ -216,3 +216,16 @@ test('gRPC over an HTTPS listener: the listener offers h2 by ALPN', () => {
   const call = { ...grpcRequest({ method: 'Echo', authority: 'second-example.org', port: 443 }), scheme: 'https' as const, sni: 'second-example.org' };
   s.expect('same-namespace-with-https-listener', { request: call, backend: 'grpc-infra-backend-v1' });
 });
+
+test('a hostname that is not one is reported; a route left with none serves nothing rather than every host', () => {
+  const s = new Scenario(undefined, {}, [
+    grpcRoute('some', { hostnames: ['Ok.Example.com', 'not a host'], rules: [{ backendRefs: [to('grpc-infra-backend-v1')] }] }),
+    grpcRoute('none', { hostnames: [''], rules: [{ backendRefs: [to('grpc-infra-backend-v2')] }] }),
+  ]);
+  s.condition(parent(s, 'some'), 'PartiallyInvalid', 'True', 'UnsupportedValue');
+  s.expectGrpc('same-namespace', { call: { method: 'Echo', authority: 'ok.example.com' }, backend: 'grpc-infra-backend-v1' });
+  const none = parent(s, 'none').Accepted;
+  assert.deepEqual([none?.status, none?.reason], ['False', 'UnsupportedValue']);
+  assert.match(none?.message, /spec\.hostnames\[0\]: "" is not a hostname/);
+  s.expectGrpc('same-namespace', { call: { method: 'Echo', authority: 'elsewhere.example.com' }, code: GRPC.UNIMPLEMENTED });
+});

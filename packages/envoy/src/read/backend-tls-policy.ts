@@ -2,12 +2,11 @@
 // it would refuse stays a record marked invalid, so that its status says why and its targets never
 // fall back to plaintext.
 import type { JsonObject } from '../json.js';
-import type { Reader } from './reader.js';
+import { HOSTNAME, type Reader } from './reader.js';
 import type { BackendTlsPolicy, CaCertificateRef, Meta, PolicyTarget, SubjectAltName } from './records.js';
 
-/** Gateway API's PreciseHostname and Hostname (which may start with a `*.` label). */
+/** Gateway API's PreciseHostname: a Hostname without a wildcard. */
 const PRECISE_HOSTNAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-const HOSTNAME = /^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const WELL_KNOWN = /^(System|([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9]))$/;
 /** AbsoluteURI: a scheme and a scheme-specific part. */
 const ABSOLUTE_URI = /^(([^:/?#]+):)(\/\/([^/?#]*))([^?#]*)(\?([^#]*))?(#(.*))?/;

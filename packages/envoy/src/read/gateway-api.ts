@@ -2,7 +2,7 @@
 // GRPCRoute shares (parentRefs, hostnames, header matches, filters, backendRefs).
 import { parseDuration } from '../duration.js';
 import { type JsonObject, isObject } from '../json.js';
-import { HEADER_NAME, type Reader } from './reader.js';
+import { HEADER_NAME, HOSTNAME, type Reader } from './reader.js';
 import type {
   BackendRef,
   Filter,
@@ -334,9 +334,26 @@ export function readParentRefs(r: Reader, spec: JsonObject, meta: Meta): ParentR
   });
 }
 
-/** A route's hostnames, lower-cased. */
-export function readHostnames(r: Reader, spec: JsonObject): string[] {
-  return r.array(spec.hostnames, 'spec.hostnames').flatMap((h, i) => r.string(h, `spec.hostnames[${i}]`)?.toLowerCase() ?? []);
+/**
+ * A route's hostnames, lower-cased; one that is not a Gateway API Hostname is reported and left
+ * out. Undefined when hostnames were given and none is usable: the route must then serve nothing,
+ * rather than every host.
+ */
+export function readHostnames(r: Reader, spec: JsonObject): string[] | undefined {
+  const raw = r.array(spec.hostnames, 'spec.hostnames');
+  const hostnames = raw.flatMap((h, i) => {
+    const host = r.string(h, `spec.hostnames[${i}]`)?.toLowerCase();
+    if (host === undefined) return [];
+    if (HOSTNAME.test(host) && host.length <= 253) return [host];
+    r.invalid(`spec.hostnames[${i}]`, `${JSON.stringify(host)} is not a hostname (DNS labels, the first of which may be *)`);
+    return [];
+  });
+  return raw.length > 0 && hostnames.length === 0 ? undefined : hostnames;
+}
+
+/** A route with no usable hostname keeps its rules for its status, but none of their matches. */
+export function unserved(rules: Rule[]): Rule[] {
+  return rules.map((rule) => ({ ...rule, matches: [] }));
 }
 
 export function readRoute(r: Reader, spec: JsonObject, meta: Meta): HttpRoute {
@@ -344,7 +361,7 @@ export function readRoute(r: Reader, spec: JsonObject, meta: Meta): HttpRoute {
   const hostnames = readHostnames(r, spec);
   const rawRules = r.array(spec.rules, 'spec.rules');
   const rules = (rawRules.length === 0 ? [{}] : rawRules).map((rule, i) => readRule(r, rule, `spec.rules[${i}]`, i, meta.namespace));
-  return { ref: r.ref, meta, kind: 'HTTPRoute', parentRefs, hostnames, rules, problems: r.problems };
+  return { ref: r.ref, meta, kind: 'HTTPRoute', parentRefs, hostnames: hostnames ?? [], rules: hostnames ? rules : unserved(rules), problems: r.problems };
 }
 
 export function readGrant(r: Reader, spec: JsonObject, meta: Meta): ReferenceGrant {

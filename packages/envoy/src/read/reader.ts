@@ -8,6 +8,18 @@ import type { Problem } from './records.js';
 /** Gateway API's HeaderName: RFC 7230 token characters. */
 export const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+\-.^_`|~]+$/;
 
+/** Gateway API's Hostname: lower-case DNS labels, the first of which may be `*`. */
+export const HOSTNAME = /^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/** A value as a message shows it: JSON, or its type when it cannot be written (a cyclic object). */
+export function shown(v: unknown): string {
+  try {
+    return JSON.stringify(v) ?? String(v);
+  } catch {
+    return `<${typeof v} that cannot be written as JSON>`;
+  }
+}
+
 export class Reader {
   readonly problems: Problem[] = [];
 
@@ -60,7 +72,7 @@ export class Reader {
   oneOf<T extends string>(v: unknown, path: string, allowed: readonly T[], fallback?: T): T | undefined {
     if (v === undefined || v === null) return fallback;
     if (typeof v === 'string' && (allowed as readonly string[]).includes(v)) return v as T;
-    this.invalid(path, `Unsupported value: ${JSON.stringify(v)}: supported values: ${allowed.map((a) => `"${a}"`).join(', ')}`);
+    this.invalid(path, `Unsupported value: ${shown(v)}: supported values: ${allowed.map((a) => `"${a}"`).join(', ')}`);
     return undefined;
   }
 

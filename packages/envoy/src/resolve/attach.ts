@@ -31,7 +31,9 @@ function namespaceAllowed(l: ActiveListener, gw: Gateway, route: HttpRoute, inpu
 /** An attached route of the other kind (HTTPRoute or GRPCRoute) that shares one of `hostnames`; routes attach oldest first. */
 function crossKindConflict(attached: Map<HttpRoute, Attachment> | undefined, route: HttpRoute, hostnames: string[]): HttpRoute | undefined {
   for (const a of attached?.values() ?? []) {
-    if (a.route.kind !== route.kind && a.hostnames.some((h) => hostnames.some((x) => overlap(h, x)))) return a.route;
+    // A route whose every match was invalid serves nothing, so it holds no hostname.
+    const serves = a.route.rules.some((r) => r.matches.length > 0);
+    if (serves && a.route.kind !== route.kind && a.hostnames.some((h) => hostnames.some((x) => overlap(h, x)))) return a.route;
   }
   return undefined;
 }

@@ -29,120 +29,50 @@ export type Support = { status: 'pass' } | { status: 'partial'; missing: string 
 /** Every registered upstream test, for the README table check. */
 export const REGISTERED = new Map<string, { suite: 'gateway-api' | 'gie'; support: Support }>();
 
-const certs = new Map<string, { crt: string; key: string }>();
+type Pem = { crt: string; key: string };
+const certs = new Map<string, Pem>();
 
-/** Runs openssl in a scratch folder and returns the PEM files it wrote there. */
-function openssl(steps: (dir: string) => string[][], outputs: string[]): string[] {
+/**
+ * A certificate made once per run with openssl (PEM), cached by name: self-signed, a CA, or issued
+ * by a CA, with these SANs (`DNS:...`, `URI:...`).
+ */
+function makeCertificate(name: string, spec: { sans?: string[]; ca?: boolean; issuer?: Pem }): Pem {
+  const hit = certs.get(name);
+  if (hit) return hit;
   const dir = mkdtempSync(join(tmpdir(), 'extlb-conformance-'));
   try {
-    for (const args of steps(dir)) execFileSync('openssl', args, { stdio: 'ignore' });
-    return outputs.map((f) => readFileSync(join(dir, f), 'utf8'));
+    const args = ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1', '-subj', `/CN=${name}`];
+    if (spec.ca) args.push('-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign');
+    if (spec.sans) args.push('-addext', `subjectAltName=${spec.sans.join(',')}`);
+    if (spec.issuer) {
+      // openssl's default extensions would make the issued certificate a CA too.
+      writeFileSync(join(dir, 'ca.crt'), spec.issuer.crt);
+      writeFileSync(join(dir, 'ca.key'), spec.issuer.key);
+      args.push('-addext', 'basicConstraints=critical,CA:FALSE', '-CA', join(dir, 'ca.crt'), '-CAkey', join(dir, 'ca.key'));
+    }
+    execFileSync('openssl', [...args, '-keyout', join(dir, 'tls.key'), '-out', join(dir, 'tls.crt')], { stdio: 'ignore' });
+    const pem = { crt: readFileSync(join(dir, 'tls.crt'), 'utf8'), key: readFileSync(join(dir, 'tls.key'), 'utf8') };
+    certs.set(name, pem);
+    return pem;
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-const EC_KEY = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1'];
-
-/** A certificate made once per run with openssl, cached by name; PEM. */
-function cached(name: string, make: () => { crt: string; key: string }): { crt: string; key: string } {
-  const hit = certs.get(name);
-  if (hit) return hit;
-  const pair = make();
-  certs.set(name, pair);
-  return pair;
-}
-
 /** A self-signed certificate for `name` (and its hostnames), base64 as a Secret holds it. */
-export function certificate(
-  name: string,
-  hosts: string[] = ['*.example.com', 'example.org', '*.wildcard.org', 'second-example.org'],
-): { crt: string; key: string } {
-  const pem = cached(name, () => {
-    const [crt, key] = openssl(
-      (d) => [
-        [
-          'req',
-          '-x509',
-          ...EC_KEY,
-          '-subj',
-          `/CN=${name}`,
-          '-addext',
-          `subjectAltName=${hosts.map((h) => `DNS:${h}`).join(',')}`,
-          '-keyout',
-          join(d, 'k'),
-          '-out',
-          join(d, 'c'),
-        ],
-      ],
-      ['c', 'k'],
-    );
-    return { crt: crt as string, key: key as string };
-  });
+export function certificate(name: string, hosts: string[] = ['*.example.com', 'example.org', '*.wildcard.org', 'second-example.org']): Pem {
+  const pem = makeCertificate(name, { sans: hosts.map((h) => `DNS:${h}`) });
   return { crt: Buffer.from(pem.crt).toString('base64'), key: Buffer.from(pem.key).toString('base64') };
 }
 
 /** A CA certificate (PEM), as the suite makes for the ConfigMaps of BackendTLSPolicy tests. */
-export function authority(name: string): { crt: string; key: string } {
-  return cached(name, () => {
-    const [crt, key] = openssl(
-      (d) => [
-        [
-          'req',
-          '-x509',
-          ...EC_KEY,
-          '-subj',
-          `/CN=${name}`,
-          '-addext',
-          'basicConstraints=critical,CA:TRUE',
-          '-addext',
-          'keyUsage=critical,keyCertSign,cRLSign',
-          '-keyout',
-          join(d, 'k'),
-          '-out',
-          join(d, 'c'),
-        ],
-      ],
-      ['c', 'k'],
-    );
-    return { crt: crt as string, key: key as string };
-  });
+export function authority(name: string): Pem {
+  return makeCertificate(name, { ca: true });
 }
 
-/** A serving certificate (PEM) that the CA `issuer` signed, with these SANs (`DNS:...`, `URI:...`). */
-export function issued(name: string, issuer: string, sans: string[]): { crt: string; key: string } {
-  const ca = authority(issuer);
-  return cached(name, () => {
-    const [crt, key] = openssl(
-      (d) => {
-        writeFileSync(join(d, 'ca.crt'), ca.crt);
-        writeFileSync(join(d, 'ca.key'), ca.key);
-        return [
-          [
-            'req',
-            '-x509',
-            ...EC_KEY,
-            '-subj',
-            `/CN=${name}`,
-            '-addext',
-            'basicConstraints=critical,CA:FALSE',
-            '-addext',
-            `subjectAltName=${sans.join(',')}`,
-            '-CA',
-            join(d, 'ca.crt'),
-            '-CAkey',
-            join(d, 'ca.key'),
-            '-keyout',
-            join(d, 'k'),
-            '-out',
-            join(d, 'c'),
-          ],
-        ];
-      },
-      ['c', 'k'],
-    );
-    return { crt: crt as string, key: key as string };
-  });
+/** A serving certificate (PEM) that the CA `issuer` signed, with these SANs. */
+export function issued(name: string, issuer: string, sans: string[]): Pem {
+  return makeCertificate(name, { sans, issuer: authority(issuer) });
 }
 
 /** Objects of a manifests file with the suite's placeholders filled in. */
