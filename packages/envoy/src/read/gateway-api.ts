@@ -18,6 +18,7 @@ import type {
   Redirect,
   ReferenceGrant,
   Rewrite,
+  RouteKind,
   Rule,
   SecretRef,
   ValueMatch,
@@ -313,7 +314,7 @@ function readRule(r: Reader, raw: unknown, path: string, index: number, namespac
 }
 
 /** The parentRefs of a route, with Gateway API's defaults. */
-export function readParentRefs(r: Reader, spec: JsonObject, meta: Meta): ParentRef[] {
+function readParentRefs(r: Reader, spec: JsonObject, meta: Meta): ParentRef[] {
   return r.array(spec.parentRefs, 'spec.parentRefs').flatMap((raw, index): ParentRef[] => {
     const p = `spec.parentRefs[${index}]`;
     const o = r.object(raw, p);
@@ -339,7 +340,7 @@ export function readParentRefs(r: Reader, spec: JsonObject, meta: Meta): ParentR
  * out. Undefined when hostnames were given and none is usable: the route must then serve nothing,
  * rather than every host.
  */
-export function readHostnames(r: Reader, spec: JsonObject): string[] | undefined {
+function readHostnames(r: Reader, spec: JsonObject): string[] | undefined {
   const raw = r.array(spec.hostnames, 'spec.hostnames');
   const hostnames = raw.flatMap((h, i) => {
     const host = r.string(h, `spec.hostnames[${i}]`)?.toLowerCase();
@@ -351,17 +352,31 @@ export function readHostnames(r: Reader, spec: JsonObject): string[] | undefined
   return raw.length > 0 && hostnames.length === 0 ? undefined : hostnames;
 }
 
-/** A route with no usable hostname keeps its rules for its status, but none of their matches. */
-export function unserved(rules: Rule[]): Rule[] {
-  return rules.map((rule) => ({ ...rule, matches: [] }));
-}
+/** Reads one rule of a route: `spec.rules[index]` at `path`. */
+export type RuleReader = (r: Reader, raw: unknown, path: string, index: number, namespace: string) => Rule;
 
-export function readRoute(r: Reader, spec: JsonObject, meta: Meta): HttpRoute {
+/**
+ * A route of either kind: its parentRefs, hostnames and rules. A route with hostnames but none
+ * usable keeps its rules for its status, but none of their matches.
+ */
+export function readRouteOf(kind: RouteKind, readRuleOf: RuleReader, r: Reader, spec: JsonObject, meta: Meta): HttpRoute {
   const parentRefs = readParentRefs(r, spec, meta);
   const hostnames = readHostnames(r, spec);
   const rawRules = r.array(spec.rules, 'spec.rules');
-  const rules = (rawRules.length === 0 ? [{}] : rawRules).map((rule, i) => readRule(r, rule, `spec.rules[${i}]`, i, meta.namespace));
-  return { ref: r.ref, meta, kind: 'HTTPRoute', parentRefs, hostnames: hostnames ?? [], rules: hostnames ? rules : unserved(rules), problems: r.problems };
+  const rules = (rawRules.length === 0 ? [{}] : rawRules).map((rule, i) => readRuleOf(r, rule, `spec.rules[${i}]`, i, meta.namespace));
+  return {
+    ref: r.ref,
+    meta,
+    kind,
+    parentRefs,
+    hostnames: hostnames ?? [],
+    rules: hostnames ? rules : rules.map((rule) => ({ ...rule, matches: [] })),
+    problems: r.problems,
+  };
+}
+
+export function readRoute(r: Reader, spec: JsonObject, meta: Meta): HttpRoute {
+  return readRouteOf('HTTPRoute', readRule, r, spec, meta);
 }
 
 export function readGrant(r: Reader, spec: JsonObject, meta: Meta): ReferenceGrant {

@@ -2,7 +2,7 @@
 // backends and statuses are shared: each method match also stands for the HTTP/2 path a gRPC call
 // uses (`/<service>/<method>`), and GRPCRoute's own precedence is kept in `Match.grpc`.
 import type { JsonObject } from '../json.js';
-import { readBackendRef, readFilters, readHostnames, readParentRefs, readValueMatches, unserved, validRegex } from './gateway-api.js';
+import { readBackendRef, readFilters, readRouteOf, readValueMatches, validRegex } from './gateway-api.js';
 import type { Reader } from './reader.js';
 import type { Filter, GrpcMethodMatch, HttpRoute, Match, Meta, Rule } from './records.js';
 
@@ -84,9 +84,5 @@ function readRule(r: Reader, raw: unknown, path: string, index: number, namespac
 }
 
 export function readGrpcRoute(r: Reader, spec: JsonObject, meta: Meta): HttpRoute {
-  const parentRefs = readParentRefs(r, spec, meta);
-  const hostnames = readHostnames(r, spec);
-  const rawRules = r.array(spec.rules, 'spec.rules');
-  const rules = (rawRules.length === 0 ? [{}] : rawRules).map((rule, i) => readRule(r, rule, `spec.rules[${i}]`, i, meta.namespace));
-  return { ref: r.ref, meta, kind: 'GRPCRoute', parentRefs, hostnames: hostnames ?? [], rules: hostnames ? rules : unserved(rules), problems: r.problems };
+  return readRouteOf('GRPCRoute', readRule, r, spec, meta);
 }
