@@ -4,6 +4,10 @@
 // run on the conformance base (its Gateways, echo backends and what they serve).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import fc from 'fast-check';
+import type { HttpRoute } from '../src/read/index.js';
+import { HostnameHolders } from '../src/resolve/hostname-holders.js';
+import { intersect } from '../src/resolve/hostnames.js';
 import { GRPC, GRPC_ECHO, INFRA, Scenario, grpcRequest } from './conformance/harness.js';
 
 type Json = Record<string, any>;
@@ -228,4 +232,30 @@ test('a hostname that is not one is reported; a route left with none serves noth
   assert.deepEqual([none?.status, none?.reason], ['False', 'UnsupportedValue']);
   assert.match(none?.message, /spec\.hostnames\[0\]: "" is not a hostname/);
   s.expectGrpc('same-namespace', { call: { method: 'Echo', authority: 'elsewhere.example.com' }, code: GRPC.UNIMPLEMENTED });
+});
+
+test('the hostname index finds a holder exactly when Gateway API hostnames intersect', () => {
+  const label = fc.constantFrom('a', 'b', 'c');
+  const host = fc.oneof(
+    fc.constant('*'),
+    fc.array(label, { minLength: 1, maxLength: 3 }).map((l) => l.join('.')),
+    fc.array(label, { minLength: 1, maxLength: 2 }).map((l) => `*.${l.join('.')}`),
+  );
+  // Two attached hostnames meet when either is `*` (any host) or they intersect.
+  const meet = (a: string, b: string) => a === '*' || b === '*' || intersect(a, b) !== undefined;
+  fc.assert(
+    fc.property(fc.array(host, { maxLength: 6 }), host, (held, probe) => {
+      const index = new HostnameHolders();
+      const routes = held.map((h) => ({ name: h }) as unknown as HttpRoute);
+      held.forEach((h, i) => {
+        index.add(h, routes[i] as HttpRoute);
+      });
+      assert.equal(
+        index.holder(probe) !== undefined,
+        held.some((h) => meet(h, probe)),
+        `${probe} against ${held.join(', ')}`,
+      );
+    }),
+    { numRuns: 2000, seed: 5 },
+  );
 });

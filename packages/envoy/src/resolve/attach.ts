@@ -2,8 +2,9 @@
 // the outcome of each parentRef for the route's status. HTTPRoutes and GRPCRoutes attach alike, but
 // never share a hostname on a listener: the older route keeps it (GEP-1016).
 import type { Diagnostics } from '../diagnostics.js';
-import { GATEWAY_GROUP, type Gateway, type HttpRoute, type Inputs, type ParentRef } from '../read/index.js';
-import { intersect, overlap } from './hostnames.js';
+import { GATEWAY_GROUP, type Gateway, type HttpRoute, type Inputs, type ParentRef, type RouteKind } from '../read/index.js';
+import { HostnameHolders } from './hostname-holders.js';
+import { intersect } from './hostnames.js';
 import type { ActiveListener, GatewayListeners } from './listeners.js';
 import { type ParentOutcome, verdict } from './outcomes.js';
 
@@ -28,16 +29,6 @@ function namespaceAllowed(l: ActiveListener, gw: Gateway, route: HttpRoute, inpu
   return labels !== undefined && Object.entries(selector ?? {}).every(([k, v]) => Object.hasOwn(labels, k) && labels[k] === v);
 }
 
-/** An attached route of the other kind (HTTPRoute or GRPCRoute) that shares one of `hostnames`; routes attach oldest first. */
-function crossKindConflict(attached: Map<HttpRoute, Attachment> | undefined, route: HttpRoute, hostnames: string[]): HttpRoute | undefined {
-  for (const a of attached?.values() ?? []) {
-    // A route whose every match was invalid serves nothing, so it holds no hostname.
-    const serves = a.route.rules.some((r) => r.matches.length > 0);
-    if (serves && a.route.kind !== route.kind && a.hostnames.some((h) => hostnames.some((x) => overlap(h, x)))) return a.route;
-  }
-  return undefined;
-}
-
 /** What a parentRef asks for, as a phrase: `listener "http"`, `a listener on port 80`, ... */
 function wanted(parent: ParentRef): string {
   if (parent.sectionName !== undefined && parent.port !== undefined) return `listener "${parent.sectionName}" on port ${parent.port}`;
@@ -59,6 +50,15 @@ export function attachRoutes(
 ): Attachments {
   const parents = new Map<HttpRoute, ParentOutcome[]>();
   const routes = new Map<ActiveListener, Map<HttpRoute, Attachment>>();
+  /** Per listener and route kind, who holds which hostnames; routes attach oldest first. */
+  const holders = new Map<ActiveListener, Map<RouteKind, HostnameHolders>>();
+  const held = (l: ActiveListener, kind: RouteKind) => {
+    const byKind = holders.get(l) ?? new Map<RouteKind, HostnameHolders>();
+    holders.set(l, byKind);
+    const h = byKind.get(kind) ?? new HostnameHolders();
+    byKind.set(kind, h);
+    return h;
+  };
   for (const route of inputs.routes) {
     const outcomes: ParentOutcome[] = [];
     const reject = (parent: ParentRef, reason: string, message: string) => outcomes.push({ parent, accepted: verdict(false, reason, message) });
@@ -108,7 +108,8 @@ export function attachRoutes(
         const hostnames =
           route.hostnames.length === 0 ? [l.spec.hostname ?? '*'] : [...new Set(route.hostnames.flatMap((h) => intersect(l.spec.hostname, h) ?? []))];
         if (hostnames.length === 0) continue;
-        const holder = crossKindConflict(routes.get(l), route, hostnames);
+        const others = holders.get(l)?.get(route.kind === 'HTTPRoute' ? 'GRPCRoute' : 'HTTPRoute');
+        const holder = others && hostnames.map((h) => others.holder(h)).find((r) => r !== undefined);
         if (holder) {
           conflict = holder;
           diags.warning(
@@ -128,6 +129,8 @@ export function attachRoutes(
         const existing = attached.get(route);
         if (existing) existing.hostnames = [...new Set([...existing.hostnames, ...hostnames])];
         else attached.set(route, { route, hostnames });
+        // A route whose every match was invalid serves nothing, so it holds no hostname.
+        if (route.rules.some((r) => r.matches.length > 0)) for (const h of hostnames) held(l, route.kind).add(h, route);
       }
       if (!any && conflict) {
         reject(parent, 'HostnameConflict', `${conflict.kind} ${conflict.meta.namespace}/${conflict.meta.name} already serves these hostnames`);

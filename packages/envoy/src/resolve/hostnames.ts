@@ -13,11 +13,6 @@ export function intersect(listener: string | undefined, route: string): string |
   return undefined;
 }
 
-/** Whether two attached hostnames (`*`: any host) have a host in common. */
-export function overlap(a: string, b: string): boolean {
-  return a === '*' || b === '*' || intersect(a, b) !== undefined;
-}
-
 /**
  * Whether every host `host` stands for (itself, or all names under a wildcard) also matches the
  * listener hostname `pattern` (undefined: any host).
