@@ -147,6 +147,8 @@ kind: GRPCRoute
 metadata: {name: greeter, namespace: extras}
 spec:
   parentRefs: [{name: secure}]
+  # Its own hostname: on a listener, a hostname is served by HTTPRoutes or by GRPCRoutes, not both.
+  hostnames: [greeter.example.com]
   rules: [{backendRefs: [{name: greeter, port: 9000}]}]
 ---
 apiVersion: gateway.networking.k8s.io/v1
@@ -193,6 +195,7 @@ kind: HTTPRoute
 metadata: {name: routes, namespace: extras}
 spec:
   parentRefs: [{name: secure}]
+  hostnames: [secure.example.com]
   rules:
     - matches: [{path: {type: PathPrefix, value: /search}}]
       backendRefs: [{name: search, port: 80}]

@@ -1,6 +1,7 @@
 // Converts a generated estate at three sizes and prints time, memory and the ratio of conversion
-// time to serializing the output. Full size: 10,000 HTTPRoutes (2 rules each), 1,000 BackendPools,
-// 2,000 Services, 50,000 endpoints; the smaller sizes scale every count with the routes.
+// time to serializing the output. Full size: 10,000 HTTPRoutes (2 rules each), 1,000 GRPCRoutes,
+// 1,000 BackendPools, 2,000 Services (100 of them TLS by a BackendTLSPolicy), 50,000 endpoints;
+// the smaller sizes scale every count with the routes.
 // Target: the full estate in under 2 s and 1 GiB RSS on a 2-core machine, near-linear growth; the
 // time of each stage (read, resolve, envoy, status) is printed beside the total. Then HTTPS
 // listeners, to show what checking their certificates costs.
@@ -23,6 +24,10 @@ import {
 import { envoyOf, readObjects } from '../test/golden.js';
 
 const NOW = '2026-01-01T00:00:00Z';
+/** A CA bundle for the BackendTLSPolicies: the golden scenario's. */
+const CA_CONFIGMAP = (
+  readObjects(fileURLToPath(new URL('../test/scenarios/grpc-and-backend-tls/input.yaml', import.meta.url))) as { kind: string; data?: Record<string, string> }[]
+).find((o) => o.kind === 'ConfigMap');
 
 function estate(routes: number): unknown[] {
   const pools = routes / 10;
@@ -87,6 +92,17 @@ function estate(routes: number): unknown[] {
       ports: [{ name: 'http', port: 8080 }],
       endpoints: addresses.map((a) => ({ addresses: [a], conditions: { ready: true } })),
     });
+    if (s % 20 === 5) {
+      objects.push({
+        apiVersion: 'gateway.networking.k8s.io/v1',
+        kind: 'BackendTLSPolicy',
+        metadata: { name: `svc-${s}-tls`, namespace: 'bench', creationTimestamp: NOW },
+        spec: {
+          targetRefs: [{ group: '', kind: 'Service', name: `svc-${s}`, sectionName: 'http' }],
+          validation: { caCertificateRefs: [{ group: '', kind: 'ConfigMap', name: 'bench-ca' }], hostname: `svc-${s}.bench.example.com` },
+        },
+      });
+    }
     if (s % 10 === 0) {
       objects.push({
         apiVersion: 'extlb.dev/v1alpha1',
@@ -98,6 +114,25 @@ function estate(routes: number): unknown[] {
         },
       });
     }
+  }
+  objects.push({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'bench-ca', namespace: 'bench' }, data: CA_CONFIGMAP?.data });
+  for (let r = 0; r < routes / 10; r++) {
+    objects.push({
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'GRPCRoute',
+      metadata: { name: `grpc-${r}`, namespace: 'bench', creationTimestamp: NOW },
+      spec: {
+        parentRefs: [{ name: 'gw' }],
+        hostnames: [`g${r % 200}.example.org`],
+        rules: [
+          { matches: [{ method: { service: `bench.v1.Service${r}`, method: 'Get' } }], backendRefs: [{ name: `svc-${r % services}`, port: 80 }] },
+          {
+            matches: [{ method: { service: `bench.v1.Service${r}` }, headers: [{ name: 'x-tenant', value: `t${r % 7}` }] }],
+            backendRefs: [{ name: `svc-${(r + 3) % services}`, port: 80 }],
+          },
+        ],
+      },
+    });
   }
   for (let r = 0; r < routes; r++) {
     objects.push({

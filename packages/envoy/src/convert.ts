@@ -26,6 +26,8 @@ export interface ConvertOptions {
   /** Gateway API durations. */
   connectTimeout?: string;
   perTryTimeout?: string;
+  /** The proxy's system CA bundle (BackendTLSPolicy `wellKnownCACertificates: System`). */
+  systemCaFile?: string;
   /** Convert only Gateways of these classes (all when unset): a cluster may run several controllers. */
   gatewayClassNames?: string[];
 }
@@ -58,6 +60,7 @@ export function envoyOptions(options: ConvertOptions, diags: Diagnostics): Envoy
     connectTimeoutMs: durationOption(options.connectTimeout, 5000, 'connectTimeout', diags),
     perTryTimeoutMs: durationOption(options.perTryTimeout, 15_000, 'perTryTimeout', diags),
     clusterDomain: options.clusterDomain ?? 'cluster.local',
+    systemCaFile: options.systemCaFile ?? '/etc/ssl/certs/ca-certificates.crt',
   };
 }
 

@@ -32,7 +32,7 @@ export const DIAGNOSTIC_CODES = [
   'ProtocolConflict',
   'HostnameConflict',
   'InvalidRouteKinds',
-  // Listener TLS
+  // Listener TLS (InvalidCACertificateRef also for BackendTLSPolicies)
   'InvalidCertificateRef',
   'InvalidCACertificateRef',
   'InvalidCACertificateKind',
@@ -51,6 +51,7 @@ export const DIAGNOSTIC_CODES = [
   'BackendNotFound',
   'InvalidBackend',
   'RefNotPermitted',
+  'InvalidBackendTLS',
   'TargetNotFound',
   'Conflicted',
   'PickerNotFound',

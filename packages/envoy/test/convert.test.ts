@@ -242,7 +242,13 @@ test('invalid input gives diagnostics with object and field path, never an excep
 });
 
 test('output is byte-identical whatever the input order', () => {
-  const objects = [...scenario('route-features'), ...scenario('conflicting-policies'), ...scenario('cross-namespace-refs'), ...scenario('weighted-70-30')];
+  const objects = [
+    ...scenario('route-features'),
+    ...scenario('conflicting-policies'),
+    ...scenario('cross-namespace-refs'),
+    ...scenario('weighted-70-30'),
+    ...scenario('grpc-and-backend-tls'),
+  ];
   const render = (r: ConvertResult) =>
     JSON.stringify([Object.entries(r.gateways).map(([name, c]) => [name, toBootstrap(c), toXds(c)]), r.statuses, r.diagnostics]);
   const expected = render(convert(objects, { now: NOW }));
@@ -256,7 +262,12 @@ test('output is byte-identical whatever the input order', () => {
 
 test('random values anywhere in the objects never crash the converter, and what it emits always loads', () => {
   const validator = loadEnvoyValidator('1.35');
-  const base = [...scenario('mixed-pool-and-service'), ...scenario('route-features'), ...scenario('conflicting-policies')] as Json[];
+  const base = [
+    ...scenario('mixed-pool-and-service'),
+    ...scenario('route-features'),
+    ...scenario('conflicting-policies'),
+    ...scenario('grpc-and-backend-tls'),
+  ] as Json[];
   // Every path to a value in the inputs, so that mutations hit fields the converter reads.
   const paths: (string | number)[][] = [];
   const walk = (v: unknown, at: (string | number)[]) => {

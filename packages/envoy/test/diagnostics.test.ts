@@ -49,6 +49,13 @@ const policy = (name: string, created: string, target: Obj, lb: Obj = { type: 'R
   spec: { targetRefs: [target], loadBalancer: lb },
 });
 const external = (extra: Obj = {}): Obj => ({ type: 'External', external: { refs: [{ name: 'epp', port: { number: 9002 } }], ...extra } });
+const tlsPolicy = (validation: Obj): Obj => ({
+  apiVersion: 'gateway.networking.k8s.io/v1',
+  kind: 'BackendTLSPolicy',
+  metadata: { name: 'tls', namespace: 'default' },
+  spec: { targetRefs: [{ group: '', kind: 'Service', name: 'api' }], validation: { hostname: 'api.example.com', ...validation } },
+});
+const missingCa = tlsPolicy({ caCertificateRefs: [{ group: '', kind: 'ConfigMap', name: 'missing' }] });
 const toPool = (name: string) => [{ backendRefs: [{ group: 'extlb.dev', kind: 'BackendPool', name }] }];
 const toService = (name = 'api', port = 80) => [{ backendRefs: [{ name, port }] }];
 const api = [service('api'), slice('api')];
@@ -59,7 +66,8 @@ interface Case {
   expect: Omit<Diagnostic, 'code'>;
 }
 
-const CASES: Record<DiagnosticCode, Case> = {
+/** A case per code; a code raised in more than one place has a case for each. */
+const CASES: Record<DiagnosticCode, Case | Case[]> = {
   Invalid: {
     objects: [
       gateway(),
@@ -138,7 +146,8 @@ const CASES: Record<DiagnosticCode, Case> = {
     objects: [gateway([{ name: 'http', port: 80, protocol: 'HTTP', allowedRoutes: { kinds: [{ kind: 'TCPRoute' }, { kind: 'HTTPRoute' }] } }])],
     expect: {
       severity: 'warning',
-      message: 'extlb serves only HTTPRoute (gateway.networking.k8s.io) on this listener; not supported: TCPRoute (gateway.networking.k8s.io)',
+      message:
+        'extlb serves only HTTPRoute (gateway.networking.k8s.io) and GRPCRoute (gateway.networking.k8s.io) on this listener; not supported: TCPRoute (gateway.networking.k8s.io)',
       object: gw,
       path: 'spec.listeners[0].allowedRoutes.kinds',
     },
@@ -147,10 +156,22 @@ const CASES: Record<DiagnosticCode, Case> = {
     objects: [gateway([https([{ name: 'missing' }])])],
     expect: { severity: 'error', message: 'Secret default/missing not found', object: gw, path: 'spec.listeners[0].tls.certificateRefs[0]' },
   },
-  InvalidCACertificateRef: {
-    objects: [gateway([https([{ name: 'c' }])], { tls: { frontend: { default: { validation: { caCertificateRefs: [caRef('ca')] } } } } })],
-    expect: { severity: 'error', message: 'ConfigMap default/ca not found', object: gw, path: 'spec.tls.frontend.default.validation.caCertificateRefs[0]' },
-  },
+  // A listener's client validation, and a BackendTLSPolicy.
+  InvalidCACertificateRef: [
+    {
+      objects: [gateway([https([{ name: 'c' }])], { tls: { frontend: { default: { validation: { caCertificateRefs: [caRef('ca')] } } } } })],
+      expect: { severity: 'error', message: 'ConfigMap default/ca not found', object: gw, path: 'spec.tls.frontend.default.validation.caCertificateRefs[0]' },
+    },
+    {
+      objects: [gateway(), route({ rules: toService() }), ...api, missingCa],
+      expect: {
+        severity: 'error',
+        message: 'ConfigMap default/missing not found',
+        object: { kind: 'BackendTLSPolicy', namespace: 'default', name: 'tls' },
+        path: 'spec.validation.caCertificateRefs[0]',
+      },
+    },
+  ],
   InvalidCACertificateKind: {
     objects: [
       gateway([https([{ name: 'c' }])], { tls: { frontend: { default: { validation: { caCertificateRefs: [{ group: '', kind: 'Secret', name: 'ca' }] } } } } }),
@@ -334,6 +355,16 @@ const CASES: Record<DiagnosticCode, Case> = {
       path: 'spec.rules[0].backendRefs[0]',
     },
   },
+  InvalidBackendTLS: {
+    objects: [gateway(), route({ rules: toService() }), ...api, missingCa],
+    expect: {
+      severity: 'error',
+      message:
+        'BackendTLSPolicy default/tls cannot be honoured (no CA certificate reference is valid: spec.validation.caCertificateRefs[0]: ConfigMap default/missing not found), so connections to it fail rather than go unencrypted',
+      object: { kind: 'HTTPRoute', namespace: 'default', name: 'r' },
+      path: 'spec.rules[0].backendRefs[0]',
+    },
+  },
   TargetNotFound: {
     objects: [policy('p', NOW, { group: '', kind: 'Service', name: 'gone' })],
     expect: {
@@ -439,9 +470,10 @@ test('every diagnostic code has a case, and no case names a code that does not e
 
 for (const code of DIAGNOSTIC_CODES) {
   test(`diagnostic ${code}`, () => {
-    const c = CASES[code];
-    const found = convert(c.objects, { now: NOW, ...c.options }).diagnostics.filter((d) => d.code === code);
-    assert.deepEqual(found, [{ code, ...c.expect }]);
-    assert.doesNotMatch(c.expect.message, /undefined|\[object Object\]|\bno a\b/, 'messages read as sentences');
+    for (const c of [CASES[code]].flat()) {
+      const found = convert(c.objects, { now: NOW, ...c.options }).diagnostics.filter((d) => d.code === code);
+      assert.deepEqual(found, [{ code, ...c.expect }]);
+      assert.doesNotMatch(c.expect.message, /undefined|\[object Object\]|\bno a\b/, 'messages read as sentences');
+    }
   });
 }

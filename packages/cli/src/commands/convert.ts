@@ -33,14 +33,16 @@ export const CLUSTER_KINDS: [apiVersion: string, kind: string, fieldSelector?: s
   ['gateway.networking.k8s.io/v1', 'GatewayClass'],
   ['gateway.networking.k8s.io/v1', 'Gateway'],
   ['gateway.networking.k8s.io/v1', 'HTTPRoute'],
+  ['gateway.networking.k8s.io/v1', 'GRPCRoute'],
   ['gateway.networking.k8s.io/v1beta1', 'ReferenceGrant'],
+  ['gateway.networking.k8s.io/v1', 'BackendTLSPolicy'],
   ['v1', 'Service'],
   ['v1', 'Pod'],
   ['v1', 'Namespace'],
   ['discovery.k8s.io/v1', 'EndpointSlice'],
   // Listener certificates; only TLS Secrets, so no other secret leaves the cluster.
   ['v1', 'Secret', 'type=kubernetes.io/tls'],
-  // CA bundles for client certificate validation.
+  // CA bundles: listeners' client certificate validation, BackendTLSPolicies.
   ['v1', 'ConfigMap'],
   ['extlb.dev/v1alpha1', 'BackendPool'],
   ['extlb.dev/v1alpha1', 'LoadBalancerPolicy'],

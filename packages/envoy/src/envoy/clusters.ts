@@ -4,7 +4,7 @@
 import { EPP } from '@extlb/types';
 import type { External, LoadBalancer } from '../read/index.js';
 import type { HostPort } from '../resolve/endpoints.js';
-import { type Backend, type Picker, type PickerSet, shadowServiceName } from '../resolve/index.js';
+import { type Backend, type BackendTls, type Picker, type PickerSet, shadowServiceName } from '../resolve/index.js';
 import type { JsonObject } from '../json.js';
 import { type BuildContext, serviceHost } from './context.js';
 import { envoyDuration } from './duration.js';
@@ -61,6 +61,26 @@ function lbPolicy(lb: LoadBalancer, ctx: BuildContext): JsonObject | undefined {
     case 'Maglev':
       return { policies: [typed(NAME.maglev, TYPE.maglev)] };
   }
+}
+
+/** Envoy's SAN matcher for one name; a `*.` name matches one label, as certificate wildcards do. */
+function sanMatcher(san: BackendTls['subjectAltNames'][number]): JsonObject {
+  if (san.type === 'DNS' && san.value.startsWith('*.')) {
+    return { san_type: 'DNS', matcher: { safe_regex: { regex: `[^.]+${san.value.slice(1).replaceAll('.', '\\.')}` } } };
+  }
+  return { san_type: san.type, matcher: { exact: san.value } };
+}
+
+/**
+ * TLS to a backend (BackendTLSPolicy): the SNI, the trusted CAs, and the names the certificate must
+ * carry. An HTTP/2 backend is offered h2 only, so the connection never settles on HTTP/1.1.
+ */
+function upstreamTls(tls: BackendTls, http2: boolean, ctx: BuildContext): JsonObject {
+  const trusted = 'pem' in tls.trust ? { inline_string: tls.trust.pem } : { filename: ctx.options.systemCaFile };
+  const common: JsonObject = {};
+  if (http2) common.alpn_protocols = ['h2'];
+  common.validation_context = { trusted_ca: trusted, match_typed_subject_alt_names: tls.subjectAltNames.map(sanMatcher) };
+  return { name: NAME.tls, typed_config: { '@type': TYPE.upstreamTls, common_tls_context: common, sni: tls.sni } };
 }
 
 function http2Options(): JsonObject {
@@ -192,6 +212,7 @@ export function backendCluster(b: Backend, ctx: BuildContext): JsonObject {
     const policy = b.lbFrom === 'default' ? undefined : lbPolicy(b.lb, ctx);
     if (policy) cluster.load_balancing_policy = policy;
   }
+  if (b.tls) cluster.transport_socket = upstreamTls(b.tls, b.h2c, ctx);
   if (b.h2c) cluster.typed_extension_protocol_options = http2Options();
   return cluster;
 }

@@ -13,6 +13,8 @@ export interface EnvoyOptions {
   /** Per-try timeout when a route walks a picker's list and sets no backendRequest timeout. */
   perTryTimeoutMs: number;
   clusterDomain: string;
+  /** The proxy's system CA bundle, which BackendTLSPolicy's `wellKnownCACertificates: System` trusts. */
+  systemCaFile: string;
 }
 
 export interface BuildContext {

@@ -19,6 +19,7 @@ export const TYPE = {
   previousHosts: `${T}envoy.extensions.retry.host.previous_hosts.v3.PreviousHostsPredicate`,
   downstreamTls: `${T}envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext`,
   secret: `${T}envoy.extensions.transport_sockets.tls.v3.Secret`,
+  upstreamTls: `${T}envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext`,
   listener: `${T}envoy.config.listener.v3.Listener`,
   routeConfiguration: `${T}envoy.config.route.v3.RouteConfiguration`,
   cluster: `${T}envoy.config.cluster.v3.Cluster`,

@@ -22,7 +22,10 @@ function stringMatch(m: ValueMatch): JsonObject {
   return m.type === 'Exact' ? { exact: m.value } : { safe_regex: { regex: m.value } };
 }
 
-/** Envoy's form of one HTTPRoute match. PathPrefix is element-wise, as path_separated_prefix is. */
+/**
+ * Envoy's form of one route match. PathPrefix is element-wise, as path_separated_prefix is; a
+ * GRPCRoute match is on the call's path and takes gRPC requests only (content-type application/grpc).
+ */
 function envoyMatch(m: Match): JsonObject {
   const out: JsonObject = {};
   const { type, value } = m.path;
@@ -33,6 +36,7 @@ function envoyMatch(m: Match): JsonObject {
     if (trimmed === '') out.prefix = '/';
     else out.path_separated_prefix = trimmed;
   }
+  if (m.grpc) out.grpc = {};
   const headers = m.headers.map((h) => ({ name: h.name, string_match: stringMatch(h) }));
   if (m.method) headers.push({ name: ':method', string_match: { exact: m.method } });
   if (headers.length > 0) out.headers = headers;
@@ -248,7 +252,7 @@ function forward(route: Route, f: Forward, out: JsonObject, ctx: BuildContext): 
       all.push(invalid);
     }
     ra.weighted_clusters = { clusters: all };
-    if (invalidWeight > 0) ra.cluster_not_found_response_code = 'INTERNAL_SERVER_ERROR';
+    if (invalidWeight > 0) ra.cluster_not_found_response_code = f.invalidStatus === 503 ? 'SERVICE_UNAVAILABLE' : 'INTERNAL_SERVER_ERROR';
   }
   headersAndHost(f, entries, out, ra, clusters);
   const first = externals[0];

@@ -41,6 +41,8 @@ function trustedCa(tls: NonNullable<ServerTls['clientValidation']>, ctx: BuildCo
 
 export function downstreamTls(tls: ServerTls, ctx: BuildContext): JsonObject {
   const common: JsonObject = {
+    // HTTP/2 must be offered by ALPN: gRPC clients (GRPCRoute) need it over TLS.
+    alpn_protocols: ['h2', 'http/1.1'],
     tls_certificate_sds_secret_configs: tls.certificates.filter((c) => addSecret(c, ctx)).map((c) => ({ name: secretName(c), sds_config: SDS_SOURCE })),
   };
   const context: JsonObject = { common_tls_context: common };

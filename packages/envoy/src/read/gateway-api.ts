@@ -1,4 +1,5 @@
-// Gateway API kinds as written: GatewayClass, Gateway, HTTPRoute and ReferenceGrant.
+// Gateway API kinds as written: GatewayClass, Gateway, HTTPRoute and ReferenceGrant, and the parts
+// of a route GRPCRoute shares (parentRefs, hostnames, header matches, filters, backendRefs).
 import { parseDuration } from '../duration.js';
 import { headerValueProblem, hostnameProblem, regexProblem } from '../limits.js';
 import { type JsonObject, isObject } from '../json.js';
@@ -24,6 +25,7 @@ import type {
   Redirect,
   ReferenceGrant,
   Rewrite,
+  RouteKind,
   Rule,
   ValueMatch,
 } from './records.js';
@@ -183,13 +185,13 @@ export function readGatewayClass(r: Reader, spec: JsonObject, meta: Meta): Gatew
 }
 
 /** A regex Envoy compiles with RE2 (and its program size limit): a bad one is reported here, not by Envoy at load time. */
-function validRegex(r: Reader, value: string, path: string): boolean {
+export function validRegex(r: Reader, value: string, path: string): boolean {
   const problem = regexProblem(value);
   if (problem) r.invalid(path, problem);
   return problem === undefined;
 }
 
-function readValueMatches(r: Reader, raw: unknown, path: string, lowerCase: boolean): ValueMatch[] {
+export function readValueMatches(r: Reader, raw: unknown, path: string, lowerCase: boolean): ValueMatch[] {
   const out: ValueMatch[] = [];
   const seen = new Set<string>();
   r.array(raw, path).forEach((h, i) => {
@@ -349,7 +351,7 @@ function readCors(r: Reader, raw: unknown, path: string): Cors {
   return cors;
 }
 
-function readBackendRef(r: Reader, raw: unknown, path: string, index: number, namespace: string, withFilters: boolean): BackendRef | undefined {
+export function readBackendRef(r: Reader, raw: unknown, path: string, index: number, namespace: string, withFilters: boolean): BackendRef | undefined {
   const o = r.object(raw, path);
   const name = r.string(o?.name, `${path}.name`, true);
   if (!o || name === undefined) return undefined;
@@ -368,7 +370,7 @@ function readBackendRef(r: Reader, raw: unknown, path: string, index: number, na
   return ref;
 }
 
-function readFilters(r: Reader, raw: unknown, path: string, namespace: string): Filter[] {
+export function readFilters(r: Reader, raw: unknown, path: string, namespace: string): Filter[] {
   return r.array(raw, path).flatMap((f, index): Filter[] => {
     const p = `${path}[${index}]`;
     const o = r.object(f, p);
@@ -451,8 +453,9 @@ function readRule(r: Reader, raw: unknown, path: string, index: number, namespac
   return rule;
 }
 
-export function readRoute(r: Reader, spec: JsonObject, meta: Meta): HttpRoute {
-  const parentRefs = r.array(spec.parentRefs, 'spec.parentRefs').flatMap((raw, index): ParentRef[] => {
+/** The parentRefs of a route, with Gateway API's defaults. */
+function readParentRefs(r: Reader, spec: JsonObject, meta: Meta): ParentRef[] {
+  return r.array(spec.parentRefs, 'spec.parentRefs').flatMap((raw, index): ParentRef[] => {
     const p = `spec.parentRefs[${index}]`;
     const o = r.object(raw, p);
     const name = r.string(o?.name, `${p}.name`, true);
@@ -470,17 +473,51 @@ export function readRoute(r: Reader, spec: JsonObject, meta: Meta): HttpRoute {
     if (port !== undefined) ref.port = port;
     return [ref];
   });
-  const hostnames = r.array(spec.hostnames, 'spec.hostnames').flatMap((h, i) => {
-    const hostname = r.string(h, `spec.hostnames[${i}]`)?.toLowerCase();
-    if (hostname === undefined) return [];
-    const problem = hostnameProblem(hostname);
-    if (!problem) return [hostname];
+}
+
+/**
+ * A route's hostnames, lower-cased; one that is not a Gateway API Hostname is reported and left
+ * out. Undefined when hostnames were given and none is usable: the route must then serve nothing,
+ * rather than every host.
+ */
+function readHostnames(r: Reader, spec: JsonObject): string[] | undefined {
+  const raw = r.array(spec.hostnames, 'spec.hostnames');
+  const hostnames = raw.flatMap((h, i) => {
+    const host = r.string(h, `spec.hostnames[${i}]`)?.toLowerCase();
+    if (host === undefined) return [];
+    const problem = hostnameProblem(host);
+    if (!problem) return [host];
     r.invalid(`spec.hostnames[${i}]`, problem);
     return [];
   });
+  return raw.length > 0 && hostnames.length === 0 ? undefined : hostnames;
+}
+
+/** Reads one rule of a route: `spec.rules[index]` at `path`. */
+export type RuleReader = (r: Reader, raw: unknown, path: string, index: number, namespace: string) => Rule;
+
+/**
+ * A route of either kind: its parentRefs, hostnames and rules. A route with hostnames but none
+ * usable keeps its rules for its status, but none of their matches.
+ */
+export function readRouteOf(kind: RouteKind, readRuleOf: RuleReader, r: Reader, spec: JsonObject, meta: Meta): HttpRoute {
+  const parentRefs = readParentRefs(r, spec, meta);
+  const hostnames = readHostnames(r, spec);
   const rawRules = r.array(spec.rules, 'spec.rules');
-  const rules = (rawRules.length === 0 ? [{}] : rawRules).map((rule, i) => readRule(r, rule, `spec.rules[${i}]`, i, meta.namespace));
-  return { ref: r.ref, meta, parentRefs, hostnames, rules, problems: r.problems };
+  const rules = (rawRules.length === 0 ? [{}] : rawRules).map((rule, i) => readRuleOf(r, rule, `spec.rules[${i}]`, i, meta.namespace));
+  return {
+    ref: r.ref,
+    meta,
+    kind,
+    parentRefs,
+    hostnames: hostnames ?? [],
+    rules: hostnames ? rules : rules.map((rule) => ({ ...rule, matches: [] })),
+    problems: r.problems,
+  };
+}
+
+export function readRoute(r: Reader, spec: JsonObject, meta: Meta): HttpRoute {
+  return readRouteOf('HTTPRoute', readRule, r, spec, meta);
 }
 
 export function readGrant(r: Reader, spec: JsonObject, meta: Meta): ReferenceGrant {

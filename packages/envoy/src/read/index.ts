@@ -4,8 +4,10 @@
 import { GROUP, INFERENCE_GROUP } from '@extlb/types';
 import type { Diagnostics, ObjectRef } from '../diagnostics.js';
 import { compare, isObject } from '../json.js';
+import { readBackendTlsPolicy } from './backend-tls-policy.js';
 import { readBackendPool, readInferencePool, readPolicy } from './extlb.js';
 import { GATEWAY_GROUP, readGateway, readGatewayClass, readGrant, readRoute } from './gateway-api.js';
+import { readGrpcRoute } from './grpc-route.js';
 import { readConfigMap, readPod, readSecret, readService, readSlice } from './kubernetes.js';
 import { byAge, byName, namespaceOf, readMeta } from './meta.js';
 import { Reader } from './reader.js';
@@ -20,6 +22,8 @@ export * from './records.js';
 const KNOWN: Record<string, string> = {
   [`${GATEWAY_GROUP}/Gateway`]: 'Gateway',
   [`${GATEWAY_GROUP}/HTTPRoute`]: 'HTTPRoute',
+  [`${GATEWAY_GROUP}/GRPCRoute`]: 'GRPCRoute',
+  [`${GATEWAY_GROUP}/BackendTLSPolicy`]: 'BackendTLSPolicy',
   [`${GATEWAY_GROUP}/ReferenceGrant`]: 'ReferenceGrant',
   [`${GATEWAY_GROUP}/GatewayClass`]: 'GatewayClass',
   '/Service': 'Service',
@@ -118,6 +122,7 @@ export function readInputs(objects: readonly unknown[], diags: Diagnostics, defa
     grants: new Map(),
     pools: new Map(),
     policies: [],
+    backendTlsPolicies: [],
     namespaces: new Map(),
     secrets: new Map(),
     configMaps: new Map(),
@@ -150,6 +155,12 @@ export function readInputs(objects: readonly unknown[], diags: Diagnostics, defa
         break;
       case 'HTTPRoute':
         inputs.routes.push(readRoute(r, spec, meta));
+        break;
+      case 'GRPCRoute':
+        inputs.routes.push(readGrpcRoute(r, spec, meta));
+        break;
+      case 'BackendTLSPolicy':
+        inputs.backendTlsPolicies.push(readBackendTlsPolicy(r, spec, meta));
         break;
       case 'ReferenceGrant':
         push(inputs.grants, meta.namespace, readGrant(r, spec, meta));
@@ -190,6 +201,7 @@ export function readInputs(objects: readonly unknown[], diags: Diagnostics, defa
   inputs.gateways.sort(byAge);
   inputs.routes.sort(byAge);
   inputs.policies.sort(byAge);
+  inputs.backendTlsPolicies.sort(byAge);
   for (const list of [...inputs.slicesByService.values(), ...inputs.pods.values(), ...inputs.grants.values()]) list.sort(byName);
   return inputs;
 }

@@ -115,12 +115,22 @@ export interface ValueMatch {
   value: string;
 }
 
+/** A GRPCRoute method match as written: service and method, each optional (neither: any method). */
+export interface GrpcMethodMatch {
+  type: 'Exact' | 'RegularExpression';
+  service?: string;
+  method?: string;
+}
+
 export interface Match {
   index: number;
+  /** A GRPCRoute match's `path` is the one its method match stands for: `/<service>/<method>`. */
   path: { type: PathType; value: string };
   headers: ValueMatch[];
   queryParams: ValueMatch[];
   method?: string;
+  /** Set on every GRPCRoute match, with or without a method match: it matches gRPC requests alone. */
+  grpc?: GrpcMethodMatch;
 }
 
 export interface HeaderValue {
@@ -206,12 +216,43 @@ export interface Rule {
   sessionPersistence: boolean;
 }
 
+/** The route kinds the converter serves; both read into the same record. */
+export type RouteKind = 'HTTPRoute' | 'GRPCRoute';
+
+/** An HTTPRoute or a GRPCRoute (whose rules have no redirects, rewrites, timeouts or retries). */
 export interface HttpRoute extends Base {
+  kind: RouteKind;
   parentRefs: ParentRef[];
   hostnames: string[];
   rules: Rule[];
   /** Values the route sets that cannot be used (a regex RE2 refuses, a malformed duration). */
   problems: Problem[];
+}
+
+/** A reference to a CA certificate bundle, as a BackendTLSPolicy writes it. */
+export interface CaCertificateRef {
+  group: string;
+  kind: string;
+  name: string;
+  /** Where the reference was written. */
+  path: string;
+}
+
+export interface SubjectAltName {
+  type: 'Hostname' | 'URI';
+  value: string;
+}
+
+export interface BackendTlsPolicy extends Base {
+  targets: PolicyTarget[];
+  caCertificateRefs: CaCertificateRef[];
+  wellKnownCACertificates?: string;
+  /** The SNI, and the name the backend's certificate must carry unless subjectAltNames are set. */
+  hostname: string;
+  subjectAltNames: SubjectAltName[];
+  options: Record<string, string>;
+  /** The API server would refuse the object; this says why. */
+  invalid?: string;
 }
 
 export interface ReferenceGrant extends Base {
@@ -351,11 +392,12 @@ export interface Inputs {
   /** `kind/namespace/name` → pool. */
   pools: Map<string, Pool>;
   policies: Policy[];
+  backendTlsPolicies: BackendTlsPolicy[];
   /** Namespace name → labels. */
   namespaces: Map<string, Record<string, string>>;
   /** `namespace/name` → Secret. */
   secrets: Map<string, Secret>;
-  /** `namespace/name` → ConfigMap. */
+  /** `namespace/name` → ConfigMap (CA bundles of listeners and BackendTLSPolicies). */
   configMaps: Map<string, ConfigMap>;
 }
 

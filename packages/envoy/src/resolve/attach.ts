@@ -1,7 +1,18 @@
 // Routes to listeners: which parentRefs a route can attach through, under which hostnames, and
-// the outcome of each parentRef for the route's status.
+// the outcome of each parentRef for the route's status. HTTPRoutes and GRPCRoutes attach alike, but
+// never share a hostname on a listener: the older route keeps it (GEP-1016).
 import type { Diagnostics } from '../diagnostics.js';
-import { GATEWAY_GROUP, type Gateway, type HttpRoute, type Inputs, type ListenerSpec, type ParentRef, type RouteGroupKind } from '../read/index.js';
+import {
+  GATEWAY_GROUP,
+  type Gateway,
+  type HttpRoute,
+  type Inputs,
+  type ListenerSpec,
+  type ParentRef,
+  type RouteGroupKind,
+  type RouteKind,
+} from '../read/index.js';
+import { HostnameHolders } from './hostname-holders.js';
 import { intersect } from './hostnames.js';
 import type { ActiveListener, GatewayListeners } from './listeners.js';
 import { type ParentOutcome, verdict } from './outcomes.js';
@@ -45,7 +56,9 @@ function kindName(k: RouteGroupKind): string {
  */
 function refusal(l: ListenerSpec, listeners: GatewayListeners, gw: Gateway, route: HttpRoute, inputs: Inputs): string | undefined {
   const served = listeners.active.find((a) => a.spec === l);
-  const allowsKind = served ? served.allowsHttpRoute : !l.kinds?.length || l.kinds.some((k) => k.group === GATEWAY_GROUP && k.kind === 'HTTPRoute');
+  const allowsKind = served
+    ? served.routeKinds.includes(route.kind)
+    : !l.kinds?.length || l.kinds.some((k) => k.group === GATEWAY_GROUP && k.kind === route.kind);
   if (!allowsKind) return `listener "${l.name}" allows only ${(l.kinds ?? []).map(kindName).join(', ')}`;
   if (!served) {
     const outcome = listeners.outcomes.find((o) => o.index === l.index);
@@ -75,6 +88,15 @@ export function attachRoutes(
 ): Attachments {
   const parents = new Map<HttpRoute, ParentOutcome[]>();
   const routes = new Map<ActiveListener, Map<HttpRoute, Attachment>>();
+  /** Per listener and route kind, who holds which hostnames; routes attach oldest first. */
+  const holders = new Map<ActiveListener, Map<RouteKind, HostnameHolders>>();
+  const held = (l: ActiveListener, kind: RouteKind) => {
+    const byKind = holders.get(l) ?? new Map<RouteKind, HostnameHolders>();
+    holders.set(l, byKind);
+    const h = byKind.get(kind) ?? new HostnameHolders();
+    byKind.set(kind, h);
+    return h;
+  };
   for (const route of inputs.routes) {
     const outcomes: ParentOutcome[] = [];
     const reject = (parent: ParentRef, reason: string, message: string) => outcomes.push({ parent, accepted: verdict(false, reason, message) });
@@ -100,7 +122,7 @@ export function attachRoutes(
       }
       const { gateway: gw, listeners } = entry;
       // NoMatchingParent only when the Gateway has no such listener at all; a listener that is
-      // there but takes no HTTPRoute (other kinds, not served, other namespaces) is NotAllowedByListeners.
+      // there but does not take the route (other kinds, not served, other namespaces) is NotAllowedByListeners.
       const named = gw.listeners.filter(
         (l) => (parent.sectionName === undefined || l.name === parent.sectionName) && (parent.port === undefined || l.port === parent.port),
       );
@@ -119,10 +141,23 @@ export function attachRoutes(
         continue;
       }
       let any = false;
+      let conflict: HttpRoute | undefined;
       for (const l of allowed) {
         const hostnames =
           route.hostnames.length === 0 ? [l.spec.hostname ?? '*'] : [...new Set(route.hostnames.flatMap((h) => intersect(l.spec.hostname, h) ?? []))];
         if (hostnames.length === 0) continue;
+        const others = holders.get(l)?.get(route.kind === 'HTTPRoute' ? 'GRPCRoute' : 'HTTPRoute');
+        const holder = others && hostnames.map((h) => others.holder(h)).find((r) => r !== undefined);
+        if (holder) {
+          conflict = holder;
+          diags.warning(
+            'HostnameConflict',
+            `${holder.kind} ${holder.meta.namespace}/${holder.meta.name}, which is older (or first by name), already serves these hostnames on listener "${l.spec.name}" of Gateway ${gwName}; a hostname is served by HTTPRoutes or by GRPCRoutes, not both`,
+            route.ref,
+            path,
+          );
+          continue;
+        }
         any = true;
         let attached = routes.get(l);
         if (!attached) {
@@ -132,6 +167,12 @@ export function attachRoutes(
         const existing = attached.get(route);
         if (existing) existing.hostnames = [...new Set([...existing.hostnames, ...hostnames])];
         else attached.set(route, { route, hostnames });
+        // A route whose every match was invalid serves nothing, so it holds no hostname.
+        if (route.rules.some((r) => r.matches.length > 0)) for (const h of hostnames) held(l, route.kind).add(h, route);
+      }
+      if (!any && conflict) {
+        reject(parent, 'HostnameConflict', `${conflict.kind} ${conflict.meta.namespace}/${conflict.meta.name} already serves these hostnames`);
+        continue;
       }
       if (!any) {
         diags.warning('NoMatchingListenerHostname', `no hostname of the route matches a listener of Gateway ${gwName}`, route.ref, 'spec.hostnames');

@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto';
 import { GROUP, INFERENCE_GROUP } from '@extlb/types';
 import { type Diagnostics, type ObjectRef, describeRef } from '../diagnostics.js';
 import { type BackendRef, GATEWAY_GROUP, type Inputs, type LoadBalancer, type Service, key } from '../read/index.js';
+import { BackendTlsIndex } from './backend-tls.js';
 import { permitted } from './grants.js';
 import type { Backend, Picker, PickerSet } from './ir.js';
 import type { PickerProblem, RefProblem } from './outcomes.js';
@@ -15,6 +16,8 @@ export const ROUND_ROBIN: LoadBalancer = { type: 'RoundRobin' };
 export type Resolution = { ok: true; backend: Backend } | { ok: false; problem: Omit<RefProblem, 'path'> };
 
 const SERVICE = 'Service';
+/** Service appProtocols that mean HTTP/2 with prior knowledge. */
+const HTTP2_APP_PROTOCOLS = ['kubernetes.io/h2c', 'grpc'];
 
 function groupKind(group: string, kind: string): string {
   return group === '' ? kind : `${kind}.${group}`;
@@ -42,6 +45,7 @@ function targetPortOf(port: Service['ports'][number]): number {
 
 export class Backends {
   readonly policies: PolicyIndex;
+  readonly tls: BackendTlsIndex;
   private readonly cache = new Map<string, Backend>();
   /** By owner (`describeRef`): the set its stanza names and the refs that did not resolve. */
   private readonly pickerSets = new Map<string, { set?: PickerSet; problems: PickerProblem[] }>();
@@ -51,11 +55,26 @@ export class Backends {
     private readonly inputs: Inputs,
     private readonly diags: Diagnostics,
   ) {
-    this.policies = new PolicyIndex(inputs, diags);
+    this.policies = new PolicyIndex(inputs.policies, inputs, diags, { contends: (p) => p.lb !== undefined });
+    this.tls = new BackendTlsIndex(inputs, diags);
   }
 
-  /** Resolves a backendRef written in `route` (an HTTPRoute); diagnostics are the caller's to report. */
+  /**
+   * Resolves a backendRef written in `route` (an HTTPRoute or a GRPCRoute); diagnostics are the
+   * caller's to report. A GRPCRoute's backend speaks HTTP/2, whatever else uses it: gRPC needs it.
+   */
   resolve(route: ObjectRef, ref: BackendRef): Resolution {
+    const res = this.resolveRef(route, ref);
+    if (!res.ok || route.kind !== 'GRPCRoute' || res.backend.h2c) return res;
+    if (res.backend.kind !== SERVICE) {
+      const message = `${res.backend.kind} ${ref.namespace}/${ref.name} speaks HTTP/1.1 (appProtocol http); gRPC needs HTTP/2: set appProtocol kubernetes.io/h2c`;
+      return { ok: false, problem: { reason: 'UnsupportedProtocol', message } };
+    }
+    res.backend.h2c = true;
+    return res;
+  }
+
+  private resolveRef(route: ObjectRef, ref: BackendRef): Resolution {
     const gk = groupKind(ref.group, ref.kind);
     const isService = ref.group === '' && ref.kind === SERVICE;
     const isPool = (ref.group === GROUP && ref.kind === 'BackendPool') || (ref.group === INFERENCE_GROUP && ref.kind === 'InferencePool');
@@ -138,6 +157,8 @@ export class Backends {
     }
     const servicePort = service.ports.find((p) => p.port === ref.port);
     if (!servicePort) return { ok: false, problem: { reason: 'BackendNotFound', message: `Service ${ref.namespace}/${ref.name} has no port ${ref.port}` } };
+    const tls = this.tls.forServicePort(ref.namespace, ref.name, servicePort.name);
+    if (tls && !tls.ok) return { ok: false, problem: { reason: 'InvalidBackendTLS', message: tls.message } };
     const policy = this.policies.policyFor(SERVICE, ref.namespace, ref.name, servicePort.name);
     const backend: Backend = {
       key: `svc/${ref.namespace}/${ref.name}/${ref.port}`,
@@ -152,11 +173,12 @@ export class Backends {
         targetPort: targetPortOf(servicePort),
         headless: service.headless,
       },
-      h2c: servicePort.appProtocol === 'kubernetes.io/h2c',
+      h2c: HTTP2_APP_PROTOCOLS.includes(servicePort.appProtocol ?? ''),
       lb: policy?.lb ?? ROUND_ROBIN,
       lbFrom: policy ? policy.ref : 'default',
     };
     if (servicePort.appProtocol === 'kubernetes.io/ws') backend.websocket = true;
+    if (tls) backend.tls = tls.tls;
     if (policy) this.attachPickers(backend, policy.ref);
     this.cache.set(cacheKey, backend);
     return { ok: true, backend };

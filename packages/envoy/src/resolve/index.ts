@@ -11,6 +11,7 @@ import { type GatewaySpecOutcome, checkGatewaySpec } from './gateway-spec.js';
 import type { Backend, IR, Gateway as IrGateway, PickerSet } from './ir.js';
 import { type GatewayListeners, resolveListeners } from './listeners.js';
 import {
+  type BackendTlsPolicyOutcome,
   type GatewayOutcome,
   type ListenerOutcome,
   type Outcomes,
@@ -20,7 +21,7 @@ import {
   gatewayRef,
   verdict,
 } from './outcomes.js';
-import { describeOverrides } from './policies.js';
+import { arbitrationVerdict } from './policies.js';
 import { poolOutcomes } from './pools.js';
 import { type CompiledRoute, compileRoute } from './routes.js';
 import { buildListeners } from './servers.js';
@@ -69,6 +70,21 @@ function usedBy(listeners: GatewayListeners, attachments: Attachments, compiled:
   return { backends: sortedRecord(used), pickerSets: sortedRecord(pickerSets) };
 }
 
+/** The Services (`namespace/name`) the routes attached to a Gateway reference, resolved or not. */
+function referencedServices(listeners: GatewayListeners, attachments: Attachments): Set<string> {
+  const out = new Set<string>();
+  for (const l of listeners.active) {
+    for (const { route } of attachments.routes.get(l) ?? []) {
+      for (const rule of route.rules) {
+        const filters = [...rule.filters, ...rule.backendRefs.flatMap((ref) => ref.filters)];
+        const mirrors = filters.flatMap((f) => (f.type === 'RequestMirror' ? [f.mirror.backendRef] : []));
+        for (const ref of [...rule.backendRefs, ...mirrors]) if (ref.group === '' && ref.kind === 'Service') out.add(`${ref.namespace}/${ref.name}`);
+      }
+    }
+  }
+  return out;
+}
+
 /** `listener "a" is` or `listeners "a", "b" are`. */
 const theListeners = (listeners: ListenerOutcome[]) =>
   `${listeners.length === 1 ? 'listener' : 'listeners'} ${listeners.map((l) => `"${l.name}"`).join(', ')} ${listeners.length === 1 ? 'is' : 'are'}`;
@@ -102,25 +118,9 @@ function gatewayOutcome(gateway: Gateway, listeners: ListenerOutcome[], spec: Ga
   return outcome;
 }
 
-function targetName(t: Policy['targets'][number]): string {
-  const gk = t.group === '' ? t.kind : `${t.kind}.${t.group}`;
-  return `${gk} ${t.name}${t.sectionName ? ` port ${t.sectionName}` : ''}`;
-}
-
 function policyAccepted(policy: Policy, backends: Backends): Verdict {
   if (policy.invalid !== undefined || !policy.lb) return verdict(false, 'Invalid', policy.invalid ?? 'spec.loadBalancer is invalid');
-  const outcomes = backends.policies.outcomes.get(policy) ?? [];
-  const overridden = outcomes.flatMap((o) => o.overridden);
-  if (outcomes.some((o) => o.effective)) {
-    if (overridden.length === 0) return verdict(true, 'Accepted', 'Policy is accepted');
-    return verdict(true, 'Accepted', `Policy is accepted; on some ports a policy that names the port applies instead: ${describeOverrides(overridden)}`);
-  }
-  if (overridden.length > 0)
-    return verdict(false, 'Conflicted', `on every port of its target a policy that names the port applies instead: ${describeOverrides(overridden)}`);
-  const establishedBy = outcomes.find((o) => o.establishedBy)?.establishedBy;
-  if (establishedBy)
-    return verdict(false, 'Conflicted', `every target is already targeted by ${establishedBy.kind} ${establishedBy.namespace ?? ''}/${establishedBy.name}`);
-  return verdict(false, 'TargetNotFound', `no target found: ${policy.targets.map(targetName).join(', ')}`);
+  return arbitrationVerdict(policy, backends.policies.outcomes.get(policy) ?? []);
 }
 
 export function resolve(inputs: Inputs, options: ResolveOptions, diags: Diagnostics): Resolved {
@@ -164,7 +164,10 @@ export function resolve(inputs: Inputs, options: ResolveOptions, diags: Diagnost
   const gateways: IrGateway[] = [];
   /** Per object (`kind/namespace/name`), the Gateways whose routes use it. */
   const uses = new Map<string, Set<string>>();
+  /** Per Service (`namespace/name`), the Gateways whose routes reference it, even where it did not resolve. */
+  const references = new Map<string, Set<string>>();
   for (const [name, { gateway, listeners }] of [...served].sort(([a], [b]) => compare(a, b))) {
+    for (const svc of referencedServices(listeners, attachments)) references.set(svc, (references.get(svc) ?? new Set()).add(name));
     const used = usedBy(listeners, attachments, compiled, backends);
     for (const b of Object.values(used.backends)) {
       const k = `${b.ref.kind}/${b.ref.namespace ?? ''}/${b.ref.name}`;
@@ -201,6 +204,18 @@ export function resolve(inputs: Inputs, options: ResolveOptions, diags: Diagnost
       pickerProblems: backends.pickerProblems(policy.ref),
     };
   });
+  // A BackendTLSPolicy's ancestors are the Gateways whose routes reference its Services, also
+  // where the policy made the reference invalid.
+  const backendTlsPolicies: BackendTlsPolicyOutcome[] = inputs.backendTlsPolicies.map((policy) => {
+    const services = policy.targets.filter((t) => t.group === '' && t.kind === 'Service');
+    const reached = new Set(services.flatMap((t) => [...(references.get(`${policy.meta.namespace}/${t.name}`) ?? [])]));
+    return {
+      policy,
+      ancestors: (reached.size > 0 ? [...reached].sort(compare) : allGateways).map(gatewayRef),
+      accepted: backends.tls.accepted(policy),
+      resolvedRefs: backends.tls.resolvedRefs(policy),
+    };
+  });
   return {
     ir: { gateways },
     outcomes: {
@@ -209,6 +224,7 @@ export function resolve(inputs: Inputs, options: ResolveOptions, diags: Diagnost
       routes,
       pools,
       policies,
+      backendTlsPolicies,
     },
   };
 }

@@ -81,7 +81,7 @@ export interface VirtualHost {
 }
 
 export interface Route {
-  /** `namespace/route/rule/i/match/j`. */
+  /** `namespace/route/rule/i/match/j` (`namespace/grpcroute/route/...` for a GRPCRoute). */
   name: string;
   route: ObjectRef;
   rule: number;
@@ -118,6 +118,8 @@ export interface Forward {
   cors?: Cors;
   timeouts: { requestMs?: number; backendRequestMs?: number };
   retry?: { codes: number[]; attempts?: number; backoffMs?: number };
+  /** What an invalid destination answers: 500, or 503 for a GRPCRoute (gRPC's UNAVAILABLE). Default 500. */
+  invalidStatus?: 503;
 }
 
 /**
@@ -158,16 +160,32 @@ export interface Backend {
   kind: 'Service' | 'BackendPool' | 'InferencePool';
   ref: ObjectRef;
   endpoints: EndpointSource;
-  /** The endpoints speak HTTP/2 without TLS. */
+  /**
+   * The endpoints speak HTTP/2 (with prior knowledge, or inside `tls`): appProtocol
+   * kubernetes.io/h2c or grpc, or a GRPCRoute sends to it.
+   */
   h2c: boolean;
   /** The endpoints speak WebSocket (appProtocol kubernetes.io/ws): routes to them allow the upgrade. */
   websocket?: true;
+  /** TLS to the endpoints, from the BackendTLSPolicy that applies to the Service port. */
+  tls?: BackendTls;
   /** The effective load balancer. */
   lb: LoadBalancer;
   /** Where it came from: a policy, the pool itself, or the default (round robin). */
   lbFrom: ObjectRef | 'default';
   /** External backends: the key of the picker set that chooses their endpoints, when any resolved. */
   pickers?: string;
+}
+
+/** How the proxy connects to a backend over TLS (a BackendTLSPolicy's validation stanza). */
+export interface BackendTls {
+  policy: ObjectRef;
+  /** The TLS server name sent. */
+  sni: string;
+  /** The CAs trusted: a PEM bundle, or the proxy's system bundle. */
+  trust: { pem: string } | { system: true };
+  /** The certificate must carry one of these; a DNS name may start with a `*.` label. */
+  subjectAltNames: { type: 'DNS' | 'URI'; value: string }[];
 }
 
 /** The endpoint pickers one LoadBalancer stanza names, in priority order. */

@@ -2,13 +2,17 @@
 // share anything (each is its own proxy); inside one Gateway, listeners on the same port and
 // protocol share one proxy listener, and the ones that cannot are Conflicted.
 import type { Diagnostics } from '../diagnostics.js';
-import { GATEWAY_GROUP, type Gateway, type ListenerSpec, type RouteGroupKind } from '../read/index.js';
+import { GATEWAY_GROUP, type Gateway, type ListenerSpec, type RouteGroupKind, type RouteKind } from '../read/index.js';
 import type { TlsRefs } from './certificates.js';
 import type { ServerTls } from './ir.js';
 import { listenerTls } from './listener-tls.js';
 import { type ListenerOutcome, type Verdict, verdict } from './outcomes.js';
 
-const HTTP_ROUTE: RouteGroupKind = { group: GATEWAY_GROUP, kind: 'HTTPRoute' };
+/** The route kinds an HTTP or HTTPS listener serves, in the order supportedKinds lists them. */
+const ROUTE_KINDS: (RouteGroupKind & { kind: RouteKind })[] = [
+  { group: GATEWAY_GROUP, kind: 'HTTPRoute' },
+  { group: GATEWAY_GROUP, kind: 'GRPCRoute' },
+];
 
 /**
  * A valid listener: routes attach to it. It is served (in the Envoy configuration) when its
@@ -17,8 +21,8 @@ const HTTP_ROUTE: RouteGroupKind = { group: GATEWAY_GROUP, kind: 'HTTPRoute' };
 export interface ActiveListener {
   spec: ListenerSpec;
   protocol: 'HTTP' | 'HTTPS';
-  /** Whether HTTPRoute is among the listener's allowed kinds. */
-  allowsHttpRoute: boolean;
+  /** The route kinds among the listener's allowed kinds that extlb serves. */
+  routeKinds: RouteKind[];
   /** HTTPS: what resolved of its certificates and client validation. */
   tls?: ServerTls;
   outcome: ListenerOutcome;
@@ -50,9 +54,9 @@ const gk = (k: RouteGroupKind) => `${k.kind} (${k.group === '' ? 'core' : k.grou
  */
 function routeKinds(l: ListenerSpec): { supported: RouteGroupKind[]; invalid: RouteGroupKind[] } {
   if (l.protocol !== 'HTTP' && l.protocol !== 'HTTPS') return { supported: [], invalid: l.kinds ?? [] };
-  if (l.kinds === undefined || l.kinds.length === 0) return { supported: [HTTP_ROUTE], invalid: [] };
-  const isHttpRoute = (k: RouteGroupKind) => k.kind === HTTP_ROUTE.kind && k.group === HTTP_ROUTE.group;
-  return { supported: l.kinds.some(isHttpRoute) ? [HTTP_ROUTE] : [], invalid: l.kinds.filter((k) => !isHttpRoute(k)) };
+  if (l.kinds === undefined || l.kinds.length === 0) return { supported: ROUTE_KINDS, invalid: [] };
+  const same = (a: RouteGroupKind, b: RouteGroupKind) => a.kind === b.kind && a.group === b.group;
+  return { supported: ROUTE_KINDS.filter((s) => l.kinds?.some((k) => same(k, s))), invalid: l.kinds.filter((k) => !ROUTE_KINDS.some((s) => same(k, s))) };
 }
 
 /** A listener that is not served; it still lists the route kinds it would take. */
@@ -114,7 +118,7 @@ function conflict(
 function resolvedRefs(gw: Gateway, l: ListenerSpec, invalidKinds: RouteGroupKind[], tlsProblems: Verdict[], diags: Diagnostics): Verdict {
   const problems = [...tlsProblems];
   if (invalidKinds.length > 0) {
-    const message = `extlb serves only ${gk(HTTP_ROUTE)} on this listener; not supported: ${invalidKinds.map(gk).join(', ')}`;
+    const message = `extlb serves only ${ROUTE_KINDS.map(gk).join(' and ')} on this listener; not supported: ${invalidKinds.map(gk).join(', ')}`;
     diags.warning('InvalidRouteKinds', message, gw.ref, `spec.listeners[${l.index}].allowedRoutes.kinds`);
     problems.push(verdict(false, 'InvalidRouteKinds', message));
   }
@@ -194,7 +198,7 @@ export function resolveListeners(gw: Gateway, tlsRefs: TlsRefs, diags: Diagnosti
       byPort.set(l.port, group);
     }
     const { outcome, tls } = activeOutcome(gw, l, tlsRefs, diags);
-    const a: ActiveListener = { spec: l, protocol, allowsHttpRoute: outcome.supportedKinds.length > 0, outcome };
+    const a: ActiveListener = { spec: l, protocol, routeKinds: outcome.supportedKinds.map((k) => k.kind as RouteKind), outcome };
     if (tls) a.tls = tls;
     group.listeners.push(a);
     active.push(a);

@@ -1,7 +1,7 @@
 // What the resolve stage found about each input object, in the terms of its status: the status
 // stage turns these into conditions, and never looks at diagnostics.
 import type { ObjectRef } from '../diagnostics.js';
-import type { Gateway, GatewayClass, HttpRoute, ParentRef, PickerRef, Policy, Pool, Problem, RouteGroupKind } from '../read/index.js';
+import type { BackendTlsPolicy, Gateway, GatewayClass, HttpRoute, ParentRef, PickerRef, Policy, Pool, Problem, RouteGroupKind } from '../read/index.js';
 
 /** One condition: its status, a CamelCase reason and a sentence. */
 export interface Verdict {
@@ -48,7 +48,7 @@ export interface ParentOutcome {
 
 /** A backendRef that cannot be used, and why (the route's ResolvedRefs condition). */
 export interface RefProblem {
-  reason: 'InvalidKind' | 'BackendNotFound' | 'InvalidBackend' | 'RefNotPermitted';
+  reason: 'InvalidKind' | 'BackendNotFound' | 'InvalidBackend' | 'RefNotPermitted' | 'UnsupportedProtocol' | 'InvalidBackendTLS';
   message: string;
   path: string;
 }
@@ -91,12 +91,22 @@ export interface PolicyOutcome {
   pickerProblems: PickerProblem[];
 }
 
+export interface BackendTlsPolicyOutcome {
+  policy: BackendTlsPolicy;
+  /** The Gateways whose routes reference a target Service, sorted; every converted Gateway when none does. */
+  ancestors: ObjectRef[];
+  accepted: Verdict;
+  resolvedRefs: Verdict;
+}
+
 export interface Outcomes {
   gatewayClasses: GatewayClassOutcome[];
   gateways: GatewayOutcome[];
+  /** HTTPRoutes and GRPCRoutes. */
   routes: RouteOutcome[];
   pools: PoolOutcome[];
   policies: PolicyOutcome[];
+  backendTlsPolicies: BackendTlsPolicyOutcome[];
 }
 
 export function verdict(status: boolean, reason: string, message: string): Verdict {

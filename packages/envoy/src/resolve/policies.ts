@@ -1,8 +1,10 @@
-// GEP-713 policy arbitration for LoadBalancerPolicies: on each target the oldest policy wins (then
-// `namespace/name`), and a policy for one Service port beats one for the whole Service.
+// GEP-713 arbitration for Direct policies (LoadBalancerPolicy, BackendTLSPolicy): on each target
+// the oldest policy wins (then `namespace/name`), and a policy for one Service port beats one for
+// the whole Service.
 import { type Diagnostics, type ObjectRef, describeRef } from '../diagnostics.js';
 import { compare } from '../json.js';
-import { type Inputs, type Policy, byAge, key } from '../read/index.js';
+import { type Inputs, type Meta, type Policy, type PolicyTarget, type RouteGroupKind, byAge, key } from '../read/index.js';
+import { type Verdict, verdict } from './outcomes.js';
 
 /** How one policy fared on one of its targets. */
 export interface TargetOutcome {
@@ -15,6 +17,22 @@ export interface TargetOutcome {
   overridden: { port: string; by: ObjectRef }[];
   /** Whether it applies to some of the target (a pool, or at least one port of a Service). */
   effective: boolean;
+  /** The target's kind is not one the policy kind may name. */
+  unsupported?: true;
+}
+
+/** A Direct policy as arbitration sees it. */
+export interface DirectPolicy {
+  ref: ObjectRef;
+  meta: Meta;
+  targets: PolicyTarget[];
+}
+
+export interface ArbitrationRules<P extends DirectPolicy> {
+  /** Whether a policy takes part (a policy whose stanza could not be read does not). */
+  contends(policy: P): boolean;
+  /** The kinds a target may be; any other is reported and skipped. Unset: Service and the pools. */
+  kinds?: readonly RouteGroupKind[];
 }
 
 const SERVICE = 'Service';
@@ -32,18 +50,29 @@ function groupKind(group: string, kind: string): string {
   return group === '' ? kind : `${kind}.${group}`;
 }
 
-export class PolicyIndex {
-  private readonly winners = new Map<string, Policy>();
-  readonly outcomes = new Map<Policy, TargetOutcome[]>();
+export class PolicyIndex<P extends DirectPolicy = Policy> {
+  private readonly winners = new Map<string, P>();
+  readonly outcomes = new Map<P, TargetOutcome[]>();
 
-  constructor(inputs: Inputs, diags: Diagnostics) {
-    const contenders = new Map<string, Policy[]>();
-    for (const policy of inputs.policies) {
+  constructor(policies: readonly P[], inputs: Inputs, diags: Diagnostics, rules: ArbitrationRules<P>) {
+    const contenders = new Map<string, P[]>();
+    for (const policy of policies) {
       const outcomes: TargetOutcome[] = [];
       for (const t of policy.targets) {
         const ns = policy.meta.namespace;
         const path = `spec.targetRefs[${t.index}]`;
         let found: boolean;
+        if (rules.kinds && !rules.kinds.some((k) => k.group === t.group && k.kind === t.kind)) {
+          const allowed = rules.kinds.map((k) => groupKind(k.group, k.kind)).join(', ');
+          diags.warning(
+            'UnsupportedValue',
+            `a ${groupKind(t.group, t.kind)} target is not supported; a ${policy.ref.kind} applies to ${allowed}`,
+            policy.ref,
+            path,
+          );
+          outcomes.push({ index: t.index, found: false, winner: false, overridden: [], effective: false, unsupported: true });
+          continue;
+        }
         if (t.kind === SERVICE) {
           const svc = inputs.services.get(key(ns, t.name));
           found = svc !== undefined && (t.sectionName === undefined || svc.ports.some((p) => p.name === t.sectionName));
@@ -54,7 +83,7 @@ export class PolicyIndex {
           if (!found) diags.error('TargetNotFound', `${groupKind(t.group, t.kind)} ${ns}/${t.name} not found`, policy.ref, path);
         }
         outcomes.push({ index: t.index, found, winner: false, overridden: [], effective: false });
-        if (found && policy.lb) {
+        if (found && rules.contends(policy)) {
           const k = targetKey(t.kind, ns, t.name, t.sectionName);
           const list = contenders.get(k) ?? [];
           if (!list.includes(policy)) list.push(policy);
@@ -69,7 +98,7 @@ export class PolicyIndex {
       this.winners.set(k, winner);
       const [kind, ns, rest] = k.split('/') as [string, string, string];
       const [name, section] = rest.split('#') as [string, string];
-      const matches = (p: Policy) => p.targets.filter((t) => t.kind === kind && t.name === name && (t.sectionName ?? '') === section);
+      const matches = (p: P) => p.targets.filter((t) => t.kind === kind && t.name === name && (t.sectionName ?? '') === section);
       for (const t of matches(winner)) {
         const o = this.outcomes.get(winner)?.find((x) => x.index === t.index);
         if (o) {
@@ -121,11 +150,32 @@ export class PolicyIndex {
   }
 
   /** The policy that applies to a target, if any; a port-specific policy beats a whole-Service one. */
-  policyFor(kind: string, namespace: string, name: string, section?: string): Policy | undefined {
+  policyFor(kind: string, namespace: string, name: string, section?: string): P | undefined {
     if (section !== undefined) {
       const specific = this.winners.get(targetKey(kind, namespace, name, section));
       if (specific) return specific;
     }
     return this.winners.get(targetKey(kind, namespace, name));
   }
+}
+
+function targetName(t: PolicyTarget): string {
+  return `${groupKind(t.group, t.kind)} ${t.name}${t.sectionName ? ` port ${t.sectionName}` : ''}`;
+}
+
+/** The Accepted condition arbitration gives a policy: applied to some target, or why not. */
+export function arbitrationVerdict(policy: DirectPolicy, outcomes: readonly TargetOutcome[]): Verdict {
+  const overridden = outcomes.flatMap((o) => o.overridden);
+  if (outcomes.some((o) => o.effective)) {
+    if (overridden.length === 0) return verdict(true, 'Accepted', 'Policy is accepted');
+    return verdict(true, 'Accepted', `Policy is accepted; on some ports a policy that names the port applies instead: ${describeOverrides(overridden)}`);
+  }
+  if (overridden.length > 0)
+    return verdict(false, 'Conflicted', `on every port of its target a policy that names the port applies instead: ${describeOverrides(overridden)}`);
+  const establishedBy = outcomes.find((o) => o.establishedBy)?.establishedBy;
+  if (establishedBy)
+    return verdict(false, 'Conflicted', `every target is already targeted by ${establishedBy.kind} ${establishedBy.namespace ?? ''}/${establishedBy.name}`);
+  if (outcomes.length > 0 && outcomes.every((o) => o.unsupported))
+    return verdict(false, 'Invalid', `no target is of a kind a ${policy.ref.kind} applies to: ${policy.targets.map(targetName).join(', ')}`);
+  return verdict(false, 'TargetNotFound', `no target found: ${policy.targets.map(targetName).join(', ')}`);
 }

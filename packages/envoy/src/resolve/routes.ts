@@ -1,6 +1,6 @@
-// HTTPRoute rules to actions: filters (the rule's and its backendRefs'), weighted destinations,
-// mirrors, timeouts and retry, as Gateway API defines them. The result does not depend on which
-// listener serves the route.
+// HTTPRoute and GRPCRoute rules to actions: filters (the rule's and its backendRefs'), weighted
+// destinations, mirrors, timeouts and retry, as Gateway API defines them. The result does not
+// depend on which listener serves the route.
 import { MAX_DURATION_SECONDS, MAX_WEIGHT_SUM } from '../limits.js';
 import type { Diagnostics } from '../diagnostics.js';
 import type { BackendRef, Cors, Filter, HeaderModifier, HttpRoute, PathModifier, Problem, Redirect, Rule } from '../read/index.js';
@@ -180,6 +180,9 @@ class RouteCompiler {
     }
     const forward: Forward = { type: 'forward', destinations: [], mirrors: [], timeouts: rule.timeouts };
     if (rule.retry) forward.retry = rule.retry;
+    // GRPCRoute: requests for an invalid backend get UNAVAILABLE, which a 503 becomes for gRPC clients.
+    const grpc = this.route.kind === 'GRPCRoute';
+    if (grpc) forward.invalidStatus = 503;
     const filters: RuleFilters = {
       mirrors: own.mirrors.map((m) => m.mirror),
       ...(own.requestHeaders ? { requestHeaders: own.requestHeaders } : {}),
@@ -217,8 +220,9 @@ class RouteCompiler {
     }
     Object.assign(forward, filters);
     if (!this.withinEnvoyLimits(rule, forward)) return result;
-    // No backend at all, or only invalid or zero-weight ones: Gateway API answers 500.
+    // No backend at all, or only invalid or zero-weight ones: Gateway API answers 500 (UNAVAILABLE for gRPC).
     if (forward.destinations.some((d) => d.backend !== undefined && d.weight > 0)) result.action = forward;
+    else if (grpc) result.action = { type: 'direct', status: 503 };
     return result;
   }
 

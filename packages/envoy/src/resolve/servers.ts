@@ -12,10 +12,15 @@ const PATH_RANK: Record<Match['path']['type'], number> = { Exact: 0, RegularExpr
 
 /**
  * Gateway API precedence between two matches (negative: `a` first): exact path, then the longest
- * path, then method, most headers, most query params. Ties are broken by the caller (route age,
- * then rule and match order).
+ * path, then method, most headers, most query params; between GRPCRoute matches (a hostname never
+ * has both kinds), the longest service, then method, then most headers. Ties are broken by the
+ * caller (route age, then rule and match order).
  */
 export function comparePrecedence(a: Match, b: Match): number {
+  if (a.grpc && b.grpc) {
+    const chars = (m: Match['grpc'], part: 'service' | 'method') => m?.[part]?.length ?? 0;
+    return chars(b.grpc, 'service') - chars(a.grpc, 'service') || chars(b.grpc, 'method') - chars(a.grpc, 'method') || b.headers.length - a.headers.length;
+  }
   return (
     PATH_RANK[a.path.type] - PATH_RANK[b.path.type] ||
     b.path.value.replace(/\/+$/, '').length - a.path.value.replace(/\/+$/, '').length ||
@@ -23,6 +28,11 @@ export function comparePrecedence(a: Match, b: Match): number {
     b.headers.length - a.headers.length ||
     b.queryParams.length - a.queryParams.length
   );
+}
+
+/** `namespace/name` for an HTTPRoute, `namespace/grpcroute/name` for a GRPCRoute (the two may share a name). */
+function routeName(route: HttpRoute): string {
+  return route.kind === 'HTTPRoute' ? `${route.meta.namespace}/${route.meta.name}` : `${route.meta.namespace}/grpcroute/${route.meta.name}`;
 }
 
 interface Entry {
@@ -90,7 +100,7 @@ function virtualHosts(served: ActiveListener[], port: PortGroup, inputs: ServerI
               routeOrder: inputs.routeOrder.get(route) ?? 0,
               rule: c.rule.index,
               ir: {
-                name: `${route.meta.namespace}/${route.meta.name}/rule/${c.rule.index}/match/${match.index}`,
+                name: `${routeName(route)}/rule/${c.rule.index}/match/${match.index}`,
                 route: route.ref,
                 rule: c.rule.index,
                 match,

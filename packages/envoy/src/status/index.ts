@@ -7,6 +7,7 @@ import { type JsonObject, compare } from '../json.js';
 import { GATEWAY_GROUP, type Meta } from '../read/index.js';
 import type {
   GatewayClassOutcome,
+  BackendTlsPolicyOutcome,
   GatewayOutcome,
   ListenerOutcome,
   Outcomes,
@@ -74,7 +75,7 @@ function gatewayClassStatus(ctx: StatusOptions, o: GatewayClassOutcome): JsonObj
 }
 
 /**
- * HTTPRoute status per parent. Invalid values (a regex RE2 cannot compile, a malformed duration)
+ * HTTPRoute and GRPCRoute status per parent. Invalid values (a regex RE2 cannot compile, a malformed duration)
  * drop the rules they break, which Gateway API reports as PartiallyInvalid, or as Accepted=False
  * when no rule is left.
  */
@@ -127,6 +128,18 @@ function policyStatus(ctx: StatusOptions, o: PolicyOutcome): JsonObject {
   });
 }
 
+/** BackendTLSPolicy status (GEP-713): one ancestor entry per Gateway whose routes reference a target. */
+function backendTlsPolicyStatus(ctx: StatusOptions, o: BackendTlsPolicyOutcome): JsonObject {
+  const { meta, ref } = o.policy;
+  return statusObject(`${GATEWAY_GROUP}/v1`, ref, {
+    ancestors: o.ancestors.map((gw) => ({
+      ancestorRef: gatewayParentRef(gw),
+      controllerName: ctx.controllerName,
+      conditions: [condition(ctx, meta, 'Accepted', o.accepted), condition(ctx, meta, 'ResolvedRefs', o.resolvedRefs)],
+    })),
+  });
+}
+
 function statusKey(s: JsonObject): string {
   const m = s.metadata as { namespace?: string; name?: string };
   return `${String(s.kind)}\u0000${m.namespace ?? ''}\u0000${m.name ?? ''}`;
@@ -141,6 +154,7 @@ export function statuses(outcomes: Outcomes, ctx: StatusOptions): JsonObject[] {
     // Every pool, used or not: a pool no route uses any more gets its parents removed.
     ...outcomes.pools.map((o) => poolStatus(ctx, o)),
     ...outcomes.policies.map((o) => policyStatus(ctx, o)),
+    ...outcomes.backendTlsPolicies.map((o) => backendTlsPolicyStatus(ctx, o)),
   ];
   return out.sort((a, b) => compare(statusKey(a), statusKey(b)));
 }

@@ -1,16 +1,22 @@
 // A model of what Envoy does with one HTTP request under a converted configuration, for checking
 // the request → response expectations of the upstream conformance suites without an Envoy binary.
 // It follows Envoy's documented router behaviour for the fields the converter emits: the listener
-// by port, the filter chain by TLS SNI, its TLS handshake (envoy-tls-model.ts), the codec (HTTP/1.1, or HTTP/2 by prior knowledge), the
-// virtual host by Host (exact names, then the longest suffix wildcard, then `*`; a Host's port is
-// ignored when the connection manager strips it or the route table ignores it), the first route
-// whose match holds, upgrades (403 when neither the connection manager nor the route allows one),
-// the CORS filter, then the route's action — a fixed answer, a redirect (Envoy's newUri rules), or
-// forwarding: the weighted cluster, header changes (a weighted cluster's before its route's, each
-// level removing before adding), host and path rewrites, mirrors, and the exchange with the
-// backend under the route's timeout and retry policy, then response header changes and CORS
-// headers. It reads only the Envoy JSON, so it checks the Envoy stage's output, not the
-// converter's intent; a field or filter it does not know fails loudly rather than being ignored.
+// by port, the filter chain by TLS SNI, its TLS handshake (envoy-tls-model.ts), the codec (HTTP/1.1,
+// or HTTP/2: by prior knowledge in cleartext, by ALPN over TLS), the virtual host by Host (exact
+// names, then the longest suffix wildcard, then `*`; a Host's port is ignored when the connection
+// manager strips it or the route table ignores it), the first route whose match holds (gRPC
+// requests — HTTP/2, content-type application/grpc — match `grpc` routes), upgrades (403 when
+// neither the connection manager nor the route allows one), the CORS filter, then the route's
+// action — a fixed answer, a redirect (Envoy's newUri rules), or forwarding: the weighted cluster,
+// header changes (a weighted cluster's before its route's, each level removing before adding),
+// host and path rewrites, mirrors, the connection to the cluster's endpoints (its codec, and its
+// UpstreamTlsContext: SNI, ALPN, the default certificate validator's chain and SAN checks, with
+// node:crypto, against what the endpoints serve — facts the caller gives as a World), and the
+// exchange with the backend under the route's timeout and retry policy, then response header
+// changes and CORS headers. Envoy's local replies reach gRPC clients as gRPC statuses. It reads
+// only the Envoy JSON, so it checks the Envoy stage's output, not the converter's intent; a field
+// or filter it does not know fails loudly rather than being ignored.
+import { X509Certificate } from 'node:crypto';
 import type { EnvoyConfig } from '../../src/index.js';
 import { handshake } from './envoy-tls-model.js';
 
@@ -28,12 +34,26 @@ export interface Request {
   scheme?: 'http' | 'https';
   /** TLS server name; HTTPS listeners choose their filter chain by it. */
   sni?: string;
-  /** How the client speaks: HTTP/1.1 (the default), or cleartext HTTP/2 with prior knowledge. */
-  protocol?: 'HTTP/1.1' | 'h2c';
+  /** How the client speaks: HTTP/1.1 (the default), or HTTP/2 only — by prior knowledge in cleartext, by ALPN over TLS. */
+  protocol?: 'HTTP/1.1' | 'HTTP/2';
   /** The protocol an HTTP/1.1 `Upgrade` header asks for, e.g. `websocket`. */
   upgrade?: string;
   /** The certificate (PEM) the client presents in the TLS handshake. */
   clientCertificate?: string;
+}
+
+/** What an endpoint (`ip:port`) serves: the model's facts about the backends, beyond Envoy's config. */
+export interface Endpoint {
+  /** The endpoint speaks TLS only, presenting this PEM chain (leaf first). */
+  tls?: { certificate: string };
+  /** HTTP versions it serves (by ALPN over TLS); both when unset. */
+  protocols?: ('http/1.1' | 'h2')[];
+}
+
+export interface World {
+  endpoints?: Record<string, Endpoint>;
+  /** Files Envoy reads (a system CA bundle), by path. */
+  files?: Record<string, string>;
 }
 
 export interface Response {
@@ -71,6 +91,10 @@ export interface Upstream {
   protocol: 'HTTP/1.1' | 'HTTP/2';
   /** The upgrade Envoy forwards, when the client asked for one and the route allows it. */
   upgrade?: string;
+  /** The TLS server name Envoy sends, when the cluster speaks TLS. */
+  sni?: string;
+  /** Why Envoy cannot connect to an endpoint of the cluster: the client gets 503. */
+  failure?: string;
   mirrors: Mirror[];
   /** The answer the client gets: after timeouts, retries, response header changes and CORS. */
   response: Response;
@@ -81,8 +105,9 @@ export interface Upstream {
 }
 
 export type Outcome =
-  /** No listener on the port, no filter chain for the SNI, or a protocol the codec refuses. */
-  | { type: 'no-listener' | 'no-chain' | 'protocol-error' }
+  | { type: 'no-listener' | 'no-chain' }
+  /** The client and the listener have no HTTP version in common. */
+  | { type: 'protocol-error'; reason: string }
   /** The TLS handshake failed (or one side did not speak TLS): no HTTP request is made. */
   | { type: 'tls-failure'; reason: string }
   /** No virtual host or no route matched: Envoy answers 404. */
@@ -153,8 +178,18 @@ function splitPath(path: string): [string, string] {
   return i < 0 ? [path, ''] : [path.slice(0, i), path.slice(i + 1)];
 }
 
+/** Envoy's Grpc::Common::hasGrpcContentType: `application/grpc`, or `application/grpc+...`. */
+function isGrpc(headers: Headers): boolean {
+  const type = headers['content-type'] ?? '';
+  return type === 'application/grpc' || type.startsWith('application/grpc+');
+}
+
 function routeMatches(match: Json, req: Request, headers: Headers): boolean {
   const [path, query] = splitPath(req.path);
+  if (match.grpc !== undefined) {
+    if (Object.keys(match.grpc).length > 0) throw new Error(`the model does not know the gRPC match options ${JSON.stringify(match.grpc)}`);
+    if (!isGrpc(headers)) return false;
+  }
   if (match.path !== undefined && path !== match.path) return false;
   if (match.prefix !== undefined && !path.startsWith(match.prefix)) return false;
   if (match.path_separated_prefix !== undefined) {
@@ -166,6 +201,22 @@ function routeMatches(match: Json, req: Request, headers: Headers): boolean {
   const params = new URLSearchParams(query);
   for (const q of match.query_parameters ?? []) if (!stringMatches(q.string_match, params.get(q.name) ?? undefined)) return false;
   return true;
+}
+
+/**
+ * Why the client cannot speak to a filter chain: HTTP/2 over TLS needs h2 offered by ALPN (with
+ * none, Envoy offers no ALPN and the client falls back to HTTP/1.1, which an HTTP/2-only client
+ * cannot); in cleartext the codec must take the client's protocol (AUTO tells them apart by the
+ * connection preface).
+ */
+function protocolRefused(chain: Json, hcm: Json, req: Request): string | undefined {
+  const codec = hcm.codec_type ?? 'AUTO';
+  if (req.protocol !== 'HTTP/2') return codec === 'HTTP2' ? 'the connection manager speaks HTTP/2 only' : undefined;
+  if (chain.transport_socket) {
+    const alpn: string[] = chain.transport_socket.typed_config?.common_tls_context?.alpn_protocols ?? [];
+    return alpn.includes('h2') ? undefined : `the listener offers no h2 by ALPN (${JSON.stringify(alpn)})`;
+  }
+  return codec === 'HTTP1' ? 'codec_type HTTP1 does not accept HTTP/2' : undefined;
 }
 
 /** The route table a request reaches, and the connection manager that serves it. */
@@ -186,10 +237,8 @@ function routeTable(config: EnvoyConfig, req: Request): { rc: Json; hcm: Json } 
   const tls = handshake(config, chain, req);
   if (!tls.ok) return { type: 'tls-failure', reason: tls.reason };
   const hcm = chain.filters[0].typed_config;
-  // AUTO tells HTTP/2 from HTTP/1.1 by the connection preface on cleartext connections.
-  const codec = hcm.codec_type ?? 'AUTO';
-  if (req.protocol === 'h2c' && codec === 'HTTP1') return { type: 'protocol-error' };
-  if (req.protocol !== 'h2c' && codec === 'HTTP2') return { type: 'protocol-error' };
+  const refused = protocolRefused(chain, hcm, req);
+  if (refused) return { type: 'protocol-error', reason: refused };
   for (const f of hcm.http_filters as Json[]) {
     if (!Object.values(FILTER).includes(f.typed_config?.['@type'])) throw new Error(`the model does not know the HTTP filter ${f.name}`);
   }
@@ -328,10 +377,12 @@ class Cors {
 
 /** The upstream protocol of a cluster, from its HttpProtocolOptions. */
 function clusterProtocol(cluster: Json, downstream: Request['protocol']): Upstream['protocol'] {
-  const options = cluster.typed_extension_protocol_options?.['envoy.extensions.upstreams.http.v3.HttpProtocolOptions'];
+  const all = cluster.typed_extension_protocol_options as Json | undefined;
+  const options = all?.['envoy.extensions.upstreams.http.v3.HttpProtocolOptions'];
   if (!options) return 'HTTP/1.1';
+  if (Object.keys(all as Json).length !== 1) throw new Error(`the model does not know the protocol options ${JSON.stringify(all)}`);
   known(options, ['@type', 'explicit_http_config', 'use_downstream_protocol_config'], 'HttpProtocolOptions');
-  if (options.use_downstream_protocol_config) return downstream === 'h2c' ? 'HTTP/2' : 'HTTP/1.1';
+  if (options.use_downstream_protocol_config) return downstream === 'HTTP/2' ? 'HTTP/2' : 'HTTP/1.1';
   return options.explicit_http_config?.http2_protocol_options ? 'HTTP/2' : 'HTTP/1.1';
 }
 
@@ -440,7 +491,7 @@ function fractionOf(f: Json | undefined): number {
 /** The default backend: answers 200 at once. */
 const OK: BackendModel = () => ({ status: 200 });
 
-export function handle(config: EnvoyConfig, req: Request, backend: BackendModel = OK): Outcome {
+export function handle(config: EnvoyConfig, req: Request, backend: BackendModel = OK, world: World = {}): Outcome {
   const table = routeTable(config, req);
   if ('type' in table) return table;
   const { rc, hcm } = table;
@@ -517,8 +568,15 @@ export function handle(config: EnvoyConfig, req: Request, backend: BackendModel 
     };
     if (req.upgrade !== undefined) upstream.upgrade = req.upgrade;
     if (ra.weighted_clusters) upstream.weighted = t;
+    const connection = cluster ? connect(config, cluster, upstream.protocol, world) : {};
+    if (connection.sni !== undefined) upstream.sni = connection.sni;
     if (!cluster) {
       upstream.response = { status: notFound, headers: {} };
+    } else if (connection.failure !== undefined) {
+      // Envoy answers 503 when it cannot connect (retries would meet the same endpoints).
+      upstream.failure = connection.failure;
+      upstream.response = { status: 503, headers: {} };
+      upstream.attempts = 1;
     } else {
       upstream.mirrors = ((ra.request_mirror_policies ?? []) as Json[]).map((m) => {
         known(m, ['cluster', 'runtime_fraction'], 'RequestMirrorPolicy');
@@ -542,6 +600,157 @@ export function handle(config: EnvoyConfig, req: Request, backend: BackendModel 
   const out: Outcome = { type: 'forward', route: entry.name, upstreams, entry, httpFilters: hcm.http_filters ?? [] };
   if (ra.cluster_not_found_response_code === 'INTERNAL_SERVER_ERROR') out.clusterNotFound = 500;
   return out;
+}
+
+// ---- Upstream connections ---------------------------------------------------------------------
+
+type Protocol = 'http/1.1' | 'h2';
+
+/** The `ip:port` endpoints of a cluster the model can see (static and EDS); DNS names resolve elsewhere. */
+function endpointsOf(config: EnvoyConfig, cluster: Json): string[] {
+  const assignment =
+    cluster.type === 'EDS'
+      ? (config.endpoints as Json[]).find((e) => e.cluster_name === (cluster.eds_cluster_config?.service_name ?? cluster.name))
+      : cluster.type === 'STATIC'
+        ? cluster.load_assignment
+        : undefined;
+  return ((assignment?.endpoints ?? []) as Json[]).flatMap((l) =>
+    (l.lb_endpoints as Json[]).map((e) => `${e.endpoint.address.socket_address.address}:${e.endpoint.address.socket_address.port_value}`),
+  );
+}
+
+interface UpstreamTls {
+  sni?: string;
+  alpn: string[];
+  /** Trust anchors; undefined: no validation context, so Envoy accepts any certificate. */
+  trusted?: X509Certificate[];
+  sans: Json[];
+}
+
+function pemCertificates(pem: string): X509Certificate[] {
+  return (pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? []).map((b) => new X509Certificate(b));
+}
+
+/** A cluster's UpstreamTlsContext, read field by field. */
+function upstreamTls(socket: Json | undefined, world: World): UpstreamTls | undefined {
+  if (!socket) return undefined;
+  const tc = socket.typed_config as Json;
+  if (socket.name !== 'envoy.transport_sockets.tls' || tc?.['@type'] !== 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext')
+    throw new Error(`the model does not know the transport socket ${JSON.stringify(socket)}`);
+  known(tc, ['@type', 'sni', 'common_tls_context'], 'UpstreamTlsContext');
+  const common = (tc.common_tls_context ?? {}) as Json;
+  known(common, ['alpn_protocols', 'validation_context'], 'CommonTlsContext');
+  const tls: UpstreamTls = { alpn: common.alpn_protocols ?? [], sans: [] };
+  if (tc.sni !== undefined) tls.sni = tc.sni;
+  const vc = common.validation_context as Json | undefined;
+  if (vc) {
+    known(vc, ['trusted_ca', 'match_typed_subject_alt_names'], 'CertificateValidationContext');
+    tls.sans = vc.match_typed_subject_alt_names ?? [];
+    const ca = vc.trusted_ca as Json | undefined;
+    if (ca?.inline_string !== undefined) tls.trusted = pemCertificates(ca.inline_string);
+    else if (ca?.filename !== undefined) {
+      const file = world.files?.[ca.filename];
+      if (file === undefined) throw new Error(`the model has no file ${ca.filename}`);
+      tls.trusted = pemCertificates(file);
+    } else if (tls.sans.length > 0) throw new Error('Envoy refuses SAN matching without trusted_ca');
+  }
+  return tls;
+}
+
+/** Envoy's Utility::dnsNameMatch: a certificate name with a `*` in its first label matches that one label. */
+function dnsNameMatch(name: string, pattern: string): boolean {
+  const [n, p] = [name.toLowerCase(), pattern.toLowerCase()];
+  if (n === p) return true;
+  const cut = (s: string) => [s.slice(0, s.indexOf('.')), s.slice(s.indexOf('.') + 1)];
+  if (!n.includes('.') || !p.includes('.')) return false;
+  const [nLabel, nRest] = cut(n) as [string, string];
+  const [pLabel, pRest] = cut(p) as [string, string];
+  if (!pLabel.includes('*') || pRest.includes('*') || pLabel.startsWith('xn--') || nRest !== pRest) return false;
+  if (pLabel === '*') return true;
+  const stars = pLabel.split('*');
+  return stars.length === 2 && pLabel.length <= nLabel.length + 1 && nLabel.startsWith(stars[0] as string) && nLabel.endsWith(stars[1] as string);
+}
+
+/** A certificate's SANs of one type, from node's `DNS:a, URI:b` form. */
+function sansOf(cert: X509Certificate, type: 'DNS' | 'URI'): string[] {
+  return (cert.subjectAltName ?? '')
+    .split(', ')
+    .filter((s) => s.startsWith(`${type}:`))
+    .map((s) => s.slice(type.length + 1));
+}
+
+function sanMatches(cert: X509Certificate, matcher: Json): boolean {
+  const type = matcher.san_type as string;
+  if (type !== 'DNS' && type !== 'URI') throw new Error(`the model does not know the SAN type ${type}`);
+  const m = matcher.matcher as Json;
+  return sansOf(cert, type).some((san) => (type === 'DNS' && m.exact !== undefined ? dnsNameMatch(m.exact, san) : stringMatches(m, san)));
+}
+
+/** OpenSSL's chain building with X509_V_FLAG_PARTIAL_CHAIN (Envoy's default): any trusted certificate is an anchor. */
+function chainFailure(chain: X509Certificate[], trusted: X509Certificate[]): string | undefined {
+  const now = Date.now();
+  let cert = chain[0];
+  for (let depth = 0; cert && depth < 10; depth++) {
+    if (Date.parse(cert.validFrom) > now || Date.parse(cert.validTo) < now) return `certificate ${cert.subject} is not valid now`;
+    const current = cert;
+    if (trusted.some((t) => t.fingerprint256 === current.fingerprint256)) return undefined;
+    const issuedBy = (i: X509Certificate) => i.ca && current.checkIssued(i) && current.verify(i.publicKey);
+    if (trusted.some(issuedBy)) return undefined;
+    cert = chain.slice(1).find(issuedBy);
+  }
+  return 'certificate verify failed: unable to get local issuer certificate';
+}
+
+/** Why a connection to an endpoint fails, as Envoy would find it; undefined when it works. */
+function connectFailure(server: Endpoint, codec: Protocol, tls: UpstreamTls | undefined): string | undefined {
+  const protocols = server.protocols ?? ['http/1.1', 'h2'];
+  if (!server.tls) {
+    if (tls) return 'the endpoint does not speak TLS, so the handshake fails';
+    return protocols.includes(codec) ? undefined : `the endpoint does not speak ${codec}`;
+  }
+  if (!tls) return 'the endpoint speaks TLS only and resets a cleartext connection';
+  const chain = pemCertificates(server.tls.certificate);
+  if (tls.trusted) {
+    const failure = chainFailure(chain, tls.trusted);
+    if (failure) return failure;
+  }
+  const leaf = chain[0] as X509Certificate;
+  if (tls.sans.length > 0 && !tls.sans.some((m) => sanMatches(leaf, m)))
+    return `the certificate's names (${leaf.subjectAltName}) match no match_typed_subject_alt_names entry`;
+  const negotiated = tls.alpn.find((p) => (protocols as string[]).includes(p));
+  if (tls.alpn.length > 0 && !negotiated) return `no ALPN protocol in common (offered ${tls.alpn.join(',')})`;
+  if (codec === 'h2' && negotiated !== 'h2') return 'HTTP/2 over TLS needs h2 negotiated by ALPN';
+  return protocols.includes(codec) ? undefined : `the endpoint does not speak ${codec}`;
+}
+
+/** The SNI Envoy sends to a cluster, and why it cannot connect to one of its endpoints (if so). */
+function connect(config: EnvoyConfig, cluster: Json, protocol: Upstream['protocol'], world: World): { sni?: string; failure?: string } {
+  const tls = upstreamTls(cluster.transport_socket, world);
+  const codec: Protocol = protocol === 'HTTP/2' ? 'h2' : 'http/1.1';
+  const out: { sni?: string; failure?: string } = {};
+  if (tls?.sni !== undefined) out.sni = tls.sni;
+  for (const address of endpointsOf(config, cluster)) {
+    const server = world.endpoints?.[address];
+    const failure = server && connectFailure(server, codec, tls);
+    if (failure) return { ...out, failure: `${address}: ${failure}` };
+  }
+  return out;
+}
+
+/** Envoy's Grpc::Utility::httpToGrpcStatus, for its local replies to gRPC requests. */
+function grpcOfHttp(status: number): number {
+  const map: Record<number, number> = { 400: 13, 401: 16, 403: 7, 404: 12, 429: 14, 502: 14, 503: 14, 504: 14 };
+  return map[status] ?? 2;
+}
+
+/**
+ * The gRPC status a gRPC client gets: OK when the request reaches a backend (which answers it),
+ * else Envoy's local reply as a status (no route: UNIMPLEMENTED; a 503: UNAVAILABLE; a 500: UNKNOWN).
+ */
+export function grpcStatus(o: Outcome): number {
+  if (o.type === 'forward') return o.upstreams.some((u) => u.failure !== undefined) ? grpcOfHttp(503) : 0;
+  if (o.type === 'not-found' || o.type === 'direct') return grpcOfHttp(o.status);
+  throw new Error(`a gRPC client gets no status from ${JSON.stringify(o)}`);
 }
 
 /** The clusters a forwarded request may reach, with their weights; `[]` for anything else. */

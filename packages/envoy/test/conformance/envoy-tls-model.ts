@@ -43,7 +43,8 @@ export function handshake(config: EnvoyConfig, chain: Json, client: TlsClient): 
   known(tls, ['@type', 'common_tls_context', 'require_client_certificate'], 'DownstreamTlsContext');
   if (client.scheme !== 'https') return { ok: false, reason: 'a plaintext client on a TLS filter chain' };
   const common = tls.common_tls_context as Json;
-  known(common, ['tls_certificate_sds_secret_configs', 'validation_context'], 'CommonTlsContext');
+  // ALPN decides the HTTP version, which envoy-model.ts checks; any offer completes the handshake.
+  known(common, ['alpn_protocols', 'tls_certificate_sds_secret_configs', 'validation_context'], 'CommonTlsContext');
   const certificates = (common.tls_certificate_sds_secret_configs as Json[]).map((c) => {
     const secret = config.secrets.find((s) => s.name === c.name);
     if (!secret) throw new Error(`secret ${c.name} is not in the configuration; Envoy would not load it`);

@@ -23,7 +23,7 @@ import {
 } from '../../src/index.js';
 import { loadEnvoyValidator } from '../../src/validator/index.js';
 import { echoBackend } from './echo.js';
-import { type Outcome, type Request, type Response, clusterHosts, handle } from './envoy-model.js';
+import { type Outcome, type Request, type Response, type World, clusterHosts, grpcStatus, handle } from './envoy-model.js';
 
 type Json = Record<string, any>;
 
@@ -56,17 +56,21 @@ function openssl(args: string[]): void {
 
 const EC_KEY = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
 
+/** The hostnames of the suite's listener certificate. */
+const DEFAULT_HOSTS = ['*.example.com', 'example.org', '*.wildcard.org', 'second-example.org'];
+
 /**
- * A certificate made once per run with openssl, cached by name: self-signed for `hosts`, a CA
- * (`ca: true`), or issued by the CA `signer`. Each lives a day: tests never wait that long.
+ * A certificate made once per run with openssl, cached by name: self-signed, a CA (`ca: true`), or
+ * issued by the CA `signer`, with these SANs (`DNS:...`, `URI:...`). Each lives a day: tests never
+ * wait that long.
  */
-function makePem(name: string, how: { hosts?: string[]; ca?: boolean; signer?: string }): Pem {
+function makePem(name: string, how: { sans?: string[]; ca?: boolean; signer?: string }): Pem {
   const cached = pems.get(name);
   if (cached) return cached;
   const dir = mkdtempSync(join(tmpdir(), 'extlb-conformance-'));
   try {
     const file = (f: string) => join(dir, f);
-    const san = `subjectAltName=${(how.hosts ?? ['*.example.com', 'example.org', '*.wildcard.org', 'second-example.org']).map((h) => `DNS:${h}`).join(',')}`;
+    const san = `subjectAltName=${(how.sans ?? DEFAULT_HOSTS.map((h) => `DNS:${h}`)).join(',')}`;
     if (how.signer !== undefined) {
       const ca = caCertificate(how.signer);
       writeFileSync(file('ca.crt'), ca.crt);
@@ -109,14 +113,14 @@ export function caCertificate(name: string): Pem {
   return makePem(name, { ca: true });
 }
 
-/** A certificate issued by the CA `signer` (a client certificate, or a backend's). */
-export function signedCertificate(name: string, signer: string): Pem {
-  return makePem(name, { signer });
+/** A certificate issued by the CA `signer` (a client certificate, or a backend's), with these SANs. */
+export function signedCertificate(name: string, signer: string, sans?: string[]): Pem {
+  return makePem(name, sans ? { signer, sans } : { signer });
 }
 
 /** A self-signed certificate for `name` (and its hostnames), base64 as a Secret's `data` holds it. */
 export function certificate(name: string, hosts?: string[]): { crt: string; key: string } {
-  const pem = makePem(name, hosts ? { hosts } : {});
+  const pem = makePem(name, { sans: (hosts ?? DEFAULT_HOSTS).map((h) => `DNS:${h}`) });
   return { crt: Buffer.from(pem.crt).toString('base64'), key: Buffer.from(pem.key).toString('base64') };
 }
 
@@ -137,6 +141,63 @@ export function manifests(file: string): unknown[] {
     .map((d) => d.toJS() as unknown)
     .filter((o) => o !== null);
 }
+
+/** The gRPC service every echo backend of the suite serves. */
+export const GRPC_ECHO = 'gateway_api_conformance.echo_basic.grpcecho.GrpcEcho';
+
+/**
+ * What the base's backend Pods serve, beyond what the converter sees (the suite's echo-basic
+ * images): the TLS backends present tls-checks-certificate, which the CA in ConfigMap
+ * tls-checks-ca-certificate issued, on 8443; the gRPC echo backends speak HTTP/2 only, in
+ * cleartext on 3000 and with the same certificate on 8443.
+ */
+let world: World | undefined;
+export function baseWorld(): World {
+  if (world) return world;
+  const serving = signedCertificate('tls-checks-certificate', 'tls-checks-ca-certificate', [
+    'DNS:abc.example.com',
+    'URI:spiffe://abc.example.com/test-identity',
+    'DNS:other.example.com',
+  ]);
+  const endpoints: World['endpoints'] = {};
+  const pods = (subnet: number) => [`10.244.${subnet}.10`, `10.244.${subnet}.11`];
+  for (const ip of pods(4)) endpoints[`${ip}:8443`] = { tls: { certificate: serving.crt } };
+  for (const subnet of [6, 7, 8]) {
+    for (const ip of pods(subnet)) {
+      endpoints[`${ip}:3000`] = { protocols: ['h2'] };
+      endpoints[`${ip}:8443`] = { tls: { certificate: serving.crt }, protocols: ['h2'] };
+    }
+  }
+  world = { endpoints };
+  return world;
+}
+
+/** A gRPC call as the suite's client makes it: HTTP/2, POST /<service>/<method>, content-type application/grpc. */
+export interface GrpcCall {
+  service?: string;
+  method: string;
+  /** The :authority; the Gateway's address when unset. */
+  authority?: string;
+  /** Request metadata (headers). */
+  metadata?: Record<string, string>;
+  port?: number;
+}
+
+export function grpcRequest(call: GrpcCall): Partial<Request> & { path: string } {
+  const headers: Record<string, string> = { 'content-type': 'application/grpc', te: 'trailers' };
+  for (const [k, v] of Object.entries(call.metadata ?? {})) headers[k.toLowerCase()] = v;
+  return {
+    port: call.port ?? 80,
+    host: call.authority ?? `192.0.2.10:${call.port ?? 80}`,
+    path: `/${call.service ?? GRPC_ECHO}/${call.method}`,
+    method: 'POST',
+    headers,
+    protocol: 'HTTP/2',
+  };
+}
+
+/** gRPC status codes the suite's tests name. */
+export const GRPC = { OK: 0, UNKNOWN: 2, UNIMPLEMENTED: 12, UNAVAILABLE: 14 } as const;
 
 const nn = (name: string): [string, string] => {
   const [a, b] = name.includes('/') ? name.split('/') : [INFRA, name];
@@ -183,8 +244,8 @@ function changed(objects: unknown[], changes: Change[]): Json[] {
   return out;
 }
 
-/** The world a scenario's manifests are added to, and what the test then changes in it. */
-export interface World {
+/** The base a scenario's manifests are added to, and what the test then changes in it. */
+export interface Setup {
   /** The suite's base: `base.yaml` (Gateway API's, the default) or `gie-base.yaml` (GIE's). */
   base?: string;
   /** Objects the upstream test deletes, as `Kind/namespace/name`: the scenario converts without them. */
@@ -201,22 +262,25 @@ function objectKey(o: unknown): string {
 /** A scenario: the base plus one test's manifests, converted, with assertions in the suite's terms. */
 export class Scenario {
   readonly result: ConvertResult;
-  /** What was converted: the base, the test's manifests and any extra objects, after the world's changes. */
+  /** What was converted: the base, the test's manifests and any extra objects, after the setup's changes. */
   readonly objects: Json[];
 
-  /** `source`: a file of manifests/ (on the world's base), or the exact objects to convert. */
+  /** What the backends serve (the model's facts beyond the Envoy configuration). */
+  world: World = baseWorld();
+
+  /** `source`: a file of manifests/ (on the setup's base), or the exact objects to convert. */
   constructor(
     source: string | undefined | { objects: unknown[] },
     private readonly options: ConvertOptions = {},
     extra: unknown[] = [],
-    world: World = {},
+    setup: Setup = {},
   ) {
-    const base = typeof source === 'object' ? source.objects : [...manifests(world.base ?? 'base.yaml'), ...(source ? manifests(`manifests/${source}`) : [])];
+    const base = typeof source === 'object' ? source.objects : [...manifests(setup.base ?? 'base.yaml'), ...(source ? manifests(`manifests/${source}`) : [])];
     const all = [...base, ...extra];
-    const removed = new Set(world.removed ?? []);
+    const removed = new Set(setup.removed ?? []);
     const kept = all.filter((o) => !removed.has(objectKey(o)));
     assert.equal(all.length - kept.length, removed.size, `every removed object must exist: ${[...removed].join(', ')}`);
-    this.objects = changed(kept, world.changes ?? []);
+    this.objects = changed(kept, setup.changes ?? []);
     this.result = convert(this.objects, { now: NOW, ...options });
     // Whatever a test expects, what extlb emits must load in Envoy.
     const validator = loadEnvoyValidator(options.envoy ?? '1.35');
@@ -227,7 +291,7 @@ export class Scenario {
   }
 
   /**
-   * The same world after a change the test makes to the cluster (a spec edited, an object
+   * The same cluster after a change the test makes to the cluster (a spec edited, an object
    * deleted): `edit` gets a copy of the objects and returns the new ones.
    */
   after(edit: (objects: Json[]) => Json[]): Scenario {
@@ -294,6 +358,16 @@ export class Scenario {
     const conditions = this.status(kind, name).conditions as Json[];
     assert.ok(conditions.length > 0, `${kind} ${name} has no conditions`);
     for (const c of conditions) latest(c, generation, `${kind} ${name}`);
+  }
+
+  /** The conditions of a policy's ancestor entry for a Gateway (BackendTLSPolicyMustHaveCondition). */
+  ancestor(kind: string, policy: string, gateway: string): Record<string, Json> {
+    const [gns, gn] = nn(gateway);
+    const ancestors = this.status(kind, policy).ancestors as Json[];
+    const entry = ancestors.find((a) => a.ancestorRef.name === gn && (a.ancestorRef.namespace ?? gns) === gns);
+    assert.ok(entry, `${kind} ${policy} has no ancestor entry for Gateway ${gns}/${gn}: ${JSON.stringify(ancestors.map((a) => a.ancestorRef))}`);
+    assert.equal(entry.controllerName, CONTROLLER);
+    return Object.fromEntries((entry.conditions as Json[]).map((c) => [c.type, c]));
   }
 
   gatewayClassConditions(name: string): Record<string, Json> {
@@ -399,7 +473,28 @@ export class Scenario {
 
   /** A request to a Gateway's proxy, answered by the suite's echo backends. */
   request(gateway: string, req: Partial<Request> & { path: string }): Outcome {
-    return handle(this.gateway(gateway), { port: 80, host: 'example.com', ...req }, echoBackend(this.objects));
+    return handle(this.gateway(gateway), { port: 80, host: 'example.com', ...req }, echoBackend(this.objects), this.world);
+  }
+
+  /**
+   * grpc.MakeRequestAndExpectEventuallyConsistentResponse, without the waiting: the call reaches
+   * the backend it names (OK), or gets the status code it expects.
+   */
+  expectGrpc(gateway: string, e: { call: GrpcCall; code?: number; backend?: string; namespace?: string }): void {
+    const request = grpcRequest(e.call);
+    const o = this.request(gateway, request);
+    const what = `gRPC ${request.path} ${JSON.stringify(e.call.metadata ?? {})} to ${request.host} on ${gateway}`;
+    assert.equal(grpcStatus(o), e.code ?? GRPC.OK, `${what}: expected gRPC status ${e.code ?? GRPC.OK}, got ${JSON.stringify(o)}`);
+    if (e.backend !== undefined) this.reached(o, { request, backend: e.backend, ...(e.namespace ? { namespace: e.namespace } : {}) }, what);
+  }
+
+  /** The share of requests each backend (`namespace/name`) gets; invalid shares are named by their cluster. */
+  shares(gateway: string, req: Partial<Request> & { path: string }): Record<string, number> {
+    const o = this.request(gateway, req);
+    assert.equal(o.type, 'forward', `${JSON.stringify(req)}: ${JSON.stringify(o)}`);
+    if (o.type !== 'forward') return {};
+    const total = o.upstreams.reduce((sum, u) => sum + u.weight, 0);
+    return Object.fromEntries(o.upstreams.map((u) => [backendOf(u.cluster), u.weight / total]));
   }
 
   /**
@@ -444,20 +539,7 @@ export class Scenario {
         assert.deepEqual(addresses, pods, `${what}: ${u.cluster} must hold the Pods of ${e.pods}`);
       }
     }
-    if (e.backend !== undefined || e.namespace !== undefined) {
-      assert.equal(o.type, 'forward', what);
-      if (o.type !== 'forward') return;
-      const backends = o.upstreams.map((u) => backendOf(u.cluster));
-      const namespace = e.namespace ?? INFRA;
-      if (e.backend !== undefined) assert.deepEqual([...new Set(backends)], [`${namespace}/${e.backend}`], `${what}: backend`);
-      else for (const b of backends) assert.ok(b.startsWith(`${namespace}/`), `${what}: backend ${b} in namespace ${namespace}`);
-      for (const u of o.upstreams) {
-        if (e.upstream?.path !== undefined) assert.equal(u.path, e.upstream.path, `${what}: path at the backend`);
-        if (e.upstream?.host !== undefined) assert.equal(u.host, e.upstream.host, `${what}: Host at the backend`);
-        if (e.upstream?.protocol !== undefined) assert.equal(u.protocol, e.upstream.protocol, `${what}: protocol to the backend`);
-        checkHeaders(u.headers, { headers: e.upstream?.headers, absentHeaders: e.upstream?.absentHeaders }, `${what}: at the backend`);
-      }
-    }
+    if (e.backend !== undefined || e.namespace !== undefined) this.reached(o, e, what);
     if (e.mirroredTo) {
       assert.equal(o.type, 'forward', what);
       if (o.type !== 'forward') return;
@@ -484,6 +566,23 @@ export class Scenario {
       assert.equal(url.pathname, e.redirect.path ?? e.request.path.split('?')[0], `${what}: redirect path`);
     }
   }
+
+  /** The request reached the expected backend (or a backend of the expected namespace), as the backend expects to see it. */
+  private reached(o: Outcome, e: Expected, what: string): void {
+    assert.equal(o.type, 'forward', what);
+    if (o.type !== 'forward') return;
+    const backends = o.upstreams.map((u) => backendOf(u.cluster));
+    const namespace = e.namespace ?? INFRA;
+    if (e.backend !== undefined) assert.deepEqual([...new Set(backends)], [`${namespace}/${e.backend}`], `${what}: backend`);
+    else for (const b of backends) assert.ok(b.startsWith(`${namespace}/`), `${what}: backend ${b} in namespace ${namespace}`);
+    for (const u of o.upstreams) {
+      if (e.upstream?.path !== undefined) assert.equal(u.path, e.upstream.path, `${what}: path at the backend`);
+      if (e.upstream?.host !== undefined) assert.equal(u.host, e.upstream.host, `${what}: Host at the backend`);
+      if (e.upstream?.sni !== undefined) assert.equal(u.sni, e.upstream.sni, `${what}: TLS server name at the backend`);
+      if (e.upstream?.protocol !== undefined) assert.equal(u.protocol, e.upstream.protocol, `${what}: protocol to the backend`);
+      checkHeaders(u.headers, { headers: e.upstream?.headers, absentHeaders: e.upstream?.absentHeaders }, `${what}: at the backend`);
+    }
+  }
 }
 
 export interface ExpectedListener {
@@ -505,7 +604,7 @@ export interface Expected {
   pods?: string;
   /** The share of the requests each Service (in `namespace`) gets; those left out get none. */
   weights?: Record<string, number>;
-  upstream?: { path?: string; host?: string; headers?: ExpectedHeaders['headers']; absentHeaders?: string[]; protocol?: 'HTTP/1.1' | 'HTTP/2' };
+  upstream?: { path?: string; host?: string; sni?: string; headers?: ExpectedHeaders['headers']; absentHeaders?: string[]; protocol?: 'HTTP/1.1' | 'HTTP/2' };
   redirect?: { scheme?: string; host?: string; port?: string; path?: string };
   /** Response headers the echo backend is asked to set (the suite's BackendSetResponseHeaders). */
   backendSets?: Record<string, string>;

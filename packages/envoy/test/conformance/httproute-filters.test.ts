@@ -402,7 +402,7 @@ conformance('HTTPRouteBackendProtocolH2C', { status: 'pass' }, () => {
   const s = new Scenario('httproute-backend-protocol-h2c.yaml');
   s.mustBeAccepted(GW, ['backend-protocol-h2c']);
   // HTTP/2 with prior knowledge from the client, and HTTP/2 on to the h2c-only backend port.
-  s.expect(GW, { request: { path: '/', protocol: 'h2c' }, backend: 'infra-backend-v1', upstream: { protocol: 'HTTP/2' } });
+  s.expect(GW, { request: { path: '/', protocol: 'HTTP/2' }, backend: 'infra-backend-v1', upstream: { protocol: 'HTTP/2' } });
 });
 
 conformance('HTTPRouteBackendProtocolWebSocket', { status: 'pass' }, () => {
