@@ -1,6 +1,16 @@
 // The shell commands the repository's READMEs tell a reader to run: every line of every ```sh
 // block, comments removed and continuation lines joined. The README tests run each of them, so a
 // command added to a README is tested without anyone listing it.
+//
+// Words after the language on a block's opening fence tell the tests how to run its commands
+// (GitHub still highlights the block by its first word):
+// - ```sh cluster: the commands need a Kubernetes cluster and Docker, which tests do not have.
+//   Each is checked as far as it can be without them (cluster-commands.ts says how), and what
+//   could not be run is reported as such; a kubectl, docker or kind command in a block without the
+//   mark fails.
+// - ```sh repo-root: the commands run from the repository root, for a README that tells the reader
+//   to run them there (commands run in the README's own folder otherwise).
+// Any other word there is an error, so that a misspelt mark does not go unnoticed.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 
@@ -10,7 +20,14 @@ export interface ReadmeCommand {
   /** 1-based line of the command in the README. */
   line: number;
   command: string;
+  /** Its block is marked `cluster`. */
+  cluster: boolean;
+  /** Its block is marked `repo-root`. */
+  repoRoot: boolean;
 }
+
+const SHELL_LANGUAGES = ['sh', 'bash', 'shell'];
+const BLOCK_MARKS = ['cluster', 'repo-root'];
 
 /** Every README.md in the repository root, packages/*, tools/* and anywhere under examples/. */
 export function readmeFiles(repo: string): string[] {
@@ -47,18 +64,25 @@ export function withoutComment(line: string): string {
   return line.trimEnd();
 }
 
-/** The commands of one README's ```sh (or bash, shell) blocks, in order. */
+/** The commands of one README's ```sh (or bash, shell) blocks, in order; throws on an unknown mark. */
 export function commandsOf(text: string, readme: string): ReadmeCommand[] {
   const out: ReadmeCommand[] = [];
-  let inShell = false;
+  let block: { cluster: boolean; repoRoot: boolean } | undefined;
+  let inFence = false;
   let pending: ReadmeCommand | undefined;
   text.split('\n').forEach((raw, i) => {
-    const fence = /^\s*```(\S*)/.exec(raw);
+    const fence = /^\s*```(\S*)(.*)$/.exec(raw);
     if (fence) {
-      inShell = !inShell && ['sh', 'bash', 'shell'].includes(fence[1]!);
+      inFence = !inFence;
+      block = undefined;
+      if (!inFence || !SHELL_LANGUAGES.includes(fence[1]!)) return;
+      const marks = fence[2]!.trim().split(/\s+/).filter(Boolean);
+      const unknown = marks.filter((m) => !BLOCK_MARKS.includes(m));
+      if (unknown.length > 0) throw new Error(`${readme}:${i + 1}: ${unknown.join(' ')}: not a mark of a shell block (${BLOCK_MARKS.join(', ')})`);
+      block = { cluster: marks.includes('cluster'), repoRoot: marks.includes('repo-root') };
       return;
     }
-    if (!inShell) return;
+    if (!block) return;
     const line = withoutComment(raw).trim();
     if (pending) {
       pending.command += ` ${line.replace(/\\$/, '').trim()}`;
@@ -66,7 +90,7 @@ export function commandsOf(text: string, readme: string): ReadmeCommand[] {
       return;
     }
     if (line === '') return;
-    const command: ReadmeCommand = { readme, line: i + 1, command: line.replace(/\\$/, '').trim() };
+    const command: ReadmeCommand = { readme, line: i + 1, command: line.replace(/\\$/, '').trim(), ...block };
     out.push(command);
     if (line.endsWith('\\')) pending = command;
   });

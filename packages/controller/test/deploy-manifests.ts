@@ -9,6 +9,8 @@ export const ROOT = join(import.meta.dirname, '../../..');
 export const DEPLOY = join(ROOT, 'examples/deploy');
 /** The `extlb` command as built (`npm run build`), which the image's entry point runs too. */
 export const CLI = join(ROOT, 'packages/cli/dist/bin.js');
+/** The image the repository's Dockerfile builds, tagged with the CLI's version. */
+export const EXTLB_IMAGE = `extlb/extlb:${JSON.parse(readFileSync(join(ROOT, 'packages/cli/package.json'), 'utf8')).version}`;
 
 export type Manifest = {
   apiVersion: string;
@@ -45,6 +47,27 @@ export function loadFile(file: string): Manifest[] {
 /** Every object under examples/deploy (or one of its folders). */
 export function loadDeploy(folder = ''): Located[] {
   return yamlFiles(join(DEPLOY, folder)).flatMap((file) => loadFile(file).map((object) => ({ file: relative(ROOT, file), object })));
+}
+
+export interface ContainerImage {
+  /** Relative to the repository root. */
+  file: string;
+  /** The Deployment's name. */
+  name: string;
+  image: string;
+}
+
+/** The image of every container (init containers first) of every Deployment under examples/deploy. */
+export function deployImages(): ContainerImage[] {
+  return loadDeploy().flatMap(({ file, object }) =>
+    object.kind === 'Deployment'
+      ? [...(object.spec.template.spec.initContainers ?? []), ...object.spec.template.spec.containers].map((c: { image: string }) => ({
+          file,
+          name: object.metadata.name,
+          image: c.image,
+        }))
+      : [],
+  );
 }
 
 /** The one object of `kind` (named `name`, if given) among `objects`; throws when there is not exactly one. */

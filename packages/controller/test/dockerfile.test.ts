@@ -12,7 +12,7 @@ import { dirname, join, posix } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { startKubeApiServer } from '@extlb/kube-api-server';
 import * as grpc from '@grpc/grpc-js';
-import { DEPLOY, ROOT, loadDeploy, runCli, startCli } from './deploy-manifests.js';
+import { DEPLOY, EXTLB_IMAGE, ROOT, deployImages, runCli, startCli } from './deploy-manifests.js';
 
 interface Instruction {
   keyword: string;
@@ -171,19 +171,11 @@ describe('Dockerfile', () => {
   });
 
   it('is the image every manifest in examples/deploy names (besides Envoy and the demo app)', () => {
-    const image = `extlb/extlb:${cliPackage.version}`;
+    const image = EXTLB_IMAGE;
     const readme = readFileSync(join(DEPLOY, 'README.md'), 'utf8');
     assert.ok(readme.includes(`docker build -t ${image} .`), `the README builds ${image}`);
     assert.ok(readFileSync(join(ROOT, 'Dockerfile'), 'utf8').includes(`docker build -t ${image} .`));
-    const named = loadDeploy().flatMap(({ file, object }) =>
-      object.kind === 'Deployment'
-        ? [...(object.spec.template.spec.initContainers ?? []), ...object.spec.template.spec.containers].map((c: { image: string }) => ({
-            file,
-            name: object.metadata.name,
-            image: c.image,
-          }))
-        : [],
-    );
+    const named = deployImages();
     assert.deepEqual(
       named.filter((n) => n.image === image).map((n) => n.name),
       ['echo-picker', 'extlb-controller', 'extlb-webhook'],

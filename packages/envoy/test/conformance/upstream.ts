@@ -2,6 +2,8 @@
 // conformance/tests that concerns Gateway, HTTPRoute, GRPCRoute, ReferenceGrant or BackendTLSPolicy
 // (ListenerSet, TCPRoute, TLSRoute and UDPRoute tests are out of scope), and every test of GIE
 // v1.6.0's conformance/tests. Each appears in packages/envoy/README.md's conformance table.
+/** The Gateway API release whose conformance tests these are, and whose CRDs examples/deploy installs. */
+export const GATEWAY_API_RELEASE = 'v1.6.1';
 export const GATEWAY_API_TESTS = [
   'BackendTLSPolicy',
   'BackendTLSPolicyConflictResolution',
