@@ -30,7 +30,7 @@ function addSecret(c: CertificateRef, ctx: BuildContext, missing: MissingCertifi
   const pair = ctx.certificates.keyPair(c.namespace, c.name);
   if (!pair) {
     // The resolve stage checked this Secret; a lookup that no longer has it is out of date.
-    ctx.diags.error(missing.code, `Secret ${name} has no certificate to serve; ${missing.consequence}`, ctx.gateway.ref);
+    ctx.diags.error(missing.code, `Secret ${name} has no certificate and key to present; ${missing.consequence}`, ctx.gateway.ref);
     return false;
   }
   ctx.secrets.set(name, {
