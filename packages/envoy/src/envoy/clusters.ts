@@ -9,6 +9,7 @@ import type { JsonObject } from '../json.js';
 import { type BuildContext, serviceHost } from './context.js';
 import { envoyDuration } from './duration.js';
 import { NAME, TYPE } from './names.js';
+import { sdsCertificates } from './tls.js';
 
 function socket(h: HostPort): JsonObject {
   return { address: { socket_address: { address: h.address, port_value: h.port } } };
@@ -73,12 +74,18 @@ function sanMatcher(san: BackendTls['subjectAltNames'][number]): JsonObject {
 
 /**
  * TLS to a backend (BackendTLSPolicy): the SNI, the trusted CAs, and the names the certificate must
- * carry. An HTTP/2 backend is offered h2 only, so the connection never settles on HTTP/1.1.
+ * carry; the Gateway's client certificate, when it has one, over SDS. An HTTP/2 backend is offered
+ * h2 only, so the connection never settles on HTTP/1.1.
  */
 function upstreamTls(tls: BackendTls, http2: boolean, ctx: BuildContext): JsonObject {
   const trusted = 'pem' in tls.trust ? { inline_string: tls.trust.pem } : { filename: ctx.options.systemCaFile };
   const common: JsonObject = {};
   if (http2) common.alpn_protocols = ['h2'];
+  const client = ctx.gateway.backendClientCertificate;
+  const certificates = client
+    ? sdsCertificates([client], ctx, { code: 'InvalidClientCertificateRef', consequence: 'backends are connected to without a client certificate' })
+    : [];
+  if (certificates.length > 0) common.tls_certificate_sds_secret_configs = certificates;
   common.validation_context = { trusted_ca: trusted, match_typed_subject_alt_names: tls.subjectAltNames.map(sanMatcher) };
   return { name: NAME.tls, typed_config: { '@type': TYPE.upstreamTls, common_tls_context: common, sni: tls.sni } };
 }

@@ -12,8 +12,9 @@ export interface EnvoyConfig {
   /** ClusterLoadAssignments (eds mode only). */
   endpoints: JsonObject[];
   /**
-   * The certificates and keys HTTPS listeners serve, as SDS `Secret`s named `<namespace>/<name>`
-   * after their Kubernetes Secret; listeners name them and never hold a private key themselves.
+   * The certificates and keys HTTPS listeners serve and clusters present to their backends, as SDS
+   * `Secret`s named `<namespace>/<name>` after their Kubernetes Secret; listeners and clusters
+   * name them and never hold a private key themselves.
    */
   secrets: JsonObject[];
   /** Kubernetes objects the configuration relies on (dns mode: headless Services). */

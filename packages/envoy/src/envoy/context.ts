@@ -27,7 +27,7 @@ export interface BuildContext {
   manifests: Map<string, JsonObject>;
   /** ClusterLoadAssignments (eds mode), by cluster name. */
   assignments: Map<string, JsonObject>;
-  /** TLS certificates the listeners name (SDS Secrets), by name. */
+  /** TLS certificates the listeners and clusters name (SDS Secrets), by name. */
   secrets: Map<string, JsonObject>;
 }
 

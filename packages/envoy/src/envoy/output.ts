@@ -52,15 +52,18 @@ function admin(options: BootstrapOptions): JsonObject {
 
 const ADS = { api_type: 'GRPC', transport_api_version: 'V3', grpc_services: [{ envoy_grpc: { cluster_name: XDS_CLUSTER } }] };
 
-/** A filter chain's TLS certificates named as static secrets: an SDS config with only a name. */
-function staticSecrets(fc: JsonObject): JsonObject {
-  const ts = fc.transport_socket;
-  if (!isObject(ts) || !isObject(ts.typed_config) || !isObject(ts.typed_config.common_tls_context)) return fc;
+/**
+ * The TLS certificates of a filter chain or a cluster named as static secrets: an SDS config with
+ * only a name (a bootstrap may have no ADS to fetch them over).
+ */
+function staticSecrets(holder: JsonObject): JsonObject {
+  const ts = holder.transport_socket;
+  if (!isObject(ts) || !isObject(ts.typed_config) || !isObject(ts.typed_config.common_tls_context)) return holder;
   const common = ts.typed_config.common_tls_context;
-  const configs = Array.isArray(common.tls_certificate_sds_secret_configs) ? (common.tls_certificate_sds_secret_configs as JsonObject[]) : [];
-  const named = configs.map(({ sds_config: _ads, ...rest }) => rest);
+  if (!Array.isArray(common.tls_certificate_sds_secret_configs)) return holder;
+  const named = (common.tls_certificate_sds_secret_configs as JsonObject[]).map(({ sds_config: _ads, ...rest }) => rest);
   return {
-    ...fc,
+    ...holder,
     transport_socket: { ...ts, typed_config: { ...ts.typed_config, common_tls_context: { ...common, tls_certificate_sds_secret_configs: named } } },
   };
 }
@@ -91,7 +94,7 @@ function inlineRoutes(listener: JsonObject, routes: Map<string, JsonObject>): Js
  */
 export function toBootstrap(envoy: EnvoyConfig, options: BootstrapOptions = {}): JsonObject {
   const routes = new Map(envoy.routes.map((r) => [String(r.name), r]));
-  const clusters = [...envoy.clusters];
+  const clusters = envoy.clusters.map(staticSecrets);
   const staticResources: JsonObject = { listeners: envoy.listeners.map((l) => inlineRoutes(l, routes)), clusters };
   if (envoy.secrets.length > 0) staticResources.secrets = envoy.secrets;
   const bootstrap: JsonObject = { admin: admin(options), static_resources: staticResources };

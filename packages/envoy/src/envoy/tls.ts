@@ -1,27 +1,36 @@
-// Downstream TLS of an HTTPS server: its certificates as SDS Secrets (named after their Kubernetes
-// Secret, delivered over ADS, or inlined as static secrets by a bootstrap), so a listener never
-// holds a private key and a rotated certificate does not rebuild the listener; and the client
-// validation the Gateway asks for, with its CA bundles inline (they are public).
+// TLS certificates as SDS Secrets (named after their Kubernetes Secret, delivered over ADS, or
+// inlined as static secrets by a bootstrap), so neither a listener nor a cluster holds a private
+// key and a rotated certificate rebuilds neither: the certificates HTTPS servers present, and the
+// client certificate clusters present to their backends. Also the downstream TLS of an HTTPS
+// server, with the client validation the Gateway asks for (its CA bundles inline: they are public).
+import type { DiagnosticCode } from '../diagnostics.js';
 import type { JsonObject } from '../json.js';
 import type { CertificateRef, ServerTls } from '../resolve/index.js';
 import type { BuildContext } from './context.js';
 import { NAME, TYPE } from './names.js';
 
-/** Where a listener's SDS secrets come from: the ADS stream (a bootstrap drops it for static ones). */
+/** Where SDS secrets come from: the ADS stream (a bootstrap drops it for static ones). */
 const SDS_SOURCE = { ads: {}, resource_api_version: 'V3' };
 
 function secretName(c: CertificateRef): string {
   return `${c.namespace}/${c.name}`;
 }
 
+/** What goes on without a certificate whose PEM the lookup no longer has. */
+export interface MissingCertificate {
+  code: DiagnosticCode;
+  /** What is served or connected without it. */
+  consequence: string;
+}
+
 /** Adds the certificate's SDS Secret to the configuration; false when its PEM is not there. */
-function addSecret(c: CertificateRef, ctx: BuildContext): boolean {
+function addSecret(c: CertificateRef, ctx: BuildContext, missing: MissingCertificate): boolean {
   const name = secretName(c);
   if (ctx.secrets.has(name)) return true;
   const pair = ctx.certificates.keyPair(c.namespace, c.name);
   if (!pair) {
     // The resolve stage checked this Secret; a lookup that no longer has it is out of date.
-    ctx.diags.error('InvalidCertificateRef', `Secret ${name} has no certificate to serve; the listener is served without it`, ctx.gateway.ref);
+    ctx.diags.error(missing.code, `Secret ${name} has no certificate and key to present; ${missing.consequence}`, ctx.gateway.ref);
     return false;
   }
   ctx.secrets.set(name, {
@@ -29,6 +38,11 @@ function addSecret(c: CertificateRef, ctx: BuildContext): boolean {
     tls_certificate: { certificate_chain: { inline_string: pair.certificateChain }, private_key: { inline_string: pair.privateKey } },
   });
   return true;
+}
+
+/** `tls_certificate_sds_secret_configs` naming these certificates, each added to the configuration's secrets once. */
+export function sdsCertificates(certificates: CertificateRef[], ctx: BuildContext, missing: MissingCertificate): JsonObject[] {
+  return certificates.filter((c) => addSecret(c, ctx, missing)).map((c) => ({ name: secretName(c), sds_config: SDS_SOURCE }));
 }
 
 /** The CA certificates client certificates are checked against, one PEM bundle. */
@@ -43,7 +57,10 @@ export function downstreamTls(tls: ServerTls, ctx: BuildContext): JsonObject {
   const common: JsonObject = {
     // HTTP/2 must be offered by ALPN: gRPC clients (GRPCRoute) need it over TLS.
     alpn_protocols: ['h2', 'http/1.1'],
-    tls_certificate_sds_secret_configs: tls.certificates.filter((c) => addSecret(c, ctx)).map((c) => ({ name: secretName(c), sds_config: SDS_SOURCE })),
+    tls_certificate_sds_secret_configs: sdsCertificates(tls.certificates, ctx, {
+      code: 'InvalidCertificateRef',
+      consequence: 'the listener is served without it',
+    }),
   };
   const context: JsonObject = { common_tls_context: common };
   const validation = tls.clientValidation;

@@ -6,6 +6,7 @@ import { isIP } from 'node:net';
 import type { Diagnostics } from '../diagnostics.js';
 import type { Gateway, GatewayAddress } from '../read/index.js';
 import type { TlsRefs } from './certificates.js';
+import type { CertificateRef } from './ir.js';
 import { type Verdict, verdict } from './outcomes.js';
 
 export interface GatewaySpecOutcome {
@@ -17,6 +18,8 @@ export interface GatewaySpecOutcome {
   addresses: { type: string; value: string }[];
   /** The InsecureFrontendValidationMode condition, when some validation allows insecure fallback. */
   insecureFrontend?: Verdict;
+  /** The Secret the proxy presents to the backends it speaks TLS to, when the reference resolved. */
+  backendClientCertificate?: CertificateRef;
 }
 
 const HOSTNAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/i;
@@ -70,22 +73,15 @@ function unsupported(gw: Gateway, diags: Diagnostics): void {
   }
 }
 
-function backendClientCertificate(gw: Gateway, tlsRefs: TlsRefs, diags: Diagnostics): Verdict | undefined {
+/** The backend client certificate: the Secret to present when it resolves, else why not. */
+function backendClientCertificate(gw: Gateway, tlsRefs: TlsRefs, diags: Diagnostics): { certificate: CertificateRef } | { unresolved: Verdict } | undefined {
   const ref = gw.tls.backendClientCertificate;
   if (!ref) return undefined;
   const fault = tlsRefs.keyPair(gw, ref);
-  if (!fault) {
-    diags.warning(
-      'UnsupportedValue',
-      'extlb does not open TLS connections to backends (BackendTLSPolicy is not supported), so no backend is shown this client certificate',
-      gw.ref,
-      ref.path,
-    );
-    return undefined;
-  }
+  if (!fault) return { certificate: { namespace: ref.namespace, name: ref.name } };
   const reason = fault.fault === 'notPermitted' ? 'RefNotPermitted' : 'InvalidClientCertificateRef';
   diags.error(reason, fault.message, gw.ref, ref.path);
-  return verdict(false, reason, `${ref.path}: ${fault.message}`);
+  return { unresolved: verdict(false, reason, `${ref.path}: ${fault.message}`) };
 }
 
 function insecureFrontend(gw: Gateway, diags: Diagnostics): Verdict | undefined {
@@ -110,8 +106,9 @@ export function checkGatewaySpec(gw: Gateway, tlsRefs: TlsRefs, diags: Diagnosti
   if (first) out.rejected = verdict(false, first.reason, [first, ...rest].map((r) => r.message).join('; '));
   else out.addresses = gw.addresses.flatMap((a) => (a.value === undefined ? [] : [{ type: a.type, value: a.value }]));
   unsupported(gw, diags);
-  const unresolved = backendClientCertificate(gw, tlsRefs, diags);
-  if (unresolved) out.unresolved = unresolved;
+  const client = backendClientCertificate(gw, tlsRefs, diags);
+  if (client && 'unresolved' in client) out.unresolved = client.unresolved;
+  else if (client) out.backendClientCertificate = client.certificate;
   const insecure = insecureFrontend(gw, diags);
   if (insecure) out.insecureFrontend = insecure;
   return out;

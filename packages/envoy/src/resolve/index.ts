@@ -130,7 +130,7 @@ export function resolve(inputs: Inputs, options: ResolveOptions, diags: Diagnost
   /** Every Gateway this controller answers for; a rejected one with no listener to attach to. */
   const converted = new Map<string, { gateway: Gateway; listeners: GatewayListeners }>();
   /** The accepted ones: each becomes a proxy. */
-  const served = new Map<string, { gateway: Gateway; listeners: GatewayListeners }>();
+  const served = new Map<string, { gateway: Gateway; listeners: GatewayListeners; spec: GatewaySpecOutcome }>();
   const others = new Map<string, Gateway>();
   /** Made into outcomes after attachment, which counts each listener's routes. */
   const pending: { gateway: Gateway; listeners: ListenerOutcome[]; spec: GatewaySpecOutcome; rejected: Verdict | undefined }[] = [];
@@ -148,7 +148,7 @@ export function resolve(inputs: Inputs, options: ResolveOptions, diags: Diagnost
       pending.push({ gateway, listeners: outcomes, spec, rejected });
     } else {
       converted.set(gatewayName(gateway), { gateway, listeners });
-      served.set(gatewayName(gateway), { gateway, listeners });
+      served.set(gatewayName(gateway), { gateway, listeners, spec });
       pending.push({ gateway, listeners: listeners.outcomes, spec, rejected });
     }
   }
@@ -166,19 +166,21 @@ export function resolve(inputs: Inputs, options: ResolveOptions, diags: Diagnost
   const uses = new Map<string, Set<string>>();
   /** Per Service (`namespace/name`), the Gateways whose routes reference it, even where it did not resolve. */
   const references = new Map<string, Set<string>>();
-  for (const [name, { gateway, listeners }] of [...served].sort(([a], [b]) => compare(a, b))) {
+  for (const [name, { gateway, listeners, spec }] of [...served].sort(([a], [b]) => compare(a, b))) {
     for (const svc of referencedServices(listeners, attachments)) references.set(svc, (references.get(svc) ?? new Set()).add(name));
     const used = usedBy(listeners, attachments, compiled, backends);
     for (const b of Object.values(used.backends)) {
       const k = `${b.ref.kind}/${b.ref.namespace ?? ''}/${b.ref.name}`;
       uses.set(k, (uses.get(k) ?? new Set()).add(name));
     }
-    gateways.push({
+    const ir: IrGateway = {
       name,
       ref: gateway.ref,
       listeners: buildListeners(name, listeners.ports, { attachments: attachments.routes, compiled, routeOrder }),
       ...used,
-    });
+    };
+    if (spec.backendClientCertificate) ir.backendClientCertificate = spec.backendClientCertificate;
+    gateways.push(ir);
   }
 
   const gatewaysUsing = (kind: string, namespace: string, name: string) => [...(uses.get(`${kind}/${namespace}/${name}`) ?? [])];

@@ -24,6 +24,11 @@ export interface Gateway {
   backends: Record<string, Backend>;
   /** Every picker set those backends ask, by key. */
   pickerSets: Record<string, PickerSet>;
+  /**
+   * The certificate and key the proxy presents to every backend it speaks TLS to (the Gateway's
+   * `tls.backend.clientCertificateRef`, resolved); absent when none is asked for or it did not resolve.
+   */
+  backendClientCertificate?: CertificateRef;
 }
 
 /** A port of the proxy: the Gateway API listeners that share it (same port, same protocol). */

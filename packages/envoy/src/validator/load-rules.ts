@@ -12,6 +12,7 @@ const EXT_PROC = 'envoy.extensions.filters.http.ext_proc.v3.ExternalProcessor';
 const EXT_PROC_PER_ROUTE = 'envoy.extensions.filters.http.ext_proc.v3.ExtProcPerRoute';
 const HTTP_PROTOCOL_OPTIONS = 'envoy.extensions.upstreams.http.v3.HttpProtocolOptions';
 const DOWNSTREAM_TLS = 'envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext';
+const UPSTREAM_TLS = 'envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext';
 
 const LB_FACTORIES = new Set([
   'envoy.extensions.load_balancing_policies.round_robin.v3.RoundRobin',
@@ -116,18 +117,35 @@ export class LoadRules {
     const common = isObject(tls.common_tls_context) ? tls.common_tls_context : {};
     const sds = list(common.tls_certificate_sds_secret_configs);
     if (list(common.tls_certificates).length + sds.length === 0) this.issue(`${p}.common_tls_context`, 'No TLS certificates found for server context');
-    sds.forEach((c, i) => {
-      if (this.secrets.has(String(c.name))) return;
-      // Without an sds_config the name is a static secret; with one, the SDS server must send it.
-      const message = c.sds_config === undefined ? `Unknown static secret: ${String(c.name)}` : `SDS secret ${String(c.name)} is not among the secrets`;
-      this.issue(`${p}.common_tls_context.tls_certificate_sds_secret_configs[${i}]`, message);
-    });
+    this.sdsNames(sds, `${p}.common_tls_context.tls_certificate_sds_secret_configs`);
     const vc = isObject(common.validation_context) ? common.validation_context : undefined;
     const ca = isObject(vc?.trusted_ca) ? vc.trusted_ca.inline_string : undefined;
     if (typeof ca === 'string') this.trustedCa(ca, `${p}.common_tls_context.validation_context.trusted_ca`);
   }
 
+  /** Each SDS name must be one Envoy has. */
+  private sdsNames(sds: JsonObject[], p: string): void {
+    sds.forEach((c, i) => {
+      if (this.secrets.has(String(c.name))) return;
+      // Without an sds_config the name is a static secret; with one, the SDS server must send it.
+      const message = c.sds_config === undefined ? `Unknown static secret: ${String(c.name)}` : `SDS secret ${String(c.name)} is not among the secrets`;
+      this.issue(`${p}[${i}]`, message);
+    });
+  }
+
+  /** A client context presents one certificate at most, from a secret Envoy has. */
+  private upstreamTls(tls: JsonObject, p: string): void {
+    const common = isObject(tls.common_tls_context) ? tls.common_tls_context : {};
+    const sds = list(common.tls_certificate_sds_secret_configs);
+    if (list(common.tls_certificates).length + sds.length > 1) {
+      this.issue(`${p}.common_tls_context`, 'Multiple TLS certificates are not supported for client contexts');
+    }
+    this.sdsNames(sds, `${p}.common_tls_context.tls_certificate_sds_secret_configs`);
+  }
+
   private cluster(c: JsonObject, p: string): void {
+    const ts = isObject(c.transport_socket) ? c.transport_socket.typed_config : undefined;
+    if (typeName(ts) === UPSTREAM_TLS && isObject(ts)) this.upstreamTls(ts, `${p}.transport_socket.typed_config`);
     const lbp = c.load_balancing_policy;
     if (lbp !== undefined) {
       if (c.lb_subset_config !== undefined) this.issue(p, 'load_balancing_policy cannot be combined with lb_subset_config');

@@ -11,7 +11,8 @@
 // header changes (a weighted cluster's before its route's, each level removing before adding),
 // host and path rewrites, mirrors, the connection to the cluster's endpoints (its codec, and its
 // UpstreamTlsContext: SNI, ALPN, the default certificate validator's chain and SAN checks, with
-// node:crypto, against what the endpoints serve — facts the caller gives as a World), and the
+// node:crypto, against what the endpoints serve — facts the caller gives as a World — and the
+// client certificate it presents from its SDS secret when an endpoint asks for one), and the
 // exchange with the backend under the route's timeout and retry policy, then response header
 // changes and CORS headers. Envoy's local replies reach gRPC clients as gRPC statuses. It reads
 // only the Envoy JSON, so it checks the Envoy stage's output, not the converter's intent; a field
@@ -45,9 +46,19 @@ export interface Request {
 /** What an endpoint (`ip:port`) serves: the model's facts about the backends, beyond Envoy's config. */
 export interface Endpoint {
   /** The endpoint speaks TLS only, presenting this PEM chain (leaf first). */
-  tls?: { certificate: string };
+  tls?: { certificate: string; clients?: ClientVerification };
   /** HTTP versions it serves (by ALPN over TLS); both when unset. */
   protocols?: ('http/1.1' | 'h2')[];
+}
+
+/**
+ * An endpoint that asks for a client certificate and checks it against the CAs of `ca` (PEM): a
+ * certificate they did not issue fails the handshake; none at all fails it only when `required`
+ * (the suite's echo backend verifies a certificate only if one is given).
+ */
+export interface ClientVerification {
+  ca: string;
+  required?: boolean;
 }
 
 export interface World {
@@ -93,6 +104,8 @@ export interface Upstream {
   upgrade?: string;
   /** The TLS server name Envoy sends, when the cluster speaks TLS. */
   sni?: string;
+  /** The certificates (PEM, leaf first) Envoy presented to an endpoint that asked for them, as the echo backend reports them. */
+  peerCertificates?: string[];
   /** Why Envoy cannot connect to an endpoint of the cluster: the client gets 503. */
   failure?: string;
   mirrors: Mirror[];
@@ -570,6 +583,7 @@ export function handle(config: EnvoyConfig, req: Request, backend: BackendModel 
     if (ra.weighted_clusters) upstream.weighted = t;
     const connection = cluster ? connect(config, cluster, upstream.protocol, world) : {};
     if (connection.sni !== undefined) upstream.sni = connection.sni;
+    if (connection.peerCertificates !== undefined) upstream.peerCertificates = connection.peerCertificates;
     if (!cluster) {
       upstream.response = { status: notFound, headers: {} };
     } else if (connection.failure !== undefined) {
@@ -625,6 +639,8 @@ interface UpstreamTls {
   /** Trust anchors; undefined: no validation context, so Envoy accepts any certificate. */
   trusted?: X509Certificate[];
   sans: Json[];
+  /** The client certificate chain (PEM) of the SDS secret the context names, if any. */
+  clientCertificate?: string;
 }
 
 function pemCertificates(pem: string): X509Certificate[] {
@@ -632,16 +648,27 @@ function pemCertificates(pem: string): X509Certificate[] {
 }
 
 /** A cluster's UpstreamTlsContext, read field by field. */
-function upstreamTls(socket: Json | undefined, world: World): UpstreamTls | undefined {
+function upstreamTls(config: EnvoyConfig, socket: Json | undefined, world: World): UpstreamTls | undefined {
   if (!socket) return undefined;
   const tc = socket.typed_config as Json;
   if (socket.name !== 'envoy.transport_sockets.tls' || tc?.['@type'] !== 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext')
     throw new Error(`the model does not know the transport socket ${JSON.stringify(socket)}`);
   known(tc, ['@type', 'sni', 'common_tls_context'], 'UpstreamTlsContext');
   const common = (tc.common_tls_context ?? {}) as Json;
-  known(common, ['alpn_protocols', 'validation_context'], 'CommonTlsContext');
+  known(common, ['alpn_protocols', 'tls_certificate_sds_secret_configs', 'validation_context'], 'CommonTlsContext');
   const tls: UpstreamTls = { alpn: common.alpn_protocols ?? [], sans: [] };
   if (tc.sni !== undefined) tls.sni = tc.sni;
+  const sds = (common.tls_certificate_sds_secret_configs ?? []) as Json[];
+  // Envoy's client contexts take one certificate at most.
+  if (sds.length > 1) throw new Error('Multiple TLS certificates are not supported for client contexts');
+  for (const c of sds) {
+    known(c, ['name', 'sds_config'], 'SdsSecretConfig');
+    const secret = (config.secrets as Json[]).find((x) => x.name === c.name);
+    if (!secret) throw new Error(`secret ${c.name} is not in the configuration; Envoy would not load it`);
+    known(secret, ['name', 'tls_certificate'], 'Secret');
+    known(secret.tls_certificate, ['certificate_chain', 'private_key'], 'TlsCertificate');
+    tls.clientCertificate = secret.tls_certificate.certificate_chain.inline_string;
+  }
   const vc = common.validation_context as Json | undefined;
   if (vc) {
     known(vc, ['trusted_ca', 'match_typed_subject_alt_names'], 'CertificateValidationContext');
@@ -701,6 +728,16 @@ function chainFailure(chain: X509Certificate[], trusted: X509Certificate[]): str
   return 'certificate verify failed: unable to get local issuer certificate';
 }
 
+/**
+ * The endpoint's check of the client certificate Envoy presents when asked (`clients`): why it
+ * fails the handshake, if it does.
+ */
+function clientFailure(clients: ClientVerification, presented: X509Certificate[]): string | undefined {
+  if (presented.length === 0) return clients.required ? 'the endpoint requires a client certificate and Envoy presents none' : undefined;
+  const failure = chainFailure(presented, pemCertificates(clients.ca));
+  return failure && `the endpoint refuses Envoy's client certificate: ${failure}`;
+}
+
 /** Why a connection to an endpoint fails, as Envoy would find it; undefined when it works. */
 function connectFailure(server: Endpoint, codec: Protocol, tls: UpstreamTls | undefined): string | undefined {
   const protocols = server.protocols ?? ['http/1.1', 'h2'];
@@ -717,22 +754,38 @@ function connectFailure(server: Endpoint, codec: Protocol, tls: UpstreamTls | un
   const leaf = chain[0] as X509Certificate;
   if (tls.sans.length > 0 && !tls.sans.some((m) => sanMatches(leaf, m)))
     return `the certificate's names (${leaf.subjectAltName}) match no match_typed_subject_alt_names entry`;
+  if (server.tls.clients) {
+    const failure = clientFailure(server.tls.clients, pemCertificates(tls.clientCertificate ?? ''));
+    if (failure) return failure;
+  }
   const negotiated = tls.alpn.find((p) => (protocols as string[]).includes(p));
   if (tls.alpn.length > 0 && !negotiated) return `no ALPN protocol in common (offered ${tls.alpn.join(',')})`;
   if (codec === 'h2' && negotiated !== 'h2') return 'HTTP/2 over TLS needs h2 negotiated by ALPN';
   return protocols.includes(codec) ? undefined : `the endpoint does not speak ${codec}`;
 }
 
-/** The SNI Envoy sends to a cluster, and why it cannot connect to one of its endpoints (if so). */
-function connect(config: EnvoyConfig, cluster: Json, protocol: Upstream['protocol'], world: World): { sni?: string; failure?: string } {
-  const tls = upstreamTls(cluster.transport_socket, world);
+interface Connection {
+  sni?: string;
+  /** What the endpoints that ask for a client certificate were shown (the same from every endpoint). */
+  peerCertificates?: string[];
+  failure?: string;
+}
+
+/**
+ * The SNI Envoy sends to a cluster, the client certificate its endpoints see, and why it cannot
+ * connect to one of them (if so).
+ */
+function connect(config: EnvoyConfig, cluster: Json, protocol: Upstream['protocol'], world: World): Connection {
+  const tls = upstreamTls(config, cluster.transport_socket, world);
   const codec: Protocol = protocol === 'HTTP/2' ? 'h2' : 'http/1.1';
-  const out: { sni?: string; failure?: string } = {};
+  const out: Connection = {};
   if (tls?.sni !== undefined) out.sni = tls.sni;
   for (const address of endpointsOf(config, cluster)) {
     const server = world.endpoints?.[address];
     const failure = server && connectFailure(server, codec, tls);
     if (failure) return { ...out, failure: `${address}: ${failure}` };
+    // A Go TLS server reports each certificate of the chain it was shown, PEM-encoded again.
+    if (server?.tls?.clients) out.peerCertificates = pemCertificates(tls?.clientCertificate ?? '').map((c) => c.toString());
   }
   return out;
 }

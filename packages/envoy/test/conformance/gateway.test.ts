@@ -1,7 +1,18 @@
 // Gateway API conformance, Gateway tests (v1.6): each upstream test's expectations, on scenarios
 // written for extlb (manifests/), checked against the converted configuration.
 import assert from 'node:assert/strict';
-import { type ExpectedListener, INFRA, Scenario, WEB, conformance, signedCertificate } from './harness.js';
+import {
+  type ExpectedListener,
+  INFRA,
+  Scenario,
+  WEB,
+  baseWorld,
+  caCertificate,
+  certificate,
+  conformance,
+  signedCertificate,
+  tlsBackendCertificate,
+} from './harness.js';
 
 type Json = Record<string, any>;
 
@@ -324,23 +335,35 @@ conformance('GatewayInvalidTLSBackendConfiguration', { status: 'pass' }, () => {
   }
 });
 
-conformance(
-  'GatewayTLSBackendClientCertificate',
-  {
-    status: 'unsupported',
-    why: 'extlb speaks TLS to the backend its BackendTLSPolicy names, but presents no client certificate yet; the Gateway says ResolvedRefs=True (the reference is valid) and a warning says the certificate is unused',
-  },
-  () => {
-    const s = new Scenario('gateway-tls-backend-client-certificate.yaml');
-    const gw = 'gateway-tls-backend-client-certificate';
-    s.mustBeAccepted(gw, [gw]);
-    s.condition(s.gatewayConditions(gw), 'ResolvedRefs', 'True', 'ResolvedRefs');
-    const said = (code: string, kind: string, path?: string) =>
-      s.result.diagnostics.some((d) => d.code === code && d.object?.kind === kind && (path === undefined || d.path === path));
-    assert.ok(said('UnsupportedValue', 'Gateway', 'spec.tls.backend.clientCertificateRef'), 'a warning says the client certificate is unused');
-    assert.deepEqual(s.gateway(gw).secrets, [], 'the client certificate is not in the output');
-  },
-);
+/** The suite's backend that verifies a client certificate (if given) against tls-checks-ca-certificate. */
+const CLIENT_CHECKING_BACKEND = '10.244.13.10:8443';
+
+conformance('GatewayTLSBackendClientCertificate', { status: 'pass' }, () => {
+  const s = new Scenario('gateway-tls-backend-client-certificate.yaml');
+  const gw = 'gateway-tls-backend-client-certificate';
+  s.mustBeAccepted(gw, [gw]);
+  s.condition(s.routeParent('HTTPRoute', gw, gw), 'ResolvedRefs', 'True');
+  s.condition(s.ancestor('BackendTLSPolicy', 'gateway-tls-backend-client-certificate-test', gw), 'Accepted', 'True');
+  s.condition(s.gatewayConditions(gw), 'ResolvedRefs', 'True', 'ResolvedRefs');
+  const clients = { ca: caCertificate('tls-checks-ca-certificate').crt };
+  s.world = {
+    ...baseWorld(),
+    endpoints: { ...baseWorld().endpoints, [CLIENT_CHECKING_BACKEND]: { tls: { certificate: tlsBackendCertificate().crt, clients } } },
+  };
+  const secret = s.object('Secret', 'tls-checks-client-certificate');
+  const presented = Buffer.from(secret.data['tls.crt'], 'base64').toString();
+  const request = { host: 'abc.example.com', sni: 'abc.example.com', path: '/' };
+  s.expect(gw, { request, backend: 'tls-backend-with-client-cert-validation', upstream: { sni: 'abc.example.com', clientCertificate: presented } });
+  // A certificate no CA of the backend's issued fails its handshake.
+  const another = certificate('another-client');
+  const other = s.after((objects) =>
+    objects.map((o) =>
+      o.kind === 'Secret' && o.metadata.name === 'tls-checks-client-certificate' ? { ...o, data: { 'tls.crt': another.crt, 'tls.key': another.key } } : o,
+    ),
+  );
+  other.world = s.world;
+  other.expect(gw, { request, status: 503 });
+});
 
 conformance(
   'GatewayOptionalAddressValue',

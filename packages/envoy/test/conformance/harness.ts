@@ -145,6 +145,15 @@ export function manifests(file: string): unknown[] {
 /** The gRPC service every echo backend of the suite serves. */
 export const GRPC_ECHO = 'gateway_api_conformance.echo_basic.grpcecho.GrpcEcho';
 
+/** The certificate the suite's TLS backends serve (tls-checks-certificate, issued by tls-checks-ca-certificate). */
+export function tlsBackendCertificate(): Pem {
+  return signedCertificate('tls-checks-certificate', 'tls-checks-ca-certificate', [
+    'DNS:abc.example.com',
+    'URI:spiffe://abc.example.com/test-identity',
+    'DNS:other.example.com',
+  ]);
+}
+
 /**
  * What the base's backend Pods serve, beyond what the converter sees (the suite's echo-basic
  * images): the TLS backends present tls-checks-certificate, which the CA in ConfigMap
@@ -154,11 +163,7 @@ export const GRPC_ECHO = 'gateway_api_conformance.echo_basic.grpcecho.GrpcEcho';
 let world: World | undefined;
 export function baseWorld(): World {
   if (world) return world;
-  const serving = signedCertificate('tls-checks-certificate', 'tls-checks-ca-certificate', [
-    'DNS:abc.example.com',
-    'URI:spiffe://abc.example.com/test-identity',
-    'DNS:other.example.com',
-  ]);
+  const serving = tlsBackendCertificate();
   const endpoints: World['endpoints'] = {};
   const pods = (subnet: number) => [`10.244.${subnet}.10`, `10.244.${subnet}.11`];
   for (const ip of pods(4)) endpoints[`${ip}:8443`] = { tls: { certificate: serving.crt } };
@@ -580,6 +585,9 @@ export class Scenario {
       if (e.upstream?.host !== undefined) assert.equal(u.host, e.upstream.host, `${what}: Host at the backend`);
       if (e.upstream?.sni !== undefined) assert.equal(u.sni, e.upstream.sni, `${what}: TLS server name at the backend`);
       if (e.upstream?.protocol !== undefined) assert.equal(u.protocol, e.upstream.protocol, `${what}: protocol to the backend`);
+      // As the suite checks the echo backend's TLS report: the certificate is among those it was shown.
+      if (e.upstream?.clientCertificate !== undefined)
+        assert.ok(u.peerCertificates?.includes(e.upstream.clientCertificate), `${what}: the backend was not shown the client certificate`);
       checkHeaders(u.headers, { headers: e.upstream?.headers, absentHeaders: e.upstream?.absentHeaders }, `${what}: at the backend`);
     }
   }
@@ -604,7 +612,16 @@ export interface Expected {
   pods?: string;
   /** The share of the requests each Service (in `namespace`) gets; those left out get none. */
   weights?: Record<string, number>;
-  upstream?: { path?: string; host?: string; sni?: string; headers?: ExpectedHeaders['headers']; absentHeaders?: string[]; protocol?: 'HTTP/1.1' | 'HTTP/2' };
+  upstream?: {
+    path?: string;
+    host?: string;
+    sni?: string;
+    headers?: ExpectedHeaders['headers'];
+    absentHeaders?: string[];
+    protocol?: 'HTTP/1.1' | 'HTTP/2';
+    /** A client certificate (PEM) the backend must have been shown in the TLS handshake. */
+    clientCertificate?: string;
+  };
   redirect?: { scheme?: string; host?: string; port?: string; path?: string };
   /** Response headers the echo backend is asked to set (the suite's BackendSetResponseHeaders). */
   backendSets?: Record<string, string>;
