@@ -219,3 +219,64 @@ spec:
     assert.doesNotMatch(r.stderr, /^forged: line/m);
   });
 });
+
+describe('output size', () => {
+  /**
+   * Three routes of 16 rules × 64 matches × 16 External pools, all within Gateway API's limits:
+   * 3,072 Envoy routes of 16 weighted clusters, about 37 MB of configuration.
+   */
+  function estate(): string {
+    const docs: unknown[] = [
+      {
+        apiVersion: 'gateway.networking.k8s.io/v1',
+        kind: 'Gateway',
+        metadata: { name: 'gw', namespace: 'default' },
+        spec: { gatewayClassName: 'extlb', listeners: [{ name: 'http', port: 80, protocol: 'HTTP' }] },
+      },
+      { apiVersion: 'v1', kind: 'Service', metadata: { name: 'picker', namespace: 'default' }, spec: { ports: [{ name: 'grpc', port: 9002 }] } },
+    ];
+    for (let p = 0; p < 16; p++) {
+      docs.push({
+        apiVersion: 'extlb.dev/v1alpha1',
+        kind: 'BackendPool',
+        metadata: { name: `p${p}`, namespace: 'default' },
+        spec: {
+          selector: { matchLabels: { app: `p${p}` } },
+          targetPorts: [{ number: 8000 }],
+          loadBalancer: { type: 'External', external: { refs: [{ name: 'picker', port: { number: 9002 } }], messageTimeout: `${100 + p}ms` } },
+        },
+      });
+    }
+    for (let k = 0; k < 3; k++) {
+      const rules = Array.from({ length: 16 }, (_, r) => ({
+        matches: Array.from({ length: 64 }, (_, m) => ({ path: { type: 'PathPrefix', value: `/k${k}/r${r}/m${m}` } })),
+        backendRefs: Array.from({ length: 16 }, (_, p) => ({ group: 'extlb.dev', kind: 'BackendPool', name: `p${p}` })),
+      }));
+      docs.push({
+        apiVersion: 'gateway.networking.k8s.io/v1',
+        kind: 'HTTPRoute',
+        metadata: { name: `r${k}`, namespace: 'default' },
+        spec: { parentRefs: [{ name: 'gw' }], rules },
+      });
+    }
+    return docs.map((d) => JSON.stringify(d)).join('\n---\n');
+  }
+
+  it('refuses a Gateway whose configuration passes the size limit with a clear error and exit 1, writing none of it', async () => {
+    const input = file('huge.yaml', estate());
+    for (const args of [
+      ['convert', input],
+      ['convert', input, '--gateway', 'default/gw', '-o', 'json'],
+    ]) {
+      const r = await extlb(args);
+      assert.equal(r.code, 1, r.stderr);
+      assert.equal(r.stdout, '');
+      assert.match(
+        r.stderr,
+        /huge\.yaml:1:1: error: Gateway default\/gw: its Envoy configuration would be more than 33554432 bytes \(the limit, maxOutputBytes\)/,
+      );
+      assert.equal(r.stderr.match(/: error: /g)?.length, 1, r.stderr);
+      assert.doesNotMatch(r.stderr, /\n\s+at /, 'no stack trace');
+    }
+  });
+});
