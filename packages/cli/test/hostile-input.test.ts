@@ -13,6 +13,8 @@ import type { Io } from '../src/io.js';
 import { main } from '../src/main.js';
 import { MAX_LINE_LENGTH, MAX_REPEATS } from '../src/diagnostic-lines.js';
 import { streamManifests } from '../src/manifests.js';
+// The converter's own estate for its linear-growth test, so both packages test the same input.
+import { pickerEstate } from '../../envoy/test/picker-estate.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'extlb-hostile-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -225,42 +227,10 @@ describe('output size', () => {
    * Three routes of 16 rules × 64 matches × 16 External pools, all within Gateway API's limits:
    * 3,072 Envoy routes of 16 weighted clusters, about 37 MB of configuration.
    */
-  function estate(): string {
-    const docs: unknown[] = [
-      {
-        apiVersion: 'gateway.networking.k8s.io/v1',
-        kind: 'Gateway',
-        metadata: { name: 'gw', namespace: 'default' },
-        spec: { gatewayClassName: 'extlb', listeners: [{ name: 'http', port: 80, protocol: 'HTTP' }] },
-      },
-      { apiVersion: 'v1', kind: 'Service', metadata: { name: 'picker', namespace: 'default' }, spec: { ports: [{ name: 'grpc', port: 9002 }] } },
-    ];
-    for (let p = 0; p < 16; p++) {
-      docs.push({
-        apiVersion: 'extlb.dev/v1alpha1',
-        kind: 'BackendPool',
-        metadata: { name: `p${p}`, namespace: 'default' },
-        spec: {
-          selector: { matchLabels: { app: `p${p}` } },
-          targetPorts: [{ number: 8000 }],
-          loadBalancer: { type: 'External', external: { refs: [{ name: 'picker', port: { number: 9002 } }], messageTimeout: `${100 + p}ms` } },
-        },
-      });
-    }
-    for (let k = 0; k < 3; k++) {
-      const rules = Array.from({ length: 16 }, (_, r) => ({
-        matches: Array.from({ length: 64 }, (_, m) => ({ path: { type: 'PathPrefix', value: `/k${k}/r${r}/m${m}` } })),
-        backendRefs: Array.from({ length: 16 }, (_, p) => ({ group: 'extlb.dev', kind: 'BackendPool', name: `p${p}` })),
-      }));
-      docs.push({
-        apiVersion: 'gateway.networking.k8s.io/v1',
-        kind: 'HTTPRoute',
-        metadata: { name: `r${k}`, namespace: 'default' },
-        spec: { parentRefs: [{ name: 'gw' }], rules },
-      });
-    }
-    return docs.map((d) => JSON.stringify(d)).join('\n---\n');
-  }
+  const estate = () =>
+    pickerEstate({ routes: 3, rules: 16, matches: 64, pools: 16 })
+      .map((d) => JSON.stringify(d))
+      .join('\n---\n');
 
   it('refuses a Gateway whose configuration passes the size limit with a clear error and exit 1, writing none of it', async () => {
     const input = file('huge.yaml', estate());
