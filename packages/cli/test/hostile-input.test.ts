@@ -13,6 +13,8 @@ import type { Io } from '../src/io.js';
 import { main } from '../src/main.js';
 import { MAX_LINE_LENGTH, MAX_REPEATS } from '../src/diagnostic-lines.js';
 import { streamManifests } from '../src/manifests.js';
+// The converter's own estate for its linear-growth test, so both packages test the same input.
+import { pickerEstate } from '../../envoy/test/picker-estate.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'extlb-hostile-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -217,5 +219,34 @@ spec:
     assert.ok(!r.stderr.includes(ESC) && !r.stderr.includes('\r'), JSON.stringify(r.stderr));
     assert.match(r.stderr, /HTTPRoute default\/r\\x1b\[31mred/);
     assert.doesNotMatch(r.stderr, /^forged: line/m);
+  });
+});
+
+describe('output size', () => {
+  /**
+   * Three routes of 16 rules × 64 matches × 16 External pools, all within Gateway API's limits:
+   * 3,072 Envoy routes of 16 weighted clusters, about 37 MB of configuration.
+   */
+  const estate = () =>
+    pickerEstate({ routes: 3, rules: 16, matches: 64, pools: 16 })
+      .map((d) => JSON.stringify(d))
+      .join('\n---\n');
+
+  it('refuses a Gateway whose configuration passes the size limit with a clear error and exit 1, writing none of it', async () => {
+    const input = file('huge.yaml', estate());
+    for (const args of [
+      ['convert', input],
+      ['convert', input, '--gateway', 'default/gw', '-o', 'json'],
+    ]) {
+      const r = await extlb(args);
+      assert.equal(r.code, 1, r.stderr);
+      assert.equal(r.stdout, '');
+      assert.match(
+        r.stderr,
+        /huge\.yaml:1:1: error: Gateway default\/gw: its Envoy configuration would be more than 33554432 bytes \(the limit, maxOutputBytes\)/,
+      );
+      assert.equal(r.stderr.match(/: error: /g)?.length, 1, r.stderr);
+      assert.doesNotMatch(r.stderr, /\n\s+at /, 'no stack trace');
+    }
   });
 });

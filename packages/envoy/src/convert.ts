@@ -5,6 +5,7 @@ import { parseDuration } from './duration.js';
 import type { EndpointMode, EnvoyTarget } from './envoy-target.js';
 import { type EnvoyConfig, type EnvoyOptions, toEnvoy } from './envoy/index.js';
 import type { JsonObject } from './json.js';
+import { DEFAULT_MAX_OUTPUT_BYTES, jsonSize } from './output-size.js';
 import { readInputs } from './read/index.js';
 import { InputEndpoints } from './resolve/endpoints.js';
 import { DEFAULT_CONTROLLER, type IR, InputCertificates, type ResolveOptions, resolve } from './resolve/index.js';
@@ -30,6 +31,11 @@ export interface ConvertOptions {
   systemCaFile?: string;
   /** Convert only Gateways of these classes (all when unset): a cluster may run several controllers. */
   gatewayClassNames?: string[];
+  /**
+   * The largest Envoy configuration of one Gateway, in bytes of compact JSON (default 32 MiB). A
+   * Gateway whose configuration would be larger is reported (OutputTooLarge) and left out.
+   */
+  maxOutputBytes?: number;
 }
 
 export interface ConvertResult {
@@ -75,7 +81,17 @@ export function convert(objects: readonly unknown[], options: ConvertOptions = {
   const endpoints = new InputEndpoints(inputs);
   const certificates = new InputCertificates(inputs);
   const gateways: Record<string, EnvoyConfig> = {};
-  for (const gateway of ir.gateways) gateways[gateway.name] = toEnvoy(gateway, endpoints, certificates, envoy, diags);
+  const maxBytes = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
+  for (const gateway of ir.gateways) {
+    const config = toEnvoy(gateway, endpoints, certificates, envoy, diags);
+    if (jsonSize(config, maxBytes) <= maxBytes) gateways[gateway.name] = config;
+    else
+      diags.error(
+        'OutputTooLarge',
+        `its Envoy configuration would be more than ${maxBytes} bytes (the limit, maxOutputBytes), so none is written: spread its routes over more Gateways, or use fewer rules, matches and backends per route`,
+        gateway.ref,
+      );
+  }
   const now = options.now ?? new Date().toISOString().replace(/\.\d+Z$/, 'Z');
   return { gateways, statuses: statuses(outcomes, { controllerName, now }), diagnostics: diags.sorted(), ir };
 }

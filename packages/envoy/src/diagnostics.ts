@@ -63,6 +63,7 @@ export const DIAGNOSTIC_CODES = [
   'ServedEndpointNeeds138',
   'FailOpenStreaming',
   'RetryBackoff',
+  'OutputTooLarge',
 ] as const;
 
 export type DiagnosticCode = (typeof DIAGNOSTIC_CODES)[number];

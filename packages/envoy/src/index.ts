@@ -2,6 +2,7 @@
 // convert() runs every stage; the stages are exported for callers that drive them one by one (a
 // controller re-running only the Envoy stage when endpoints change, a benchmark timing each).
 export { convert, DEFAULT_CONTROLLER, envoyOptions, type ConvertOptions, type ConvertResult } from './convert.js';
+export { DEFAULT_MAX_OUTPUT_BYTES, jsonSize } from './output-size.js';
 export { describeRef, DIAGNOSTIC_CODES, Diagnostics, type Diagnostic, type DiagnosticCode, type ObjectRef, type Severity } from './diagnostics.js';
 export type { EndpointMode, EnvoyTarget } from './envoy-target.js';
 export {

@@ -43,6 +43,14 @@ export function hostnameProblem(hostname: string): string | undefined {
   return undefined;
 }
 
+/** The highest port a redirect can name. */
+export const MAX_PORT = 65_535;
+
+/** Envoy refuses header changes (adding or removing) to `host` and to pseudo-headers such as `:authority`. */
+export function isUnmodifiableHeader(name: string): boolean {
+  return name.startsWith(':') || name.toLowerCase() === 'host';
+}
+
 /** Why Envoy would refuse a header value, or undefined: NUL, CR and LF end a header. */
 export function headerValueProblem(value: string): string | undefined {
   // biome-ignore lint/suspicious/noControlCharactersInRegex: these are the characters Envoy refuses
@@ -56,4 +64,24 @@ export function headerValueProblem(value: string): string | undefined {
  */
 export function literalHeaderValue(value: string): string {
   return value.replaceAll('%', '%%');
+}
+
+/**
+ * A format command in a header value: `%NAME%`, `%NAME(arguments)%` or `%NAME(arguments):length%`.
+ * Anything else after a `%` (a lone `%`, `%50`) is refused at load.
+ */
+const FORMAT_COMMAND = /^%[A-Z][A-Z0-9_]*(?:\([^)%]*\))?(?::\d+)?%/;
+
+/** Why Envoy would refuse `value` as a header format string, or undefined. */
+export function headerFormatProblem(value: string): string | undefined {
+  for (let i = value.indexOf('%'); i !== -1; i = value.indexOf('%', i)) {
+    if (value[i + 1] === '%') {
+      i += 2;
+      continue;
+    }
+    const command = FORMAT_COMMAND.exec(value.slice(i, i + 256));
+    if (!command) return `${JSON.stringify(value)} has a '%' at position ${i} that starts no format command; a literal '%' is written '%%'`;
+    i += command[0].length;
+  }
+  return undefined;
 }

@@ -462,6 +462,16 @@ const CASES: Record<DiagnosticCode, Case | Case[]> = {
       path: 'spec.rules[0].retry.backoff',
     },
   },
+  OutputTooLarge: {
+    objects: [gateway(), route({ rules: toService() }), ...api],
+    options: { maxOutputBytes: 1000 },
+    expect: {
+      severity: 'error',
+      message:
+        'its Envoy configuration would be more than 1000 bytes (the limit, maxOutputBytes), so none is written: spread its routes over more Gateways, or use fewer rules, matches and backends per route',
+      object: gw,
+    },
+  },
 };
 
 test('every diagnostic code has a case, and no case names a code that does not exist', () => {

@@ -87,7 +87,7 @@ function twoTimeouts(envoy: '1.35' | 'legacy', failureModes: [string, string] = 
   return envoyOf(convert(objects, { now: NOW, envoy }));
 }
 
-test('each distinct messageTimeout gets its own ext_proc filter; a weighted entry enables its own and disables the others', () => {
+test('each distinct messageTimeout gets its own ext_proc filter; a weighted entry enables its own and disables only the one the route level enables', () => {
   const config = twoTimeouts('1.35');
   const listener = config.listeners[0] as Json;
   const filters = listener.filter_chains[0].filters[0].typed_config.http_filters as Json[];
@@ -102,7 +102,9 @@ test('each distinct messageTimeout gets its own ext_proc filter; a weighted entr
   const route = (config.routes[0] as Json).virtual_hosts[0].routes[0];
   const [blue, green] = route.route.weighted_clusters.clusters as [Json, Json];
   assert.equal(blue.typed_per_filter_config['envoy.filters.http.ext_proc/1s'].overrides.grpc_service.envoy_grpc.cluster_name, 'picker/default/picker:9002');
-  assert.equal(blue.typed_per_filter_config['envoy.filters.http.ext_proc/300ms'].disabled, true);
+  // The route level enables blue's filter; green's stays disabled by default unless green's entry enables it.
+  assert.equal(route.typed_per_filter_config['envoy.filters.http.ext_proc/1s'].overrides.grpc_service.envoy_grpc.cluster_name, 'picker/default/picker:9002');
+  assert.deepEqual(Object.keys(blue.typed_per_filter_config), ['envoy.filters.http.ext_proc/1s']);
   assert.equal(
     green.typed_per_filter_config['envoy.filters.http.ext_proc/300ms'].overrides.grpc_service.envoy_grpc.cluster_name,
     'picker/default/picker-green:9002',

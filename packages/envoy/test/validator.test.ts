@@ -190,3 +190,93 @@ test('xDS lists: an EDS cluster needs its ClusterLoadAssignment, and rds names m
     JSON.stringify(found),
   );
 });
+
+// Load rules the converter's read stage also checks (src/limits.ts): a route the API server
+// accepts must never reach Envoy in a form it refuses, so the validator knows each rule too.
+
+test('safe_regex is checked with RE2: at most 1000 repetitions, a program no larger than Envoy allows, no lookaround', () => {
+  const b = good();
+  route(b).match = { safe_regex: { regex: '/a{1001}' } };
+  expectIssue(b, /routes\[0\]\.match\.safe_regex\.regex: .*invalid repeat count/);
+  const c = good();
+  route(c).match = { prefix: '/', headers: [{ name: 'x-a', string_match: { safe_regex: { regex: 'a{100}' } } }] };
+  expectIssue(c, /headers\[0\]\.string_match\.safe_regex\.regex: .*RE2 program of size \d+, over Envoy's limit of 100/);
+  const d = good();
+  route(d).route.regex_rewrite = { pattern: { regex: '(?<=x)y' }, substitution: '/' };
+  expectIssue(d, /regex_rewrite\.pattern\.regex: .*not a valid RE2 regular expression/);
+});
+
+test('header changes may not touch host or pseudo-headers, at any level', () => {
+  const b = good();
+  route(b).request_headers_to_add = [{ header: { key: 'Host', value: 'evil.example.com' } }];
+  route(b).request_headers_to_remove = [':authority'];
+  expectIssue(b, /routes\[0\]\.request_headers_to_add\[0\]\.header\.key: :-prefixed or host headers may not be modified/);
+  expectIssue(b, /routes\[0\]\.request_headers_to_remove\[0\]: :-prefixed or host headers may not be removed/);
+  const c = good();
+  hcm(c).route_config.virtual_hosts[0].request_headers_to_add = [{ header: { key: ':path', value: '/x' } }];
+  expectIssue(c, /virtual_hosts\[0\]\.request_headers_to_add\[0\]\.header\.key: :-prefixed or host headers may not be modified/);
+});
+
+test("a header value is a format string: a lone '%' is refused, '%%' and commands are not; NUL, CR and LF are refused", () => {
+  const b = good();
+  route(b).request_headers_to_add = [
+    { header: { key: 'x-share', value: '50%' } },
+    { header: { key: 'x-ok', value: '50%% of %DOWNSTREAM_REMOTE_ADDRESS% and %REQ(x-a):10%' } },
+  ];
+  expectIssue(b, /request_headers_to_add\[0\]\.header\.value: "50%" has a '%' at position 2 that starts no format command/);
+  assert.ok(!issues(b).some((i) => i.includes('request_headers_to_add[1]')), JSON.stringify(issues(b)));
+  const c = good();
+  route(c).response_headers_to_add = [{ header: { key: 'x-split', value: 'a\r\nx-injected: 1' } }];
+  expectIssue(c, /response_headers_to_add\[0\]\.header\.value: value is not a valid HTTP header value/);
+});
+
+test('virtual host domains: not empty, no NUL, one wildcard at the start or the end, unique across virtual hosts', () => {
+  const b = good();
+  const vhs = hcm(b).route_config.virtual_hosts;
+  vhs[0].domains = ['', 'a\u0000.example.com', 'a.*.example.com', '*.example.*', 'api.example.com'];
+  vhs.push({ name: 'second', domains: ['api.example.com', 'example.*'], routes: [] });
+  expectIssue(b, /domains\[0\]: a virtual host domain must not be empty/);
+  expectIssue(b, /domains\[1\]: a virtual host domain must not contain NUL/);
+  expectIssue(b, /domains\[2\]: "a\.\*\.example\.com": a wildcard may only be the first or the last character/);
+  expectIssue(b, /domains\[3\]: .*a wildcard may only be/);
+  expectIssue(b, /virtual_hosts\[1\]: Only unique values for domains are permitted. Duplicate entry of domain api\.example\.com/);
+  assert.ok(!issues(b).some((i) => i.includes('virtual_hosts[1].domains[1]')), 'a trailing wildcard is allowed');
+});
+
+test('server_names of a filter chain match: an exact name or a whole-label leading wildcard only', () => {
+  const b = good();
+  b.static_resources.listeners[0].filter_chains[0].filter_chain_match = { server_names: ['*.example.com', '*foo.example.com', 'a.*.com'] };
+  expectIssue(b, /filter_chain_match\.server_names\[1\]: partial wildcards are not supported in "server_names"/);
+  expectIssue(b, /filter_chain_match\.server_names\[2\]: partial wildcards/);
+  assert.ok(!issues(b).some((i) => i.includes('server_names[0]')), JSON.stringify(issues(b)));
+});
+
+test('a Duration past 10,000 years is out of protobuf range', () => {
+  const b = good();
+  route(b).route.timeout = '315576000001s';
+  expectIssue(b, /route\.timeout: duration 315576000001s is out of the range of google\.protobuf\.Duration/);
+  const c = good();
+  route(c).route.timeout = '315576000000.999s';
+  assert.ok(!issues(c).some((i) => i.includes('route.timeout')), JSON.stringify(issues(c)));
+});
+
+test('weighted_clusters weights sum to at most 2^32-1; a redirect port is 1-65535', () => {
+  const b = good();
+  const name = route(b).route.cluster;
+  route(b).route = {
+    weighted_clusters: {
+      clusters: [
+        { name, weight: 4294967295 },
+        { name, weight: 1 },
+      ],
+    },
+  };
+  expectIssue(b, /route\.weighted_clusters: the sum of weights 4294967296 exceeds 4294967295/);
+  for (const port of [0, 70000]) {
+    const c = good();
+    delete route(c).route;
+    delete route(c).typed_per_filter_config;
+    route(c).redirect = { port_redirect: port };
+    expectIssue(c, new RegExp(`redirect\\.port_redirect: port_redirect ${port} is not a port \\(1-65535\\)`));
+  }
+});

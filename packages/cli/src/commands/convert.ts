@@ -133,7 +133,9 @@ export function runConversion(
 ): ConvertRun {
   const result = convert(objects, options);
   const names = Object.keys(result.gateways);
-  if (renderOptions.gateway !== undefined && !names.includes(renderOptions.gateway)) {
+  // A Gateway left out for the size of its configuration is explained by its error diagnostic.
+  const tooLarge = result.diagnostics.some((d) => d.code === 'OutputTooLarge' && `${d.object?.namespace}/${d.object?.name}` === renderOptions.gateway);
+  if (renderOptions.gateway !== undefined && !names.includes(renderOptions.gateway) && !tooLarge) {
     throw new UsageError(`--gateway ${renderOptions.gateway}: no such Gateway is converted; the input has ${names.length === 0 ? 'none' : names.join(', ')}`);
   }
   const selected = renderOptions.gateway === undefined ? names : [renderOptions.gateway];

@@ -29,6 +29,8 @@ export interface BuildContext {
   assignments: Map<string, JsonObject>;
   /** TLS certificates the listeners and clusters name (SDS Secrets), by name. */
   secrets: Map<string, JsonObject>;
+  /** The ExtProcPerRoute that enables a backend's picker, by backend key: one object however many routes use it. */
+  perRoute: Map<string, JsonObject>;
 }
 
 /** DNS name of a Service inside the cluster. */

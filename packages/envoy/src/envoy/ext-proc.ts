@@ -99,26 +99,35 @@ export function stripEndpointHeaderFilter(): JsonObject {
 /**
  * Per-route (or per weighted cluster) config that enables a backend's filter for its picker.
  * Envoy older than 1.35 has no per-route failure_mode_allow; legacy output sets it per filter.
+ * Made once per backend and shared by every route and match that sends to it.
  */
 function extProcOverrides(b: Backend, ctx: BuildContext): JsonObject {
+  const made = ctx.perRoute.get(b.key);
+  if (made) return made;
   const ext = b.lb.external as External;
   const set = b.pickers === undefined ? undefined : ctx.gateway.pickerSets[b.pickers];
   const first = set?.pickers[0];
   const authority = first ? `${serviceHost(ctx, first.namespace, first.service)}:${first.port}` : '';
   const overrides: JsonObject = { processing_mode: processingMode(ext), grpc_service: { envoy_grpc: { cluster_name: b.pickers ?? '', authority } } };
   if (ctx.options.envoy !== 'legacy') overrides.failure_mode_allow = ext.failureMode === 'FailOpen';
-  return { '@type': TYPE.extProcPerRoute, overrides };
+  const config = { '@type': TYPE.extProcPerRoute, overrides };
+  ctx.perRoute.set(b.key, config);
+  return config;
 }
 
 const DISABLED = { '@type': TYPE.extProcPerRoute, disabled: true };
 
 /**
  * The typed_per_filter_config that makes a request to `b` ask its picker and no other: its own
- * filter enabled with its picker cluster, every other picker filter of the route (`names`) off.
+ * filter enabled with its picker cluster and, when the route level enables another picker filter
+ * (`routeFilter`), that one turned off. Filters the route leaves alone stay disabled by default, so
+ * each entry carries at most two configs however many pickers the route's backends use: the
+ * output grows linearly with the backends, not with their square.
  */
-export function extProcConfig(b: Backend | undefined, names: readonly string[], ctx: BuildContext): JsonObject {
+export function extProcConfig(b: Backend | undefined, routeFilter: string | undefined, ctx: BuildContext): JsonObject {
   const own = b && usesPicker(b) ? extProcFilterName(b, ctx) : undefined;
   const out: JsonObject = {};
-  for (const name of names) out[name] = name === own && b ? extProcOverrides(b, ctx) : DISABLED;
+  if (own && b) out[own] = extProcOverrides(b, ctx);
+  if (routeFilter !== undefined && routeFilter !== own) out[routeFilter] = DISABLED;
   return out;
 }

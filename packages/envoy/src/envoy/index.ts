@@ -43,7 +43,17 @@ export function endpointAssignments(gateway: Gateway, endpoints: EndpointLookup,
 }
 
 export function toEnvoy(gateway: Gateway, endpoints: EndpointLookup, certificates: CertificateLookup, options: EnvoyOptions, diags: Diagnostics): EnvoyConfig {
-  const ctx: BuildContext = { gateway, options, endpoints, certificates, diags, manifests: new Map(), assignments: new Map(), secrets: new Map() };
+  const ctx: BuildContext = {
+    gateway,
+    options,
+    endpoints,
+    certificates,
+    diags,
+    manifests: new Map(),
+    assignments: new Map(),
+    secrets: new Map(),
+    perRoute: new Map(),
+  };
   const listeners: JsonObject[] = [];
   const routes: JsonObject[] = [];
   for (const l of gateway.listeners) {

@@ -233,14 +233,17 @@ function forward(route: Route, f: Forward, out: JsonObject, ctx: BuildContext): 
   }
   const ra: JsonObject = {};
   const externals = entries.filter((e) => usesPicker(e.backend));
-  const filters = [...new Set(externals.map((e) => extProcFilterName(e.backend, ctx)))].sort(compare);
+  const first = externals[0];
+  // The route level enables the first picker backend's disabled-by-default filter; each weighted
+  // entry's own config, more specific, then says which picker (or none) its backend uses.
+  const routeFilter = first ? extProcFilterName(first.backend, ctx) : undefined;
   let clusters: JsonObject[] | undefined;
   const [only] = entries;
   if (only && entries.length === 1 && invalidWeight === 0 && !hasOwnFilters(only.destination)) ra.cluster = only.backend.key;
   else {
     clusters = entries.map((e) => {
       const c: JsonObject = { name: e.backend.key, weight: e.weight };
-      if (filters.length > 0) c.typed_per_filter_config = extProcConfig(e.backend, filters, ctx);
+      if (routeFilter !== undefined) c.typed_per_filter_config = extProcConfig(e.backend, routeFilter, ctx);
       return c;
     });
     const all = [...clusters];
@@ -248,18 +251,15 @@ function forward(route: Route, f: Forward, out: JsonObject, ctx: BuildContext): 
       // The share that answers 500 asks no picker: without its own config it would inherit the
       // route's, which enables the first backend's picker.
       const invalid: JsonObject = { name: INVALID_BACKEND_CLUSTER, weight: invalidWeight };
-      if (filters.length > 0) invalid.typed_per_filter_config = extProcConfig(undefined, filters, ctx);
+      if (routeFilter !== undefined) invalid.typed_per_filter_config = extProcConfig(undefined, routeFilter, ctx);
       all.push(invalid);
     }
     ra.weighted_clusters = { clusters: all };
     if (invalidWeight > 0) ra.cluster_not_found_response_code = f.invalidStatus === 503 ? 'SERVICE_UNAVAILABLE' : 'INTERNAL_SERVER_ERROR';
   }
   headersAndHost(f, entries, out, ra, clusters);
-  const first = externals[0];
   const perRoute: JsonObject = {};
-  // Route level enables the first backend's disabled-by-default filter; a weighted entry's own
-  // config, more specific, then says which picker (or none) its backend uses.
-  if (first) Object.assign(perRoute, extProcConfig(first.backend, [extProcFilterName(first.backend, ctx)], ctx));
+  if (first) Object.assign(perRoute, extProcConfig(first.backend, undefined, ctx));
   if (f.cors) Object.assign(perRoute, corsPolicy(f.cors));
   if (Object.keys(perRoute).length > 0) out.typed_per_filter_config = perRoute;
   rewritePath(f, ra);

@@ -1,7 +1,7 @@
 // Gateway API kinds as written: GatewayClass, Gateway, HTTPRoute and ReferenceGrant, and the parts
 // of a route GRPCRoute shares (parentRefs, hostnames, header matches, filters, backendRefs).
 import { parseDuration } from '../duration.js';
-import { headerValueProblem, hostnameProblem, regexProblem } from '../limits.js';
+import { headerValueProblem, hostnameProblem, isUnmodifiableHeader, regexProblem } from '../limits.js';
 import { type JsonObject, isObject } from '../json.js';
 import { HEADER_NAME, type Reader, shown } from './reader.js';
 import type {
@@ -246,7 +246,7 @@ function readDurationField(r: Reader, raw: unknown, path: string): number | unde
 
 /** Envoy refuses to set or remove the Host header through header changes; a hostname rewrite does it. */
 function hostHeaderProblem(name: string): string | undefined {
-  return name.toLowerCase() === 'host'
+  return isUnmodifiableHeader(name)
     ? 'the Host header cannot be set or removed by a header modifier (Envoy refuses it); a URLRewrite hostname changes it'
     : undefined;
 }

@@ -4,6 +4,7 @@ import { isIP } from 'node:net';
 import { type JsonObject, isObject } from '../json.js';
 import { keyPairFault, parseCertificates } from '../pem.js';
 import type { ValidationIssue } from './issue.js';
+import { domainProblem, headerRules, regexRules, routeActionRules, serverNameRules } from './route-rules.js';
 
 // Envoy identifies filters and options by their config's type, whatever name the config gives them.
 const HCM = 'envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager';
@@ -70,9 +71,9 @@ export class LoadRules {
     }
   }
 
-  private issue(path: string, message: string): void {
+  private readonly issue = (path: string, message: string): void => {
     this.issues.push({ path, message });
-  }
+  };
 
   run(listeners: JsonObject[], base: string): void {
     const names = new Set<string>();
@@ -85,6 +86,7 @@ export class LoadRules {
         const key = JSON.stringify(fc.filter_chain_match ?? {});
         if (matches.has(key)) this.issue(`${p}.filter_chains[${j}]`, 'multiple filter chains with the same matching rules are defined');
         matches.add(key);
+        serverNameRules(fc.filter_chain_match, `${p}.filter_chains[${j}].filter_chain_match`, this.issue);
         list(fc.filters).forEach((f, k) => {
           if (typeName(f.typed_config) === HCM && isObject(f.typed_config)) this.hcm(f.typed_config, `${p}.filter_chains[${j}].filters[${k}].typed_config`);
         });
@@ -260,15 +262,23 @@ export class LoadRules {
   }
 
   private routeConfig(rc: JsonObject, p: string): void {
+    headerRules(rc, p, this.issue);
+    // Domains are unique across the virtual hosts of one route configuration.
     const domains = new Set<string>();
     list(rc.virtual_hosts).forEach((vh, i) => {
       const vp = `${p}.virtual_hosts[${i}]`;
-      for (const d of Array.isArray(vh.domains) ? vh.domains : []) {
+      headerRules(vh, vp, this.issue);
+      (Array.isArray(vh.domains) ? vh.domains : []).forEach((d, k) => {
+        const problem = typeof d === 'string' ? domainProblem(d) : undefined;
+        if (problem) this.issue(`${vp}.domains[${k}]`, problem);
         if (domains.has(String(d))) this.issue(vp, `Only unique values for domains are permitted. Duplicate entry of domain ${String(d)}`);
         domains.add(String(d));
-      }
+      });
       list(vh.routes).forEach((r, j) => {
         const rp = `${vp}.routes[${j}]`;
+        headerRules(r, rp, this.issue);
+        regexRules(r, rp, this.issue);
+        routeActionRules(r, rp, this.issue);
         this.perFilter(r.typed_per_filter_config, `${rp}.typed_per_filter_config`);
         const ra = isObject(r.route) ? r.route : undefined;
         if (!ra) return;
@@ -280,11 +290,11 @@ export class LoadRules {
         };
         needCluster(ra.cluster, `${rp}.route.cluster`);
         const wc = isObject(ra.weighted_clusters) ? list(ra.weighted_clusters.clusters) : [];
-        if (isObject(ra.weighted_clusters) && wc.reduce((s, c) => s + (typeof c.weight === 'number' ? c.weight : 0), 0) <= 0)
-          this.issue(`${rp}.route.weighted_clusters`, 'the sum of weights must be greater than 0');
         wc.forEach((c, k) => {
-          needCluster(c.name, `${rp}.route.weighted_clusters.clusters[${k}].name`);
-          this.perFilter(c.typed_per_filter_config, `${rp}.route.weighted_clusters.clusters[${k}].typed_per_filter_config`);
+          const cp = `${rp}.route.weighted_clusters.clusters[${k}]`;
+          needCluster(c.name, `${cp}.name`);
+          headerRules(c, cp, this.issue);
+          this.perFilter(c.typed_per_filter_config, `${cp}.typed_per_filter_config`);
         });
         list(ra.request_mirror_policies).forEach((m, k) => {
           needCluster(m.cluster, `${rp}.route.request_mirror_policies[${k}].cluster`);

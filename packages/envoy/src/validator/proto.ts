@@ -12,6 +12,7 @@ import { dirname, join } from 'node:path';
 import protobuf from 'protobufjs';
 import type { EnvoyTarget } from '../envoy-target.js';
 import { type JsonObject, isObject } from '../json.js';
+import { MAX_DURATION_SECONDS } from '../limits.js';
 import type { ValidationIssue } from './issue.js';
 import { LoadRules } from './load-rules.js';
 
@@ -156,6 +157,8 @@ function durationNanos(v: string): bigint | undefined {
   return m[1] ? -nanos : nanos;
 }
 
+const MAX_DURATION_NANOS = BigInt(MAX_DURATION_SECONDS) * 1_000_000_000n + 999_999_999n;
+
 const HEADER_NAME = /^:?[0-9a-zA-Z!#$%&'*+\-.^_|~`]+$/;
 // biome-ignore lint/suspicious/noControlCharactersInRegex: Envoy refuses NUL, CR and LF in header values
 const HEADER_VALUE = /^[^\u0000\n\r]*$/;
@@ -258,10 +261,13 @@ export class EnvoyValidator {
       case 'google.protobuf.Any':
         this.any(value, path, issues);
         return;
-      case 'google.protobuf.Duration':
-        if (typeof value !== 'string' || durationNanos(value) === undefined)
-          issues.push({ path, message: `expected a duration such as "1.5s", got ${JSON.stringify(value)}` });
+      case 'google.protobuf.Duration': {
+        const nanos = typeof value === 'string' ? durationNanos(value) : undefined;
+        if (nanos === undefined) issues.push({ path, message: `expected a duration such as "1.5s", got ${JSON.stringify(value)}` });
+        else if (nanos > MAX_DURATION_NANOS || nanos < -MAX_DURATION_NANOS)
+          issues.push({ path, message: `duration ${String(value)} is out of the range of google.protobuf.Duration (±${MAX_DURATION_SECONDS}s)` });
         return;
+      }
       case 'google.protobuf.Timestamp':
       case 'google.protobuf.FieldMask':
         if (typeof value !== 'string') issues.push({ path, message: `expected a string, got ${JSON.stringify(value)}` });

@@ -1,0 +1,36 @@
+// How large a Gateway's Envoy configuration would be once written, found without writing it: a
+// route table whose size is the product of rules, matches and backends can need more memory as
+// one string than a process may have, so the size is counted first and a bound enforced.
+
+/**
+ * Envoy's own limits are per resource (4 MiB per xDS message by default); a bootstrap past a few
+ * tens of MB is a mistake in the input rather than a proxy anyone means to run.
+ */
+export const DEFAULT_MAX_OUTPUT_BYTES = 32 * 1024 * 1024;
+
+/**
+ * The length of `JSON.stringify(value)` (bytes, for the ASCII an Envoy configuration is), counted node by node (iteratively, so any depth is fine)
+ * and given up as soon as it passes `limit`: the work is bounded by the limit, not by the value,
+ * and an object shared by many routes counts once per appearance, as it would be written.
+ */
+export function jsonSize(value: unknown, limit: number): number {
+  let size = 0;
+  const stack: unknown[] = [value];
+  while (stack.length > 0 && size <= limit) {
+    const v = stack.pop();
+    if (typeof v === 'string') size += JSON.stringify(v).length;
+    else if (typeof v === 'number' || typeof v === 'boolean' || v === null) size += String(v).length;
+    else if (Array.isArray(v)) {
+      size += 2 + Math.max(0, v.length - 1);
+      for (const x of v) stack.push(x === undefined ? null : x);
+    } else if (typeof v === 'object' && v !== undefined) {
+      const entries = Object.entries(v).filter(([, x]) => x !== undefined);
+      size += 2 + Math.max(0, entries.length - 1);
+      for (const [k, x] of entries) {
+        size += k.length + 3; // the key's quotes and its colon
+        stack.push(x);
+      }
+    }
+  }
+  return size;
+}
