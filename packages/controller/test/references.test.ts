@@ -200,15 +200,15 @@ describe('extlb controller: referenced objects', () => {
     // Another status write (a condition from someone else): seen, and no recompute.
     const route = api.get(GW, 'HTTPRoute', 'web', NS) as Json;
     const seenBefore = await statusOnly();
-    api.put({
-      ...route,
-      status: { parents: [...route.status.parents, { parentRef: { name: 'x' }, controllerName: 'example.com/other', conditions: [] }] },
-    } as KubeObject);
+    const otherParent: Json = { parentRef: { name: 'x' }, controllerName: 'example.com/other', conditions: [] };
+    const withOtherStatus: Json = { ...route, status: { parents: [...route.status.parents, otherParent] } };
+    api.put(withOtherStatus as KubeObject);
     await until(async () => (await statusOnly()) > seenBefore, 'the status write seen');
     await c.idle();
     assert.equal(await fullRecomputes(), before, 'a status-only update recomputes nothing');
     // A spec change does.
-    api.put({ ...(api.get(GW, 'HTTPRoute', 'web', NS) as Json), spec: { ...route.spec, hostnames: ['shop.example.com'] } } as KubeObject);
+    const withHostname: Json = { ...(api.get(GW, 'HTTPRoute', 'web', NS) as Json), spec: { ...route.spec, hostnames: ['shop.example.com'] } };
+    api.put(withHostname as KubeObject);
     await until(async () => (await fullRecomputes()) > before, 'a recompute for the spec change');
   });
 });
