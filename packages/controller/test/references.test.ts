@@ -7,9 +7,10 @@ import { after, describe, it } from 'node:test';
 import { type KubeApiServer, type KubeObject, makeCertificate, startKubeApiServer } from '@extlb/kube-api-server';
 import { createLogger } from '@extlb/telemetry';
 import { Controller, TYPE_URL } from '../src/index.js';
-import { decoded, type SotwClient, type SotwResponse, sotwAnswer, sotwClient, sotwRequest } from './helpers.js';
+import { decoded, type SotwClient, type SotwResponse, sotwAnswer, sotwClient, sotwRequest, until } from './helpers.js';
 
 type Json = Record<string, any>;
+type Certificate = { cert: string; key: string };
 const NS = 'shop';
 const GW = 'gateway.networking.k8s.io/v1';
 const b64 = (s: string) => Buffer.from(s).toString('base64');
@@ -17,7 +18,7 @@ const b64 = (s: string) => Buffer.from(s).toString('base64');
 const fingerprint = (pem: string) => pem.split('\n')[3] as string;
 
 const caMap = (name: string, pem: string): Json => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: NS }, data: { 'ca.crt': pem } });
-const tlsSecret = (cert: { cert: string; key: string }): Json => ({
+const tlsSecret = (cert: Certificate): Json => ({
   apiVersion: 'v1',
   kind: 'Secret',
   metadata: { name: 'site', namespace: NS },
@@ -34,7 +35,7 @@ const policy = (caName: string): Json => ({
   },
 });
 
-function estate(caA: string, site: { cert: string; key: string }): Json[] {
+function estate(caA: string, site: Certificate): Json[] {
   return [
     { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'extlb-system' } },
     { apiVersion: GW, kind: 'GatewayClass', metadata: { name: 'extlb' }, spec: { controllerName: 'extlb.dev/gateway-controller' } },
@@ -73,6 +74,16 @@ function estate(caA: string, site: { cert: string; key: string }): Json[] {
     caMap('unrelated', caA),
     tlsSecret(site),
   ];
+}
+
+/** Self-signed certificates, one per common name. */
+const certificates = (...names: string[]): Certificate[] => names.map((n) => makeCertificate(n));
+
+/** The API server holding the estate, with `ca` as the CA bundle of ca-a and `site` as the listener certificate. */
+async function world(ca: Certificate, site: Certificate): Promise<KubeApiServer> {
+  const api = await startKubeApiServer({ objects: estate(ca.cert, site) as KubeObject[], auth: { tokens: { a: 'replica-a' } } });
+  after(() => api.close());
+  return api;
 }
 
 async function start(api: KubeApiServer): Promise<{ c: Controller; xdsPort: number }> {
@@ -117,26 +128,10 @@ function subscriber(
 
 const holds = (r: SotwResponse, pem: string) => JSON.stringify(decoded(r)).includes(fingerprint(pem));
 
-async function until<T>(probe: () => T | undefined | false | Promise<T | undefined | false>, what: string, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 describe('extlb controller: referenced objects', () => {
   it('watches a referenced CA bundle ConfigMap by name only, follows its rotation, and stops watching it once no longer referenced', async () => {
-    const [caA, caB, caC, site] = ['ca-a', 'ca-b', 'ca-c', 'site'].map((n) => makeCertificate(n)) as [
-      { cert: string; key: string },
-      { cert: string; key: string },
-      { cert: string; key: string },
-      { cert: string; key: string },
-    ];
-    const api = await startKubeApiServer({ objects: estate(caA.cert, site) as KubeObject[], auth: { tokens: { a: 'replica-a' } } });
-    after(() => api.close());
+    const [caA, caB, caC, site] = certificates('ca-a', 'ca-b', 'ca-c', 'site') as [Certificate, Certificate, Certificate, Certificate];
+    const api = await world(caA, site);
     const { xdsPort } = await start(api);
     const cds = subscriber(xdsPort, TYPE_URL.cluster);
     await cds.until('the CA bundle in the cluster', (r) => holds(r, caA.cert));
@@ -165,13 +160,8 @@ describe('extlb controller: referenced objects', () => {
   });
 
   it('follows the rotation of a listener certificate Secret', async () => {
-    const [caA, site, renewed] = ['ca-a', 'site', 'site-renewed'].map((n) => makeCertificate(n)) as { cert: string; key: string }[] as [
-      { cert: string; key: string },
-      { cert: string; key: string },
-      { cert: string; key: string },
-    ];
-    const api = await startKubeApiServer({ objects: estate(caA.cert, site) as KubeObject[], auth: { tokens: { a: 'replica-a' } } });
-    after(() => api.close());
+    const [caA, site, renewed] = certificates('ca-a', 'site', 'site-renewed') as [Certificate, Certificate, Certificate];
+    const api = await world(caA, site);
     const { xdsPort } = await start(api);
     // The listener names its certificate as an SDS Secret `namespace/name`.
     const sds = subscriber(xdsPort, TYPE_URL.secret, [`${NS}/site`]);
@@ -181,9 +171,8 @@ describe('extlb controller: referenced objects', () => {
   });
 
   it('does not recompute for its own status writes, and does for a spec change', async () => {
-    const [caA, site] = ['ca-a', 'site'].map((n) => makeCertificate(n)) as [{ cert: string; key: string }, { cert: string; key: string }];
-    const api = await startKubeApiServer({ objects: estate(caA.cert, site) as KubeObject[], auth: { tokens: { a: 'replica-a' } } });
-    after(() => api.close());
+    const [caA, site] = certificates('ca-a', 'site') as [Certificate, Certificate];
+    const api = await world(caA, site);
     const { c } = await start(api);
     const counter = async (metric: { get(): Promise<{ values: { value: number; labels: Json; metricName?: string }[] }> }, labels: Json, name?: string) =>
       (await metric.get()).values
