@@ -7,9 +7,10 @@ import { hostname } from 'node:os';
 import { DEFAULT_CONTROLLER, type EnvoyTarget, type JsonObject } from '@extlb/envoy';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { type Logger, createLogger } from '@extlb/telemetry';
-import { KubeApi } from './cluster/api.js';
+import { KubeApi, type KubeApiOptions } from './cluster/api.js';
 import { Informers } from './cluster/informers.js';
-import { WATCHED_KINDS } from './cluster/kinds.js';
+import { CONFIG_MAP, WATCHED_KINDS } from './cluster/kinds.js';
+import { referencedConfigMaps } from './cluster/references.js';
 import { LeaderElector } from './cluster/lease.js';
 import { type ControllerMetrics, controllerMetrics, xdsMetricCallbacks } from './ops/metrics.js';
 import { type Computed, Pipeline } from './reconcile/pipeline.js';
@@ -32,9 +33,12 @@ export interface ControllerOptions {
   xds: { host?: string; port: number; tls?: XdsTlsFiles };
   envoy?: EnvoyTarget;
   clusterDomain?: string;
-  /** Debounce of recomputes, and the longest a change may wait. */
+  /** Debounce of recomputes, of those for endpoint changes only, and the longest a change may wait. */
   delayMs?: number;
+  endpointDelayMs?: number;
   maxDelayMs?: number;
+  /** Request deadlines and retries of the Kubernetes API client. */
+  api?: KubeApiOptions;
   logger?: Logger;
 }
 
@@ -65,7 +69,7 @@ export class Controller {
     this.controllerName = options.controllerName ?? DEFAULT_CONTROLLER;
     const identity = options.identity ?? `${hostname()}_${randomUUID().slice(0, 8)}`;
     this.log = options.logger ?? createLogger({ base: { component: 'controller', replica: identity } });
-    this.api = new KubeApi(options.kubeConfig);
+    this.api = new KubeApi(options.kubeConfig, options.api);
     this.metrics = controllerMetrics(() => this.xds);
     this.pipeline = new Pipeline({
       controllerName: this.controllerName,
@@ -75,13 +79,16 @@ export class Controller {
     this.scheduler = new Scheduler((batch) => this.recompute(batch), {
       ...(options.delayMs !== undefined ? { delayMs: options.delayMs } : {}),
       ...(options.maxDelayMs !== undefined ? { maxDelayMs: options.maxDelayMs } : {}),
+      ...(options.endpointDelayMs !== undefined ? { endpointDelayMs: options.endpointDelayMs } : {}),
       endpointKinds: ENDPOINT_KINDS,
     });
-    this.informers = new Informers(options.kubeConfig, {
+    this.informers = new Informers(this.api, {
       onChange: (kind, event) => {
         this.metrics.informerEvents.inc({ kind: kind.kind, event });
         this.scheduler.touch(kind.kind);
       },
+      // Most often the controller's own status write coming back: nothing to recompute.
+      onStatusOnly: (kind) => this.metrics.informerEvents.inc({ kind: kind.kind, event: 'status-only' }),
       onList: (kind, count) => {
         this.metrics.informerLists.inc({ kind: kind.kind });
         this.log.debug({ kind: kind.kind, count }, 'listed');
@@ -170,6 +177,7 @@ export class Controller {
     await this.scheduler.stop();
     await this.elector.stop();
     await this.xds.stop({ graceMs });
+    await this.api.close();
     this.xdsListening = false;
     this.log.info('stopped');
   }
@@ -184,7 +192,7 @@ export class Controller {
     const kind = batch.endpointsOnly ? 'endpoints' : 'full';
     try {
       const computed = batch.endpointsOnly ? this.pipeline.endpointsOnly(this.informers.list('EndpointSlice')) : undefined;
-      const result = computed ?? this.full();
+      const result = computed ?? (await this.full());
       this.publish(result);
       // Endpoints change no status; everything else may.
       if (!computed) await this.writeAsLeader(result);
@@ -195,13 +203,31 @@ export class Controller {
     }
   }
 
-  private full(): Computed {
+  private async full(): Promise<Computed> {
+    await this.watchReferencedConfigMaps();
     const classes = this.ownedClasses().map((gc) => String((gc.metadata as JsonObject).name));
     const result = this.pipeline.full(this.informers.objects(), classes, nowIso());
     const errors = result.diagnostics.filter((d) => d.severity === 'error');
     if (errors.length > 0)
       this.log.info({ errors: errors.length, first: errors.slice(0, 5) }, 'the cluster has objects extlb cannot use as written; their statuses say why');
     return result;
+  }
+
+  /**
+   * Watches, by name, the ConfigMaps that BackendTLSPolicies and Gateways name as CA bundles, and
+   * stops watching those no longer named. A newly named one is listed before the recompute goes on,
+   * so it is not reported missing for the moment its watch takes to start.
+   */
+  private async watchReferencedConfigMaps(): Promise<void> {
+    const wanted = referencedConfigMaps(this.informers.list('BackendTLSPolicy'), this.informers.list('Gateway'));
+    await Promise.all(
+      wanted.map((key) => {
+        const [namespace = '', name = ''] = key.split('/');
+        return this.informers.watchNamed(CONFIG_MAP, namespace, name);
+      }),
+    );
+    const stopped = await this.informers.unwatchNamedExcept(new Set(wanted.map((k) => `${CONFIG_MAP.kind} ${k}`)));
+    if (stopped.length > 0) this.log.debug({ stopped }, 'no longer referenced: not watched');
   }
 
   /** Sets every Gateway's snapshot; a Gateway that went away gets an empty one. */

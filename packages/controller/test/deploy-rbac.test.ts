@@ -14,7 +14,7 @@ import { after, describe, it } from 'node:test';
 import { shadowServiceName } from '@extlb/envoy';
 import { type AuthorizationAttributes, DEFAULT_KINDS, type KubeApiServer, type KubeObject, makeCertificate, startKubeApiServer } from '@extlb/kube-api-server';
 import { parseAllDocuments } from 'yaml';
-import { WATCHED_KINDS } from '../src/cluster/kinds.js';
+import { CONFIG_MAP, WATCHED_KINDS } from '../src/cluster/kinds.js';
 import { GATEWAY_NAME_LABEL } from '../src/status/gateway.js';
 import { TYPE_URL } from '../src/xds/index.js';
 import { type Manifest, type RunningCli, containerEnv, flagValue, loadDeploy, only, startCli, withFlags } from './deploy-manifests.js';
@@ -156,7 +156,18 @@ kind: BackendTLSPolicy
 metadata: {name: greeter-tls, namespace: extras}
 spec:
   targetRefs: [{group: "", kind: Service, name: greeter}]
-  validation: {hostname: greeter.extras.svc, wellKnownCACertificates: System}
+  validation: {hostname: greeter.extras.svc, caCertificateRefs: [{group: "", kind: ConfigMap, name: greeter-ca}]}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: greeter-ca, namespace: extras}
+data: {ca.crt: ${JSON.stringify(cert)}}
+---
+# Named by nothing: the controller never lists or watches it.
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: app-settings, namespace: extras}
+data: {mode: production}
 ---
 apiVersion: v1
 kind: Service
@@ -279,7 +290,7 @@ describe('examples/deploy: the controller RBAC, enforced', () => {
         .filter((g) => g.verb === verb && g.source.startsWith('ClusterRole'))
         .map((g) => `${g.group}/${g.resource}`)
         .sort();
-    const expected = WATCHED_KINDS.map((k) => `${k.apiVersion.includes('/') ? k.apiVersion.split('/')[0] : ''}/${k.plural}`).sort();
+    const expected = [...WATCHED_KINDS, CONFIG_MAP].map((k) => `${k.apiVersion.includes('/') ? k.apiVersion.split('/')[0] : ''}/${k.plural}`).sort();
     assert.deepEqual(watched('list'), expected);
     assert.deepEqual(watched('watch'), expected);
     // Leases only in the controller's namespace, where --lease-name points.
@@ -426,6 +437,10 @@ describe('examples/deploy: the controller RBAC, enforced', () => {
     const secrets = mine.filter((r) => r.resource === 'secrets');
     assert.ok(secrets.length >= 2, 'Secrets were listed and watched');
     for (const r of secrets) assert.equal(r.query.fieldSelector, 'type=kubernetes.io/tls', `${r.verb} ${r.path}`);
+    // ConfigMaps: only the referenced one, by name, in its namespace.
+    const configMaps = mine.filter((r) => r.resource === 'configmaps');
+    assert.ok(configMaps.some((r) => r.verb === 'list') && configMaps.some((r) => r.verb === 'watch'), 'the CA bundle was listed and watched');
+    for (const r of configMaps) assert.deepEqual([r.namespace, r.query.fieldSelector], ['extras', 'metadata.name=greeter-ca'], `${r.verb} ${r.path}`);
     // Least privilege: every verb granted was needed.
     assert.deepEqual(rbac.grants.filter((g) => !rbac.used.has(g)).map(grantKey), [], 'every granted verb was used');
   });

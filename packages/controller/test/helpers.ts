@@ -344,3 +344,14 @@ export async function serveXds<V extends 'sotw' | 'delta'>(
   };
   return { cache, server, connect };
 }
+
+/** Polls `probe` until it answers (neither undefined nor false); fails naming `what` after `timeoutMs`. */
+export async function until<T>(probe: () => T | undefined | false | Promise<T | undefined | false>, what: string, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined && v !== false) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

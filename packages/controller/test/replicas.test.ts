@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { type KubeApiServer, type KubeObject, startKubeApiServer } from '@extlb/kube-api-server';
 import { createLogger } from '@extlb/telemetry';
 import { Controller } from '../src/index.js';
+import { until } from './helpers.js';
 
 type Json = Record<string, any>;
 const NS = 'shop';
@@ -37,16 +38,6 @@ const route = (name: string): Json => ({
   metadata: { name, namespace: NS },
   spec: { parentRefs: [{ name: 'gw' }], rules: [{ backendRefs: [{ name: 'web', port: 80 }] }] },
 });
-
-async function until<T>(probe: () => T | undefined | false, what: string, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = probe();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 const routeStatus = (api: KubeApiServer, name: string) =>
   (api.get('gateway.networking.k8s.io/v1', 'HTTPRoute', name, NS) as Json | undefined)?.status?.parents?.[0];
@@ -146,7 +137,9 @@ describe('extlb controller against a failing API server', () => {
     after(() => api.close());
     const c = start(api);
     await c.start();
-    await new Promise((r) => setTimeout(r, 300));
+    // Wait on what happens, not on the clock: the informers have met the refused connection.
+    const failures = async () => (await c.metrics.informerErrors.get()).values.reduce((n, v) => n + v.value, 0);
+    await until(async () => (await failures()) > 0, 'a failed list while the API server is down');
     assert.match(c.notReady() ?? '', /waiting for the first list/);
     await api.start();
     await until(() => c.notReady() === undefined, 'readiness after the API server came up', 60_000);

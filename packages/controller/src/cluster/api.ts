@@ -1,8 +1,17 @@
 // Requests to the Kubernetes API through a client-node KubeConfig (its server, TLS and credentials),
 // answering plain JSON as the API server sends it: lists and objects keep their wire form (no typed
 // models with Date objects), which is the form the converter reads.
+//
+// Every request has a deadline: a request that never gets an answer (a half-open connection, an
+// API server restarting under it) would otherwise hold up whatever awaits it — a recompute, the
+// Lease renewal — forever. Requests share one keep-alive agent whose idle sockets are dropped
+// before the API server's own idle timeout, so a pooled socket is not reused just as the server
+// closes it; a read (GET) that still meets a dead socket, a refused connection, 429 or a 5xx is
+// tried again with backoff. Watches get connections of their own.
+import { Agent, type AgentOptions } from 'node:https';
+import { createInterface } from 'node:readline';
 import type { KubeConfig } from '@kubernetes/client-node';
-import fetch from 'node-fetch';
+import fetch, { type Response } from 'node-fetch';
 
 export type JsonObject = Record<string, unknown>;
 
@@ -16,6 +25,11 @@ export class ApiError extends Error {
     super(message);
     this.name = 'ApiError';
   }
+
+  /** The name client-node's ListWatch reads (410 Gone makes it list again). */
+  get statusCode(): number {
+    return this.status;
+  }
 }
 
 export interface RequestOptions {
@@ -24,42 +38,229 @@ export interface RequestOptions {
   contentType?: string;
 }
 
-export class KubeApi {
-  constructor(readonly kc: KubeConfig) {}
+export interface KubeApiOptions {
+  /** The longest one request may take, answer included. Default 10 s. */
+  requestTimeoutMs?: number;
+  /** Tries of a read (GET) that fails on the way (connection, 429, 5xx). Default 3. */
+  attempts?: number;
+  /** First delay between tries; doubles each time. Default 100 ms. */
+  retryDelayMs?: number;
+  /** Idle pooled sockets are closed after this; below the API server's keep-alive timeout (Go's and Node's: 5 s and more). Default 4 s. */
+  idleSocketMs?: number;
+  /** Watches ask the server to end them after this (it then lists nothing: the watch resumes). Default 300 s. */
+  watchTimeoutSeconds?: number;
+}
 
-  async request<T = JsonObject>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
+/** Errors of the connection, not of the API: the request may be tried again. */
+const TRANSIENT_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
+function transient(err: unknown): boolean {
+  const e = err as { code?: string; errno?: string; type?: string; name?: string };
+  if (err instanceof ApiError) return err.status === 429 || (err.status >= 500 && err.status !== 501);
+  return TRANSIENT_CODES.has(e.code ?? '') || TRANSIENT_CODES.has(e.errno ?? '') || e.type === 'request-timeout' || e.name === 'AbortError';
+}
+/** A connection refused never reached the server: any request, not only a read, may be sent again. */
+const refused = (err: unknown) => (err as { code?: string }).code === 'ECONNREFUSED' || (err as { errno?: string }).errno === 'ECONNREFUSED';
+
+async function apiError(method: string, path: string, response: Response): Promise<ApiError> {
+  const text = await response.text().catch(() => '');
+  let status: { reason?: string; message?: string } | undefined;
+  try {
+    status = text === '' ? undefined : JSON.parse(text);
+  } catch {
+    status = undefined;
+  }
+  return new ApiError(
+    response.status,
+    status?.reason ?? response.statusText,
+    status?.message ?? `${method} ${path}: ${response.status} ${response.statusText}`,
+  );
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export class KubeApi {
+  private readonly requestTimeoutMs: number;
+  private readonly attempts: number;
+  private readonly retryDelayMs: number;
+  private readonly idleSocketMs: number;
+  readonly watchTimeoutSeconds: number;
+  private agents?: Promise<{ requests: Agent; watches: Agent }>;
+  private unreachable = false;
+  private readonly reachableListeners = new Set<() => void>();
+
+  constructor(
+    readonly kc: KubeConfig,
+    options: KubeApiOptions = {},
+  ) {
+    this.requestTimeoutMs = options.requestTimeoutMs ?? 10_000;
+    this.attempts = options.attempts ?? 3;
+    this.retryDelayMs = options.retryDelayMs ?? 100;
+    this.idleSocketMs = options.idleSocketMs ?? 4_000;
+    this.watchTimeoutSeconds = options.watchTimeoutSeconds ?? 300;
+  }
+
+  /** Calls `listener` whenever the API server answers again after requests failed to reach it. */
+  onReachable(listener: () => void): () => void {
+    this.reachableListeners.add(listener);
+    return () => this.reachableListeners.delete(listener);
+  }
+
+  private reached(ok: boolean): void {
+    if (!ok) {
+      this.unreachable = true;
+      return;
+    }
+    if (!this.unreachable) return;
+    this.unreachable = false;
+    for (const l of this.reachableListeners) l();
+  }
+
+  /** The kubeconfig's TLS settings on two agents: pooled keep-alive sockets for requests, a connection per watch. */
+  private agentsFor(): Promise<{ requests: Agent; watches: Agent }> {
+    this.agents ??= (async () => {
+      const opts: { agent?: Agent & { options?: AgentOptions } } = {};
+      await this.kc.applyToHTTPSOptions(opts as never);
+      const tls = (opts.agent?.options ?? {}) as AgentOptions;
+      const { ca, cert, key, pfx, passphrase, rejectUnauthorized, servername } = tls;
+      const base = { ca, cert, key, pfx, passphrase, servername, ...(rejectUnauthorized !== undefined ? { rejectUnauthorized } : {}) };
+      // `timeout` on an agent closes its free sockets when idle that long (an active request is not cut by it).
+      return {
+        requests: new Agent({ ...base, keepAlive: true, timeout: this.idleSocketMs, maxFreeSockets: 8 }),
+        watches: new Agent({ ...base, keepAlive: false }),
+      };
+    })();
+    return this.agents;
+  }
+
+  /** Closes pooled sockets (on shutdown). */
+  async close(): Promise<void> {
+    if (!this.agents) return;
+    const { requests, watches } = await this.agents;
+    requests.destroy();
+    watches.destroy();
+  }
+
+  private async fetchInit(method: string, agent: Agent, accept = 'application/json'): Promise<{ url: string; headers: Record<string, string>; agent: Agent }> {
     const cluster = this.kc.getCurrentCluster();
     if (!cluster) throw new ApiError(0, 'NoCluster', 'the kubeconfig names no current cluster');
-    const url = new URL(cluster.server + path);
-    for (const [k, v] of Object.entries(options.query ?? {})) if (v !== undefined) url.searchParams.set(k, v);
+    // Per request: credentials may rotate (a token file, an exec plugin).
     const init = await this.kc.applyToFetchOptions({ method });
     const headers = new Map<string, string>();
     (init.headers as unknown as Headers | undefined)?.forEach((value, key) => {
       headers.set(key, value);
     });
-    headers.set('Accept', 'application/json');
-    if (options.body !== undefined) headers.set('Content-Type', options.contentType ?? 'application/json');
+    headers.set('Accept', accept);
+    return { url: cluster.server, headers: Object.fromEntries(headers), agent };
+  }
+
+  async request<T = JsonObject>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const result = await this.once<T>(method, path, options);
+        this.reached(true);
+        return result;
+      } catch (err) {
+        const reachedServer = err instanceof ApiError;
+        if (reachedServer) this.reached(true);
+        else if (refused(err)) this.reached(false);
+        const again = attempt < this.attempts && ((method === 'GET' && transient(err)) || refused(err));
+        if (!again) throw err;
+        await sleep(this.retryDelayMs * 2 ** (attempt - 1) * (0.5 + Math.random()));
+      }
+    }
+  }
+
+  private async once<T>(method: string, path: string, options: RequestOptions): Promise<T> {
+    const { requests } = await this.agentsFor();
+    const { url: server, headers, agent } = await this.fetchInit(method, requests);
+    const url = new URL(server + path);
+    for (const [k, v] of Object.entries(options.query ?? {})) if (v !== undefined) url.searchParams.set(k, v);
+    if (options.body !== undefined) headers['Content-Type'] = options.contentType ?? 'application/json';
     const response = await fetch(url.toString(), {
       method,
-      agent: init.agent,
-      headers: Object.fromEntries(headers),
+      agent,
+      headers,
       body: options.body === undefined ? undefined : JSON.stringify(options.body),
+      signal: AbortSignal.timeout(this.requestTimeoutMs),
     } as Parameters<typeof fetch>[1]);
+    if (!response.ok) throw await apiError(method, path, response);
     const text = await response.text();
-    let body: unknown;
     try {
-      body = text === '' ? undefined : JSON.parse(text);
+      return (text === '' ? undefined : JSON.parse(text)) as T;
     } catch {
-      body = undefined;
+      return undefined as T;
     }
-    if (!response.ok) {
-      const status = body as { reason?: string; message?: string } | undefined;
-      throw new ApiError(
-        response.status,
-        status?.reason ?? response.statusText,
-        status?.message ?? `${method} ${path}: ${response.status} ${response.statusText}`,
-      );
-    }
-    return body as T;
+  }
+
+  /**
+   * Watches `path` from `query.resourceVersion`: `onEvent` gets each event; `done` is called once,
+   * with an error or null when the stream ended. The server is asked to end the watch after
+   * `watchTimeoutSeconds`; a stream silent much longer than that (a half-open connection) is cut.
+   * Abort the returned controller to stop.
+   */
+  watch(
+    path: string,
+    query: Record<string, string | undefined>,
+    onEvent: (type: string, object: unknown, event: unknown) => void,
+    done: (err: unknown) => void,
+  ): AbortController {
+    const controller = new AbortController();
+    let finished = false;
+    let watchdog: NodeJS.Timeout | undefined;
+    const finish = (err: unknown) => {
+      if (finished) return;
+      finished = true;
+      if (watchdog) clearTimeout(watchdog);
+      controller.abort();
+      done(err);
+    };
+    const arm = (ms: number, why: string) => {
+      if (watchdog) clearTimeout(watchdog);
+      watchdog = setTimeout(() => finish(Object.assign(new Error(why), { code: 'ETIMEDOUT' })), ms);
+      watchdog.unref?.();
+    };
+    // Stopped by its owner: nothing more to report.
+    controller.signal.addEventListener('abort', () => {
+      finished = true;
+      if (watchdog) clearTimeout(watchdog);
+    });
+    const silenceMs = (this.watchTimeoutSeconds + 30) * 1000;
+    void (async () => {
+      try {
+        const { watches } = await this.agentsFor();
+        const { url: server, headers, agent } = await this.fetchInit('GET', watches);
+        const url = new URL(server + path);
+        url.searchParams.set('watch', 'true');
+        url.searchParams.set('timeoutSeconds', String(this.watchTimeoutSeconds));
+        for (const [k, v] of Object.entries(query)) if (v !== undefined) url.searchParams.set(k, v);
+        arm(this.requestTimeoutMs, `watch ${path}: no answer within ${this.requestTimeoutMs} ms`);
+        const response = await fetch(url.toString(), { method: 'GET', agent, headers, signal: controller.signal } as Parameters<typeof fetch>[1]);
+        if (!response.ok) {
+          this.reached(true);
+          return finish(await apiError('GET', path, response));
+        }
+        this.reached(true);
+        arm(silenceMs, `watch ${path}: silent for ${silenceMs} ms`);
+        const body = response.body as NodeJS.ReadableStream;
+        body.on('error', finish);
+        const lines = createInterface({ input: body });
+        lines.on('error', finish);
+        lines.on('line', (line) => {
+          arm(silenceMs, `watch ${path}: silent for ${silenceMs} ms`);
+          let event: { type?: string; object?: unknown };
+          try {
+            event = JSON.parse(line);
+          } catch {
+            return; // a torn line of a cut stream; the stream's end follows
+          }
+          if (typeof event.type === 'string') onEvent(event.type, event.object, event);
+        });
+        lines.on('close', () => finish(null));
+      } catch (err) {
+        if (refused(err)) this.reached(false);
+        finish(err);
+      }
+    })();
+    return controller;
   }
 }

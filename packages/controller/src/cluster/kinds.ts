@@ -11,6 +11,11 @@ export interface WatchedKind {
   fieldSelector?: string;
   /** Changes to it move endpoints only: the controller updates endpoint assignments, nothing else. */
   endpointsOnly?: boolean;
+  /**
+   * The controller writes its status and reads nothing of it: an update that changes only the
+   * status (the controller's own write, most often) is no change of the controller's inputs.
+   */
+  statusWritten?: boolean;
 }
 
 const GATEWAY_API = 'gateway.networking.k8s.io';
@@ -21,20 +26,26 @@ const GATEWAY_API = 'gateway.networking.k8s.io';
  * Secrets are TLS Secrets only (certificates of HTTPS listeners).
  */
 export const WATCHED_KINDS: readonly WatchedKind[] = [
-  { apiVersion: `${GATEWAY_API}/v1`, kind: 'GatewayClass', plural: 'gatewayclasses', namespaced: false },
-  { apiVersion: `${GATEWAY_API}/v1`, kind: 'Gateway', plural: 'gateways', namespaced: true },
-  { apiVersion: `${GATEWAY_API}/v1`, kind: 'HTTPRoute', plural: 'httproutes', namespaced: true },
-  { apiVersion: `${GATEWAY_API}/v1`, kind: 'GRPCRoute', plural: 'grpcroutes', namespaced: true },
+  { apiVersion: `${GATEWAY_API}/v1`, kind: 'GatewayClass', plural: 'gatewayclasses', namespaced: false, statusWritten: true },
+  { apiVersion: `${GATEWAY_API}/v1`, kind: 'Gateway', plural: 'gateways', namespaced: true, statusWritten: true },
+  { apiVersion: `${GATEWAY_API}/v1`, kind: 'HTTPRoute', plural: 'httproutes', namespaced: true, statusWritten: true },
+  { apiVersion: `${GATEWAY_API}/v1`, kind: 'GRPCRoute', plural: 'grpcroutes', namespaced: true, statusWritten: true },
   { apiVersion: `${GATEWAY_API}/v1beta1`, kind: 'ReferenceGrant', plural: 'referencegrants', namespaced: true },
-  { apiVersion: `${GATEWAY_API}/v1`, kind: 'BackendTLSPolicy', plural: 'backendtlspolicies', namespaced: true },
+  { apiVersion: `${GATEWAY_API}/v1`, kind: 'BackendTLSPolicy', plural: 'backendtlspolicies', namespaced: true, statusWritten: true },
   { apiVersion: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false },
   { apiVersion: 'v1', kind: 'Service', plural: 'services', namespaced: true },
   { apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', plural: 'endpointslices', namespaced: true, endpointsOnly: true },
   { apiVersion: 'v1', kind: 'Secret', plural: 'secrets', namespaced: true, fieldSelector: 'type=kubernetes.io/tls' },
-  { apiVersion: 'extlb.dev/v1alpha1', kind: 'BackendPool', plural: 'backendpools', namespaced: true },
-  { apiVersion: 'extlb.dev/v1alpha1', kind: 'LoadBalancerPolicy', plural: 'loadbalancerpolicies', namespaced: true },
-  { apiVersion: 'inference.networking.k8s.io/v1', kind: 'InferencePool', plural: 'inferencepools', namespaced: true },
+  { apiVersion: 'extlb.dev/v1alpha1', kind: 'BackendPool', plural: 'backendpools', namespaced: true, statusWritten: true },
+  { apiVersion: 'extlb.dev/v1alpha1', kind: 'LoadBalancerPolicy', plural: 'loadbalancerpolicies', namespaced: true, statusWritten: true },
+  { apiVersion: 'inference.networking.k8s.io/v1', kind: 'InferencePool', plural: 'inferencepools', namespaced: true, statusWritten: true },
 ];
+
+/**
+ * ConfigMaps are not listed cluster-wide: only those a Gateway or BackendTLSPolicy names as a CA
+ * bundle are watched, each by name (see ReferencedConfigMaps).
+ */
+export const CONFIG_MAP: WatchedKind = { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
 
 /** `/api/v1/services`, `/apis/gateway.networking.k8s.io/v1/gateways`: every namespace. */
 export function collectionPath(k: Pick<WatchedKind, 'apiVersion' | 'plural'>): string {

@@ -1,0 +1,37 @@
+// The scheduler's debounce: a batch of endpoint changes only is not held for the long debounce
+// routes and Gateways get, and a batch that mixes both is one full recompute.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { type Batch, Scheduler } from '../src/reconcile/scheduler.js';
+
+const HOUR = 3_600_000;
+
+describe('Scheduler', () => {
+  it('runs an endpoint-only batch after the short endpoint debounce, not the long one', { timeout: 30_000 }, async () => {
+    let ran!: (b: Batch) => void;
+    const batch = new Promise<Batch>((resolve) => {
+      ran = resolve;
+    });
+    const s = new Scheduler(async (b) => ran(b), { delayMs: HOUR, maxDelayMs: HOUR, endpointDelayMs: 1, endpointKinds: new Set(['EndpointSlice']) });
+    s.touch('EndpointSlice');
+    s.touch('EndpointSlice');
+    const b = await batch;
+    assert.equal(b.endpointsOnly, true);
+    assert.deepEqual([...b.kinds], ['EndpointSlice']);
+    await s.stop();
+  });
+
+  it('holds a batch with any other kind for the full debounce, as one full recompute', { timeout: 30_000 }, async () => {
+    const runs: Batch[] = [];
+    const s = new Scheduler(async (b) => void runs.push(b), { delayMs: 50, maxDelayMs: 50, endpointDelayMs: 1, endpointKinds: new Set(['EndpointSlice']) });
+    s.touch('EndpointSlice');
+    s.touch('HTTPRoute');
+    await s.idle();
+    assert.equal(runs.length, 1);
+    assert.deepEqual(
+      runs.map((b) => [b.endpointsOnly, [...b.kinds].sort()]),
+      [[false, ['EndpointSlice', 'HTTPRoute']]],
+    );
+    await s.stop();
+  });
+});
