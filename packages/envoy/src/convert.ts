@@ -7,6 +7,7 @@ import { type EnvoyConfig, type EnvoyOptions, toEnvoy } from './envoy/index.js';
 import type { JsonObject } from './json.js';
 import { DEFAULT_MAX_OUTPUT_BYTES, jsonSize } from './output-size.js';
 import { readInputs } from './read/index.js';
+import type { Gateway as IrGateway } from './resolve/ir.js';
 import { InputEndpoints } from './resolve/endpoints.js';
 import { DEFAULT_CONTROLLER, type IR, InputCertificates, type ResolveOptions, resolve } from './resolve/index.js';
 import { statuses } from './status/index.js';
@@ -81,17 +82,33 @@ export function convert(objects: readonly unknown[], options: ConvertOptions = {
   const endpoints = new InputEndpoints(inputs);
   const certificates = new InputCertificates(inputs);
   const gateways: Record<string, EnvoyConfig> = {};
-  const maxBytes = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
   for (const gateway of ir.gateways) {
-    const config = toEnvoy(gateway, endpoints, certificates, envoy, diags);
-    if (jsonSize(config, maxBytes) <= maxBytes) gateways[gateway.name] = config;
-    else
-      diags.error(
-        'OutputTooLarge',
-        `its Envoy configuration would be more than ${maxBytes} bytes (the limit, maxOutputBytes), so none is written: spread its routes over more Gateways, or use fewer rules, matches and backends per route`,
-        gateway.ref,
-      );
+    const config = boundedEnvoy(gateway, endpoints, certificates, envoy, diags, options.maxOutputBytes);
+    if (config) gateways[gateway.name] = config;
   }
   const now = options.now ?? new Date().toISOString().replace(/\.\d+Z$/, 'Z');
   return { gateways, statuses: statuses(outcomes, { controllerName, now }), diagnostics: diags.sorted(), ir };
+}
+
+/**
+ * toEnvoy() for one Gateway, kept only when its configuration is at most `maxBytes` once written;
+ * past that, an OutputTooLarge error on the Gateway and undefined. The controller and convert()
+ * share it, so a file and a cluster give the same answer.
+ */
+export function boundedEnvoy(
+  gateway: IrGateway,
+  endpoints: InputEndpoints,
+  certificates: InputCertificates,
+  envoy: EnvoyOptions,
+  diags: Diagnostics,
+  maxBytes = DEFAULT_MAX_OUTPUT_BYTES,
+): EnvoyConfig | undefined {
+  const config = toEnvoy(gateway, endpoints, certificates, envoy, diags);
+  if (jsonSize(config, maxBytes) <= maxBytes) return config;
+  diags.error(
+    'OutputTooLarge',
+    `its Envoy configuration would be more than ${maxBytes} bytes (the limit, maxOutputBytes), so none is written: spread its routes over more Gateways, or use fewer rules, matches and backends per route`,
+    gateway.ref,
+  );
+  return undefined;
 }

@@ -1,7 +1,7 @@
 // @extlb/envoy: Gateway API and extlb objects → one Envoy configuration per Gateway, and statuses.
 // convert() runs every stage; the stages are exported for callers that drive them one by one (a
 // controller re-running only the Envoy stage when endpoints change, a benchmark timing each).
-export { convert, DEFAULT_CONTROLLER, envoyOptions, type ConvertOptions, type ConvertResult } from './convert.js';
+export { boundedEnvoy, convert, DEFAULT_CONTROLLER, envoyOptions, type ConvertOptions, type ConvertResult } from './convert.js';
 export { DEFAULT_MAX_OUTPUT_BYTES, jsonSize } from './output-size.js';
 export { describeRef, DIAGNOSTIC_CODES, Diagnostics, type Diagnostic, type DiagnosticCode, type ObjectRef, type Severity } from './diagnostics.js';
 export type { EndpointMode, EnvoyTarget } from './envoy-target.js';

@@ -14,19 +14,19 @@ import {
   type IR,
   type JsonObject,
   type Resolved,
+  boundedEnvoy,
   endpointAssignments,
   envoyOptions,
   readInputs,
   resolve,
   statuses,
-  toEnvoy,
   toXds,
 } from '@extlb/envoy';
 import { type SnapshotResources, type XdsResource, gatewayGroup } from '../xds/index.js';
 
 const CLA_TYPE = 'type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment';
 
-export interface PipelineOptions extends Pick<ConvertOptions, 'envoy' | 'clusterDomain' | 'connectTimeout' | 'perTryTimeout'> {
+export interface PipelineOptions extends Pick<ConvertOptions, 'envoy' | 'clusterDomain' | 'connectTimeout' | 'perTryTimeout' | 'maxOutputBytes'> {
   controllerName: string;
 }
 
@@ -72,7 +72,13 @@ export class Pipeline {
     const endpoints = new InputEndpoints(inputs);
     const certificates = new InputCertificates(inputs);
     const snapshots = new Map<string, SnapshotResources>();
-    for (const gateway of resolved.ir.gateways) snapshots.set(groupOf(gateway.name), snapshotOf(toEnvoy(gateway, endpoints, certificates, envoy, diags)));
+    for (const gateway of resolved.ir.gateways) {
+      // A Gateway past the size limit keeps serving its last snapshot; the error is in the diagnostics.
+      const config = boundedEnvoy(gateway, endpoints, certificates, envoy, diags, this.options.maxOutputBytes);
+      const previous = this.last?.snapshots.get(groupOf(gateway.name));
+      if (config) snapshots.set(groupOf(gateway.name), snapshotOf(config));
+      else if (previous) snapshots.set(groupOf(gateway.name), previous);
+    }
     this.last = { inputs, resolved, envoy, snapshots };
     return {
       snapshots,
