@@ -33,6 +33,9 @@ describe('Pipeline', () => {
     const tooLarge = second.diagnostics.filter((d) => d.code === 'OutputTooLarge');
     assert.equal(tooLarge.length, 1);
     assert.match(tooLarge[0]?.message ?? '', new RegExp(`more than ${limit} bytes`));
+
+    // The kept snapshot's clusters are not the new IR's, so an endpoint-only recompute leaves it be.
+    assert.equal(pipeline.endpointsOnly([])?.snapshots.get(GROUP), served);
   });
 
   it('gives a Gateway that was never converted no snapshot when it is past the limit', () => {

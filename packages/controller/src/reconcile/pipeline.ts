@@ -44,6 +44,8 @@ interface Last {
   resolved: Resolved;
   envoy: EnvoyOptions;
   snapshots: Map<string, SnapshotResources>;
+  /** Gateways serving an older snapshot (the new one was past the size limit): not this IR's clusters. */
+  kept: Set<string>;
 }
 
 function snapshotOf(config: EnvoyConfig): SnapshotResources {
@@ -72,14 +74,19 @@ export class Pipeline {
     const endpoints = new InputEndpoints(inputs);
     const certificates = new InputCertificates(inputs);
     const snapshots = new Map<string, SnapshotResources>();
+    const kept = new Set<string>();
     for (const gateway of resolved.ir.gateways) {
+      const group = groupOf(gateway.name);
       // A Gateway past the size limit keeps serving its last snapshot; the error is in the diagnostics.
       const config = boundedEnvoy(gateway, endpoints, certificates, envoy, diags, this.options.maxOutputBytes);
-      const previous = this.last?.snapshots.get(groupOf(gateway.name));
-      if (config) snapshots.set(groupOf(gateway.name), snapshotOf(config));
-      else if (previous) snapshots.set(groupOf(gateway.name), previous);
+      const previous = this.last?.snapshots.get(group);
+      if (config) snapshots.set(group, snapshotOf(config));
+      else if (previous) {
+        snapshots.set(group, previous);
+        kept.add(group);
+      }
     }
-    this.last = { inputs, resolved, envoy, snapshots };
+    this.last = { inputs, resolved, envoy, snapshots, kept };
     return {
       snapshots,
       statuses: statuses(resolved.outcomes, { controllerName: this.options.controllerName, now }),
@@ -101,6 +108,7 @@ export class Pipeline {
     const endpoints = new InputEndpoints(last.inputs);
     for (const gateway of last.resolved.ir.gateways) {
       const group = groupOf(gateway.name);
+      if (last.kept.has(group)) continue;
       const endpointsOf = endpointAssignments(gateway, endpoints, last.envoy).map((r) => ({ '@type': CLA_TYPE, ...r }) as XdsResource);
       last.snapshots.set(group, { ...(last.snapshots.get(group) ?? {}), endpoints: endpointsOf });
     }
