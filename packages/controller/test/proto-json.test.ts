@@ -2,6 +2,7 @@
 // JSON rule, with protobufjs' own decoder as the independent reader of the bytes.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { parseProtoDuration } from '@extlb/envoy/proto';
 import protobuf from 'protobufjs';
 import { ProtoJson, ProtoJsonError, TYPE_URL } from '../src/index.js';
 import { scenarioNames, scenarioXds, testCodec } from './helpers.js';
@@ -19,7 +20,8 @@ function canonical(v: unknown): unknown {
         .map(([k, x]) => [k, canonical(x)]),
     );
   }
-  if (typeof v === 'string' && /^-?\d+(\.\d+)?s$/.test(v)) return `${Number(v.slice(0, -1))}s`;
+  const d = parseProtoDuration(v);
+  if (d && !('range' in d)) return `${d.totalNanos}ns`;
   return v;
 }
 

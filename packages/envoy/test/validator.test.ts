@@ -52,7 +52,7 @@ test('wrong types fail: a number for a string, a string for a uint32, a bad dura
   c.connect_timeout = '5 seconds';
   c.name = 42;
   expectIssue(b, /name: expected a string, got 42/);
-  expectIssue(b, /port_value: expected an uint32/);
+  expectIssue(b, /port_value: expected an integer \(uint32\)/);
   expectIssue(b, /connect_timeout: expected a duration/);
 });
 

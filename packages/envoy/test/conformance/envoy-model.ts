@@ -19,6 +19,7 @@
 // or filter it does not know fails loudly rather than being ignored.
 import { X509Certificate } from 'node:crypto';
 import type { EnvoyConfig } from '../../src/index.js';
+import { parseProtoDuration } from '../../src/proto/index.js';
 import { handshake } from './envoy-tls-model.js';
 
 type Json = Record<string, any>;
@@ -160,9 +161,9 @@ function known(o: Json | undefined, fields: string[], what: string): void {
 }
 
 function ms(duration: string): number {
-  const m = /^(\d+)(?:\.(\d+))?s$/.exec(duration);
-  if (!m) throw new Error(`the model does not know the duration ${duration}`);
-  return Number(m[1]) * 1000 + Number(`0.${m[2] ?? '0'}`) * 1000;
+  const d = parseProtoDuration(duration);
+  if (!d || 'range' in d || d.seconds < 0) throw new Error(`the model does not know the duration ${duration}`);
+  return d.seconds * 1000 + d.nanos / 1_000_000;
 }
 
 function domainScore(domain: string, host: string): number {
