@@ -237,7 +237,7 @@ function wellKnownModule(roots: readonly protobuf.Type[], banner: string): strin
       return live(t).length === 0 ? tag : `(${tag} & ${m.ref(t)})`;
     });
   const types = WELL_KNOWN_TYPES.map(([name, body, doc]) => `/** \`google.protobuf.${name}\`: ${doc} */\nexport type ${name} = ${body};\n`);
-  const any = `/** \`google.protobuf.Any\`: one of the messages the output packs into an Any, with its type URL as "@type". */\nexport type Any =\n${members.map((x) => `  | ${x}\n`).join('')};\n`;
+  const any = `/** \`google.protobuf.Any\`: one of the messages the output packs into an Any, with its type URL as "@type". */\nexport type Any =\n${members.map((x) => `  | ${x}`).join('\n')};\n`;
   const scalars = [
     '/** A 64-bit integer: proto3 JSON writes it as a decimal string, and reads a number too. */\nexport type Int64 = number | `${bigint}`;\n',
     '/** An unsigned 64-bit integer, as proto3 JSON writes it. */\nexport type UInt64 = number | `${bigint}`;\n',

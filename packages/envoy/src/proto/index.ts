@@ -2,7 +2,7 @@
 // over them, shared by the converter's validator and the controller's xDS server. Kept apart from
 // the converter because it needs protobufjs and the protos of @grpc/grpc-js-xds, which convert()
 // does not.
-export { ENTRY_FILES, loadEnvoyProtos } from './protos.js';
+export { ENTRY_FILES, loadEnvoyProtos, protoRoots } from './protos.js';
 export {
   isJsonObject,
   parseProtoDuration,

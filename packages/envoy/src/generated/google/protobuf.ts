@@ -60,8 +60,7 @@ export type Any =
   | ({ '@type': 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext' } & envoy_extensions_transport_sockets_tls_v3.DownstreamTlsContext)
   | ({ '@type': 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.Secret' } & envoy_extensions_transport_sockets_tls_v3.Secret)
   | ({ '@type': 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext' } & envoy_extensions_transport_sockets_tls_v3.UpstreamTlsContext)
-  | ({ '@type': 'type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions' } & envoy_extensions_upstreams_http_v3.HttpProtocolOptions)
-;
+  | ({ '@type': 'type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions' } & envoy_extensions_upstreams_http_v3.HttpProtocolOptions);
 
 /** `google.protobuf.Duration`: Seconds with 0 to 9 fractional digits and an "s": "1.5s", "0.000000001s", "-2s". */
 export type Duration = `${number}s`;
