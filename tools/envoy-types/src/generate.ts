@@ -211,7 +211,12 @@ class Module {
 
   add(t: Named): void {
     const { name } = place(t);
-    const body = t instanceof protobuf.Type ? this.message(t) : Object.keys(t.values).map((v) => `'${v}'`).join(' | ');
+    const body =
+      t instanceof protobuf.Type
+        ? this.message(t)
+        : Object.keys(t.values)
+            .map((v) => `'${v}'`)
+            .join(' | ');
     this.blocks.push([name, `/** \`${fullName(t)}\` */\nexport type ${name} = ${body};\n`]);
   }
 

@@ -5,67 +5,75 @@ import { EPP } from '@extlb/types';
 import type { External, LoadBalancer } from '../read/index.js';
 import type { HostPort } from '../resolve/endpoints.js';
 import { type Backend, type BackendTls, type Picker, type PickerSet, shadowServiceName } from '../resolve/index.js';
-import type { JsonObject } from '../json.js';
 import { type BuildContext, serviceHost } from './context.js';
 import { envoyDuration } from './duration.js';
 import { NAME, TYPE } from './names.js';
 import { sdsCertificates } from './tls.js';
+import type { Any, ClusterV3, CoreV3, EndpointV3, LbCommonV3, MetadataV3, OverrideHostV3, TlsV3 } from './types.js';
 
-function socket(h: HostPort): JsonObject {
+function socket(h: HostPort): EndpointV3.Endpoint {
   return { address: { socket_address: { address: h.address, port_value: h.port } } };
 }
 
 /** A ClusterLoadAssignment with one locality of `hosts`. */
-export function assignment(cluster: string, hosts: HostPort[]): JsonObject {
+export function assignment(cluster: string, hosts: HostPort[]): EndpointV3.ClusterLoadAssignment {
   return { cluster_name: cluster, endpoints: hosts.length === 0 ? [] : [{ lb_endpoints: hosts.map((h) => ({ endpoint: socket(h) })) }] };
 }
 
-function typed(name: string, type: string, config: JsonObject = {}): JsonObject {
-  return { typed_extension_config: { name, typed_config: { '@type': type, ...config } } };
+function typed(name: string, typedConfig: Any): ClusterV3.LoadBalancingPolicy_Policy {
+  return { typed_extension_config: { name, typed_config: typedConfig } };
 }
 
-function slowStart(lb: LoadBalancer): JsonObject {
+function slowStart(lb: LoadBalancer): { slow_start_config?: LbCommonV3.SlowStartConfig } {
   if (!lb.slowStart) return {};
   return { slow_start_config: { slow_start_window: envoyDuration(lb.slowStart.windowMs), min_weight_percent: { value: lb.slowStart.minWeightPercent } } };
 }
 
-const FALLBACK: Record<External['fallback'], [string, string]> = {
+const FALLBACK: Record<External['fallback'], [string, typeof TYPE.roundRobin | typeof TYPE.leastRequest | typeof TYPE.random]> = {
   RoundRobin: [NAME.roundRobin, TYPE.roundRobin],
   LeastRequest: [NAME.leastRequest, TYPE.leastRequest],
   Random: [NAME.random, TYPE.random],
 };
 
 /** The override_host policy: picker-named endpoints first, in order, then the fallback policy. */
-function overrideHostPolicy(ext: External, ctx: BuildContext): JsonObject {
-  const metadata = { metadata: { key: EPP.namespace, path: [{ key: EPP.endpointKey }] } };
-  const header = { header: EPP.header };
+function overrideHostPolicy(ext: External, ctx: BuildContext): ClusterV3.LoadBalancingPolicy {
+  const metadata: OverrideHostV3.OverrideHost_OverrideHostSource = { metadata: { key: EPP.namespace, path: [{ key: EPP.endpointKey }] } };
+  const header: OverrideHostV3.OverrideHost_OverrideHostSource = { header: EPP.header };
   const sources = ext.endpointSource === 'Metadata' ? [metadata] : ext.endpointSource === 'Header' ? [header] : [metadata, header];
   const [fallbackName, fallbackType] = FALLBACK[ext.fallback];
-  const config: JsonObject = { override_host_sources: sources };
-  if (ext.reportServedEndpoint && ctx.options.envoy === '1.38') config.selected_host_key = { key: EPP.namespace, path: [{ key: EPP.servedKey }] };
-  config.fallback_policy = { policies: [typed(fallbackName, fallbackType)] };
-  return { policies: [typed(NAME.overrideHost, TYPE.overrideHost, config)] };
+  const served: MetadataV3.MetadataKey | undefined =
+    ext.reportServedEndpoint && ctx.options.envoy === '1.38' ? { key: EPP.namespace, path: [{ key: EPP.servedKey }] } : undefined;
+  return {
+    policies: [
+      typed(NAME.overrideHost, {
+        '@type': TYPE.overrideHost,
+        override_host_sources: sources,
+        ...(served ? { selected_host_key: served } : {}),
+        fallback_policy: { policies: [typed(fallbackName, { '@type': fallbackType })] },
+      }),
+    ],
+  };
 }
 
-function lbPolicy(lb: LoadBalancer, ctx: BuildContext): JsonObject | undefined {
+function lbPolicy(lb: LoadBalancer, ctx: BuildContext): ClusterV3.LoadBalancingPolicy | undefined {
   switch (lb.type) {
     case 'External':
       return lb.external ? overrideHostPolicy(lb.external, ctx) : undefined;
     case 'RoundRobin':
-      return { policies: [typed(NAME.roundRobin, TYPE.roundRobin, slowStart(lb))] };
+      return { policies: [typed(NAME.roundRobin, { '@type': TYPE.roundRobin, ...slowStart(lb) })] };
     case 'LeastRequest':
-      return { policies: [typed(NAME.leastRequest, TYPE.leastRequest, slowStart(lb))] };
+      return { policies: [typed(NAME.leastRequest, { '@type': TYPE.leastRequest, ...slowStart(lb) })] };
     case 'Random':
-      return { policies: [typed(NAME.random, TYPE.random)] };
+      return { policies: [typed(NAME.random, { '@type': TYPE.random })] };
     case 'RingHash':
-      return { policies: [typed(NAME.ringHash, TYPE.ringHash)] };
+      return { policies: [typed(NAME.ringHash, { '@type': TYPE.ringHash })] };
     case 'Maglev':
-      return { policies: [typed(NAME.maglev, TYPE.maglev)] };
+      return { policies: [typed(NAME.maglev, { '@type': TYPE.maglev })] };
   }
 }
 
 /** Envoy's SAN matcher for one name; a `*.` name matches one label, as certificate wildcards do. */
-function sanMatcher(san: BackendTls['subjectAltNames'][number]): JsonObject {
+function sanMatcher(san: BackendTls['subjectAltNames'][number]): TlsV3.SubjectAltNameMatcher {
   if (san.type === 'DNS' && san.value.startsWith('*.')) {
     return { san_type: 'DNS', matcher: { safe_regex: { regex: `[^.]+${san.value.slice(1).replaceAll('.', '\\.')}` } } };
   }
@@ -77,9 +85,9 @@ function sanMatcher(san: BackendTls['subjectAltNames'][number]): JsonObject {
  * carry; the Gateway's client certificate, when it has one, over SDS. An HTTP/2 backend is offered
  * h2 only, so the connection never settles on HTTP/1.1.
  */
-function upstreamTls(tls: BackendTls, http2: boolean, ctx: BuildContext): JsonObject {
-  const trusted = 'pem' in tls.trust ? { inline_string: tls.trust.pem } : { filename: ctx.options.systemCaFile };
-  const common: JsonObject = {};
+function upstreamTls(tls: BackendTls, http2: boolean, ctx: BuildContext): CoreV3.TransportSocket {
+  const trusted: CoreV3.DataSource = 'pem' in tls.trust ? { inline_string: tls.trust.pem } : { filename: ctx.options.systemCaFile };
+  const common: TlsV3.CommonTlsContext = {};
   if (http2) common.alpn_protocols = ['h2'];
   const client = ctx.gateway.backendClientCertificate;
   const certificates = client
@@ -90,7 +98,7 @@ function upstreamTls(tls: BackendTls, http2: boolean, ctx: BuildContext): JsonOb
   return { name: NAME.tls, typed_config: { '@type': TYPE.upstreamTls, common_tls_context: common, sni: tls.sni } };
 }
 
-function http2Options(): JsonObject {
+function http2Options(): NonNullable<ClusterV3.Cluster['typed_extension_protocol_options']> {
   return { [NAME.httpProtocolOptions]: { '@type': TYPE.httpProtocolOptions, explicit_http_config: { http2_protocol_options: {} } } };
 }
 
@@ -131,15 +139,15 @@ function dnsTarget(b: Backend, ctx: BuildContext): { host: string; ports: number
   return { host: serviceHost(ctx, src.namespace, src.shadowService), ports: src.targetPorts };
 }
 
-function edsConfig(cluster: string): JsonObject {
+function edsConfig(cluster: string): ClusterV3.Cluster_EdsClusterConfig {
   return { eds_config: { ads: {}, resource_api_version: 'V3' }, service_name: cluster };
 }
 
 /** ORIGINAL_DST dials whatever single address the picker names: no host set, no fallback list. */
-function originalDst(cluster: JsonObject, b: Backend, ext: External, ctx: BuildContext): void {
+function originalDst(cluster: ClusterV3.Cluster, b: Backend, ext: External, ctx: BuildContext): void {
   cluster.type = 'ORIGINAL_DST';
   cluster.lb_policy = 'CLUSTER_PROVIDED';
-  const dst: JsonObject = {};
+  const dst: ClusterV3.Cluster_OriginalDstLbConfig = {};
   if (ext.endpointSource !== 'Header') dst.metadata_key = { key: EPP.namespace, path: [{ key: EPP.endpointKey }] };
   if (ext.endpointSource !== 'Metadata') {
     dst.use_http_header = true;
@@ -159,24 +167,24 @@ function hasEndpoints(b: Backend, ctx: Pick<BuildContext, 'options'>): boolean {
 }
 
 /** The ClusterLoadAssignment of a backend's EDS cluster. */
-export function backendAssignment(b: Backend, ctx: Pick<BuildContext, 'endpoints' | 'options'>): JsonObject | undefined {
+export function backendAssignment(b: Backend, ctx: Pick<BuildContext, 'endpoints' | 'options'>): EndpointV3.ClusterLoadAssignment | undefined {
   return hasEndpoints(b, ctx) ? assignment(b.key, ctx.endpoints.backend(b)) : undefined;
 }
 
 /** The endpoints of a picker set, one priority per picker. */
-function pickerPriorities(set: PickerSet, hosts: (p: Picker) => HostPort[]): { priority: number; lb_endpoints: JsonObject[] }[] {
+function pickerPriorities(set: PickerSet, hosts: (p: Picker) => HostPort[]): (EndpointV3.LocalityLbEndpoints & { lb_endpoints: EndpointV3.LbEndpoint[] })[] {
   return set.pickers.map((p, priority) => ({ priority, lb_endpoints: hosts(p).map((h) => ({ endpoint: socket(h) })) }));
 }
 
 /** The ClusterLoadAssignment of a picker set's EDS cluster. */
-export function pickerAssignment(set: PickerSet, ctx: Pick<BuildContext, 'endpoints'>): JsonObject {
+export function pickerAssignment(set: PickerSet, ctx: Pick<BuildContext, 'endpoints'>): EndpointV3.ClusterLoadAssignment {
   return { cluster_name: set.key, endpoints: pickerPriorities(set, (p) => ctx.endpoints.picker(p)) };
 }
 
 /** The cluster of a backend. */
-export function backendCluster(b: Backend, ctx: BuildContext): JsonObject {
+export function backendCluster(b: Backend, ctx: BuildContext): ClusterV3.Cluster {
   const { envoy, endpoints } = ctx.options;
-  const cluster: JsonObject = { name: b.key, connect_timeout: envoyDuration(ctx.options.connectTimeoutMs) };
+  const cluster: ClusterV3.Cluster = { name: b.key, connect_timeout: envoyDuration(ctx.options.connectTimeoutMs) };
   const ext = b.lb.type === 'External' ? b.lb.external : undefined;
   const legacy = !hasEndpoints(b, ctx);
   const dns = !legacy && endpoints === 'dns' ? dnsTarget(b, ctx) : undefined;
@@ -184,7 +192,7 @@ export function backendCluster(b: Backend, ctx: BuildContext): JsonObject {
   else if (endpoints === 'eds') {
     cluster.type = 'EDS';
     cluster.eds_cluster_config = edsConfig(b.key);
-    ctx.assignments.set(b.key, backendAssignment(b, ctx) as JsonObject);
+    ctx.assignments.set(b.key, backendAssignment(b, ctx) as EndpointV3.ClusterLoadAssignment);
   } else if (dns) {
     cluster.type = 'STRICT_DNS';
     cluster.load_assignment = {
@@ -244,19 +252,22 @@ function pickerDnsHost(p: Picker, ctx: BuildContext): string | undefined {
  * it is the one GIE v1.6's own picker registers on its ext_proc port, where Envoy checks; it
  * serves no `readiness` there.
  */
-export function pickerCluster(set: PickerSet, ctx: BuildContext): JsonObject {
-  const cluster: JsonObject = { name: set.key };
+export function pickerCluster(set: PickerSet, ctx: BuildContext): ClusterV3.Cluster {
   const priorities = (hosts: (p: Picker) => HostPort[]) => pickerPriorities(set, hosts);
   const dnsHosts = ctx.options.endpoints === 'dns' ? set.pickers.map((p) => pickerDnsHost(p, ctx)) : [];
+  let type: ClusterV3.Cluster_DiscoveryType;
+  let endpoints: Pick<ClusterV3.Cluster, 'eds_cluster_config' | 'load_assignment'>;
   if (ctx.options.endpoints === 'eds') {
-    cluster.type = 'EDS';
-    cluster.eds_cluster_config = edsConfig(set.key);
+    type = 'EDS';
+    endpoints = { eds_cluster_config: edsConfig(set.key) };
     ctx.assignments.set(set.key, pickerAssignment(set, ctx));
   } else if (dnsHosts.length > 0 && dnsHosts.every((h) => h !== undefined)) {
-    cluster.type = 'STRICT_DNS';
-    cluster.load_assignment = {
-      cluster_name: set.key,
-      endpoints: priorities((p) => [{ address: dnsHosts[set.pickers.indexOf(p)] as string, port: p.targetPort }]),
+    type = 'STRICT_DNS';
+    endpoints = {
+      load_assignment: {
+        cluster_name: set.key,
+        endpoints: priorities((p) => [{ address: dnsHosts[set.pickers.indexOf(p)] as string, port: p.targetPort }]),
+      },
     };
   } else {
     if (ctx.options.endpoints === 'dns')
@@ -265,19 +276,18 @@ export function pickerCluster(set: PickerSet, ctx: BuildContext): JsonObject {
         `dns mode: ${set.key} has a picker Service that is neither headless nor selects Pods, so its endpoints are listed statically`,
         set.owner,
       );
-    const endpoints = priorities((p) => ctx.endpoints.picker(p));
-    if (endpoints.every((e) => e.lb_endpoints.length === 0))
+    const listed = priorities((p) => ctx.endpoints.picker(p));
+    if (listed.every((e) => e.lb_endpoints.length === 0))
       ctx.diags.warning(
         'NoEndpoints',
         `${set.key} has no ready picker endpoints in the input; requests to its backends fail until a picker is ready`,
         set.owner,
       );
-    cluster.type = 'STATIC';
-    cluster.load_assignment = { cluster_name: set.key, endpoints };
+    type = 'STATIC';
+    endpoints = { load_assignment: { cluster_name: set.key, endpoints: listed } };
   }
-  const { name, type, ...endpoints } = cluster;
   return {
-    name,
+    name: set.key,
     type,
     connect_timeout: envoyDuration(ctx.options.connectTimeoutMs),
     ...endpoints,

@@ -5,6 +5,8 @@ import type { JsonObject } from '../json.js';
 import type { CertificateLookup } from '../resolve/certificates.js';
 import type { EndpointLookup } from '../resolve/endpoints.js';
 import type { Gateway } from '../resolve/index.js';
+import type { TYPE } from './names.js';
+import type { AnyOf, EndpointV3, TlsV3 } from './types.js';
 
 export interface EnvoyOptions {
   envoy: EnvoyTarget;
@@ -26,11 +28,11 @@ export interface BuildContext {
   /** Kubernetes objects the output relies on (dns mode: headless Services), by `namespace/name`. */
   manifests: Map<string, JsonObject>;
   /** ClusterLoadAssignments (eds mode), by cluster name. */
-  assignments: Map<string, JsonObject>;
+  assignments: Map<string, EndpointV3.ClusterLoadAssignment>;
   /** TLS certificates the listeners and clusters name (SDS Secrets), by name. */
-  secrets: Map<string, JsonObject>;
+  secrets: Map<string, TlsV3.Secret>;
   /** The ExtProcPerRoute that enables a backend's picker, by backend key: one object however many routes use it. */
-  perRoute: Map<string, JsonObject>;
+  perRoute: Map<string, AnyOf<typeof TYPE.extProcPerRoute>>;
 }
 
 /** DNS name of a Service inside the cluster. */

@@ -2,14 +2,14 @@
 // listener, disabled by default: only routes to an External backend turn it on, each with its own
 // picker cluster, so a rule that splits traffic calls only the picker of the backend it selected.
 import { EPP } from '@extlb/types';
-import type { JsonObject } from '../json.js';
 import type { BodyMode, External } from '../read/index.js';
 import { type Backend, usesPicker } from '../resolve/index.js';
 import { type BuildContext, serviceHost } from './context.js';
 import { envoyDuration } from './duration.js';
 import { NAME, TYPE } from './names.js';
+import type { AnyOf, ExtProcV3, HcmV3, RouteV3 } from './types.js';
 
-const BODY: Record<BodyMode, string> = {
+const BODY: Record<BodyMode, ExtProcV3.ProcessingMode_BodySendMode> = {
   None: 'NONE',
   Streamed: 'STREAMED',
   Buffered: 'BUFFERED',
@@ -18,8 +18,8 @@ const BODY: Record<BodyMode, string> = {
 };
 
 /** Envoy rejects FULL_DUPLEX_STREAMED bodies unless the trailers of that direction are sent too. */
-function processingMode(ext: External): JsonObject {
-  const trailer = (mode: BodyMode) => (mode === 'FullDuplexStreamed' ? 'SEND' : 'SKIP');
+function processingMode(ext: External): ExtProcV3.ProcessingMode {
+  const trailer = (mode: BodyMode): ExtProcV3.ProcessingMode_HeaderSendMode => (mode === 'FullDuplexStreamed' ? 'SEND' : 'SKIP');
   return {
     request_header_mode: 'SEND',
     response_header_mode: 'SEND',
@@ -30,7 +30,7 @@ function processingMode(ext: External): JsonObject {
   };
 }
 
-const METADATA_OPTIONS = {
+const METADATA_OPTIONS: ExtProcV3.MetadataOptions = {
   // Without a receiving namespace Envoy drops the picker's dynamic metadata, endpoint list included.
   receiving_namespaces: { untyped: [EPP.namespace] },
   // Forwarding lets the picker read x-gateway-destination-endpoint-served on the response path.
@@ -72,7 +72,7 @@ export function extProcFilterName(b: Backend, ctx: BuildContext): string {
  * grpc_service even though every route that enables the filter overrides it, so it points at one
  * of the picker clusters that use it.
  */
-export function extProcFilter(b: Backend, defaultCluster: string, ctx: BuildContext): JsonObject {
+export function extProcFilter(b: Backend, defaultCluster: string, ctx: BuildContext): HcmV3.HttpFilter {
   const ext = b.lb.external as External;
   return {
     name: extProcFilterName(b, ctx),
@@ -92,7 +92,7 @@ export function extProcFilter(b: Backend, defaultCluster: string, ctx: BuildCont
 }
 
 /** Removes the client's own endpoint header before any picker runs, so a client never picks. */
-export function stripEndpointHeaderFilter(): JsonObject {
+export function stripEndpointHeaderFilter(): HcmV3.HttpFilter {
   return { name: NAME.headerMutation, typed_config: { '@type': TYPE.headerMutation, mutations: { request_mutations: [{ remove: EPP.header }] } } };
 }
 
@@ -101,21 +101,27 @@ export function stripEndpointHeaderFilter(): JsonObject {
  * Envoy older than 1.35 has no per-route failure_mode_allow; legacy output sets it per filter.
  * Made once per backend and shared by every route and match that sends to it.
  */
-function extProcOverrides(b: Backend, ctx: BuildContext): JsonObject {
+function extProcOverrides(b: Backend, ctx: BuildContext): AnyOf<typeof TYPE.extProcPerRoute> {
   const made = ctx.perRoute.get(b.key);
   if (made) return made;
   const ext = b.lb.external as External;
   const set = b.pickers === undefined ? undefined : ctx.gateway.pickerSets[b.pickers];
   const first = set?.pickers[0];
   const authority = first ? `${serviceHost(ctx, first.namespace, first.service)}:${first.port}` : '';
-  const overrides: JsonObject = { processing_mode: processingMode(ext), grpc_service: { envoy_grpc: { cluster_name: b.pickers ?? '', authority } } };
+  const overrides: ExtProcV3.ExtProcOverrides = {
+    processing_mode: processingMode(ext),
+    grpc_service: { envoy_grpc: { cluster_name: b.pickers ?? '', authority } },
+  };
   if (ctx.options.envoy !== 'legacy') overrides.failure_mode_allow = ext.failureMode === 'FailOpen';
-  const config = { '@type': TYPE.extProcPerRoute, overrides };
+  const config: AnyOf<typeof TYPE.extProcPerRoute> = { '@type': TYPE.extProcPerRoute, overrides };
   ctx.perRoute.set(b.key, config);
   return config;
 }
 
-const DISABLED = { '@type': TYPE.extProcPerRoute, disabled: true };
+/** A route's or weighted cluster's `typed_per_filter_config`: filter name → its per-route config. */
+export type TypedPerFilterConfig = NonNullable<RouteV3.Route['typed_per_filter_config']>;
+
+const DISABLED: AnyOf<typeof TYPE.extProcPerRoute> = { '@type': TYPE.extProcPerRoute, disabled: true };
 
 /**
  * The typed_per_filter_config that makes a request to `b` ask its picker and no other: its own
@@ -124,9 +130,9 @@ const DISABLED = { '@type': TYPE.extProcPerRoute, disabled: true };
  * each entry carries at most two configs however many pickers the route's backends use: the
  * output grows linearly with the backends, not with their square.
  */
-export function extProcConfig(b: Backend | undefined, routeFilter: string | undefined, ctx: BuildContext): JsonObject {
+export function extProcConfig(b: Backend | undefined, routeFilter: string | undefined, ctx: BuildContext): TypedPerFilterConfig {
   const own = b && usesPicker(b) ? extProcFilterName(b, ctx) : undefined;
-  const out: JsonObject = {};
+  const out: TypedPerFilterConfig = {};
   if (own && b) out[own] = extProcOverrides(b, ctx);
   if (routeFilter !== undefined && routeFilter !== own) out[routeFilter] = DISABLED;
   return out;

@@ -1,6 +1,6 @@
 // The Envoy stage: one Gateway's IR (and its endpoints) → Envoy resources.
 import type { Diagnostics } from '../diagnostics.js';
-import { type JsonObject, compare } from '../json.js';
+import { compare } from '../json.js';
 import type { CertificateLookup } from '../resolve/certificates.js';
 import type { EndpointLookup } from '../resolve/endpoints.js';
 import { type Gateway, usesPicker } from '../resolve/index.js';
@@ -8,13 +8,14 @@ import { backendAssignment, backendCluster, pickerAssignment, pickerCluster } fr
 import type { EnvoyConfig } from './config.js';
 import type { BuildContext, EnvoyOptions } from './context.js';
 import { envoyListener } from './listeners.js';
+import type { EndpointV3, ListenerV3, RouteV3 } from './types.js';
 
 export type { EnvoyConfig } from './config.js';
 export type { EnvoyOptions } from './context.js';
 export { envoyDuration } from './duration.js';
-export { adsBootstrap, type BootstrapOptions, parseHostPort, toBootstrap, toXds } from './output.js';
+export { adsBootstrap, type BootstrapOptions, parseHostPort, toBootstrap, toXds, type XdsResources } from './output.js';
 
-function byName(a: JsonObject, b: JsonObject): number {
+function byName(a: { name?: string; cluster_name?: string }, b: { name?: string; cluster_name?: string }): number {
   return compare(String(a.name ?? a.cluster_name ?? ''), String(b.name ?? b.cluster_name ?? ''));
 }
 
@@ -28,9 +29,9 @@ function usedPickerSets(gateway: Gateway): Set<string> {
  * endpoints do — exactly as toEnvoy() lists them. A controller calls it on an EndpointSlice change,
  * leaving listeners, routes and clusters as they were.
  */
-export function endpointAssignments(gateway: Gateway, endpoints: EndpointLookup, options: EnvoyOptions): JsonObject[] {
+export function endpointAssignments(gateway: Gateway, endpoints: EndpointLookup, options: EnvoyOptions): EndpointV3.ClusterLoadAssignment[] {
   const ctx = { endpoints, options };
-  const out: JsonObject[] = [];
+  const out: EndpointV3.ClusterLoadAssignment[] = [];
   for (const b of Object.values(gateway.backends)) {
     const cla = backendAssignment(b, ctx);
     if (cla) out.push(cla);
@@ -54,8 +55,8 @@ export function toEnvoy(gateway: Gateway, endpoints: EndpointLookup, certificate
     secrets: new Map(),
     perRoute: new Map(),
   };
-  const listeners: JsonObject[] = [];
-  const routes: JsonObject[] = [];
+  const listeners: ListenerV3.Listener[] = [];
+  const routes: RouteV3.RouteConfiguration[] = [];
   for (const l of gateway.listeners) {
     const built = envoyListener(l, ctx);
     listeners.push(built.listener);

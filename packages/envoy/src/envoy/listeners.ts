@@ -1,6 +1,5 @@
 // IR listeners to Envoy listeners and route configurations: one Envoy listener per port, one filter
 // chain per server (TLS chosen by SNI), its HTTP filters, and one route table per server.
-import type { JsonObject } from '../json.js';
 import { type Backend, type Listener, type Server, usesPicker } from '../resolve/index.js';
 import type { BuildContext } from './context.js';
 import { corsFilter } from './cors.js';
@@ -8,6 +7,7 @@ import { extProcFilter, extProcFilterName, stripEndpointHeaderFilter } from './e
 import { NAME, TYPE } from './names.js';
 import { envoyRoute } from './routes.js';
 import { downstreamTls } from './tls.js';
+import type { HcmV3, ListenerV3, RouteV3 } from './types.js';
 import { compare } from '../json.js';
 
 function statPrefix(name: string): string {
@@ -38,10 +38,10 @@ function usesCors(server: Server): boolean {
  * filter per picker setting Envoy cannot change per route (disabled until a route enables it); the
  * router last.
  */
-function httpFilters(server: Server, ctx: BuildContext): JsonObject[] {
+function httpFilters(server: Server, ctx: BuildContext): HcmV3.HttpFilter[] {
   const used = usedBackends(server, ctx);
   const pickers = used.filter(usesPicker);
-  const filters: JsonObject[] = [];
+  const filters: HcmV3.HttpFilter[] = [];
   if (usesCors(server)) filters.push(corsFilter());
   if (used.some((b) => b.lb.type === 'External')) filters.push(stripEndpointHeaderFilter());
   const byName = new Map<string, Backend[]>();
@@ -58,8 +58,8 @@ function httpFilters(server: Server, ctx: BuildContext): JsonObject[] {
 }
 
 /** One filter chain: TLS for an HTTPS server, then the HTTP connection manager. */
-function filterChain(server: Server, ctx: BuildContext): JsonObject {
-  const fc: JsonObject = {};
+function filterChain(server: Server, ctx: BuildContext): ListenerV3.FilterChain {
+  const fc: ListenerV3.FilterChain = {};
   if (server.tls) {
     if (server.tls.hostname) fc.filter_chain_match = { server_names: [server.tls.hostname] };
     fc.transport_socket = downstreamTls(server.tls, ctx);
@@ -80,7 +80,7 @@ function filterChain(server: Server, ctx: BuildContext): JsonObject {
   return fc;
 }
 
-function routeConfig(server: Server, listener: Listener, ctx: BuildContext): JsonObject {
+function routeConfig(server: Server, listener: Listener, ctx: BuildContext): RouteV3.RouteConfiguration {
   return {
     name: server.name,
     virtual_hosts: server.virtualHosts.map((vh) => ({
@@ -97,7 +97,7 @@ function routeConfig(server: Server, listener: Listener, ctx: BuildContext): Jso
 }
 
 /** An Envoy listener and the route configurations its servers use. */
-export function envoyListener(l: Listener, ctx: BuildContext): { listener: JsonObject; routes: JsonObject[] } {
+export function envoyListener(l: Listener, ctx: BuildContext): { listener: ListenerV3.Listener; routes: RouteV3.RouteConfiguration[] } {
   return {
     listener: {
       name: l.name,

@@ -1,7 +1,7 @@
 // Renders an EnvoyConfig as a bootstrap (`static_resources`, routes inlined) or as xDS resource lists.
-import { type JsonObject, isObject } from '../json.js';
 import type { EnvoyConfig } from './config.js';
 import { NAME, TYPE } from './names.js';
+import type { AnyOf, BootstrapV3, ClusterV3, CoreV3, ListenerV3, RouteV3, TlsV3 } from './types.js';
 
 export interface BootstrapOptions {
   /** `host:port` of the xDS (ADS) server; required when the configuration has EDS clusters. */
@@ -23,7 +23,7 @@ export function parseHostPort(value: string): { host: string; port: number } | u
 }
 
 /** The cluster Envoy reaches its xDS server through: gRPC, so HTTP/2. */
-function xdsCluster(server: string): JsonObject {
+function xdsCluster(server: string): ClusterV3.Cluster {
   const hp = parseHostPort(server);
   if (!hp) throw new Error(`the xDS server must be HOST:PORT, not ${JSON.stringify(server)}`);
   return {
@@ -41,47 +41,49 @@ function xdsCluster(server: string): JsonObject {
 }
 
 /** The node an ADS server knows this proxy by: `node.cluster` names the Gateway it serves. */
-function node(gateway: EnvoyConfig['gateway'], options: BootstrapOptions): JsonObject {
+function node(gateway: EnvoyConfig['gateway'], options: BootstrapOptions): CoreV3.Node {
   const name = `${gateway.namespace ?? ''}/${gateway.name}`;
   return { id: options.nodeId ?? name, cluster: options.nodeCluster ?? name };
 }
 
-function admin(options: BootstrapOptions): JsonObject {
+function admin(options: BootstrapOptions): BootstrapV3.Admin {
   return { address: { socket_address: { address: '127.0.0.1', port_value: options.adminPort ?? 9901 } } };
 }
 
-const ADS = { api_type: 'GRPC', transport_api_version: 'V3', grpc_services: [{ envoy_grpc: { cluster_name: XDS_CLUSTER } }] };
+const ADS: CoreV3.ApiConfigSource = { api_type: 'GRPC', transport_api_version: 'V3', grpc_services: [{ envoy_grpc: { cluster_name: XDS_CLUSTER } }] };
 
 /**
  * The TLS certificates of a filter chain or a cluster named as static secrets: an SDS config with
  * only a name (a bootstrap may have no ADS to fetch them over).
  */
-function staticSecrets(holder: JsonObject): JsonObject {
+function staticSecrets<T extends { transport_socket?: CoreV3.TransportSocket }>(holder: T): T {
   const ts = holder.transport_socket;
-  if (!isObject(ts) || !isObject(ts.typed_config) || !isObject(ts.typed_config.common_tls_context)) return holder;
-  const common = ts.typed_config.common_tls_context;
-  if (!Array.isArray(common.tls_certificate_sds_secret_configs)) return holder;
-  const named = (common.tls_certificate_sds_secret_configs as JsonObject[]).map(({ sds_config: _ads, ...rest }) => rest);
+  const tc = ts?.typed_config;
+  if (!ts || !tc || (tc['@type'] !== TYPE.downstreamTls && tc['@type'] !== TYPE.upstreamTls)) return holder;
+  const common = tc.common_tls_context;
+  if (!common?.tls_certificate_sds_secret_configs) return holder;
+  const named: TlsV3.SdsSecretConfig[] = common.tls_certificate_sds_secret_configs.map(({ sds_config: _ads, ...rest }) => rest);
   return {
     ...holder,
-    transport_socket: { ...ts, typed_config: { ...ts.typed_config, common_tls_context: { ...common, tls_certificate_sds_secret_configs: named } } },
+    transport_socket: { ...ts, typed_config: { ...tc, common_tls_context: { ...common, tls_certificate_sds_secret_configs: named } } },
   };
 }
 
 /** Replaces each HCM's `rds` with its route configuration inline, and SDS with static secrets. */
-function inlineRoutes(listener: JsonObject, routes: Map<string, JsonObject>): JsonObject {
-  const chains = (listener.filter_chains as JsonObject[]).map(staticSecrets).map((fc) => ({
+function inlineRoutes(listener: ListenerV3.Listener, routes: Map<string, RouteV3.RouteConfiguration>): ListenerV3.Listener {
+  const chains = (listener.filter_chains ?? []).map(staticSecrets).map((fc) => ({
     ...fc,
-    filters: (fc.filters as JsonObject[]).map((f) => {
+    filters: (fc.filters ?? []).map((f): ListenerV3.Filter => {
       const tc = f.typed_config;
-      if (f.name !== NAME.hcm || !isObject(tc) || !isObject(tc.rds)) return f;
+      if (f.name !== NAME.hcm || tc?.['@type'] !== TYPE.hcm || !tc.rds) return f;
       const { rds, ...rest } = tc;
-      const ordered: JsonObject = {};
+      const ordered: Record<string, unknown> = {};
       for (const [k, v] of Object.entries(rest)) {
         ordered[k] = v;
         if (k === 'codec_type') ordered.route_config = routes.get(String(rds.route_config_name));
       }
-      return { ...f, typed_config: ordered };
+      // The same fields, the route configuration where rds was (after codec_type, as the converter writes it).
+      return { name: f.name, typed_config: ordered as AnyOf<typeof TYPE.hcm> };
     }),
   }));
   return { ...listener, filter_chains: chains };
@@ -92,12 +94,12 @@ function inlineRoutes(listener: JsonObject, routes: Map<string, JsonObject>): Js
  * ADS, so the bootstrap then names the xDS server and the node (it throws when no server is given:
  * that is a caller's mistake, never a default to guess).
  */
-export function toBootstrap(envoy: EnvoyConfig, options: BootstrapOptions = {}): JsonObject {
+export function toBootstrap(envoy: EnvoyConfig, options: BootstrapOptions = {}): BootstrapV3.Bootstrap {
   const routes = new Map(envoy.routes.map((r) => [String(r.name), r]));
   const clusters = envoy.clusters.map(staticSecrets);
-  const staticResources: JsonObject = { listeners: envoy.listeners.map((l) => inlineRoutes(l, routes)), clusters };
+  const staticResources: BootstrapV3.Bootstrap_StaticResources = { listeners: envoy.listeners.map((l) => inlineRoutes(l, routes)), clusters };
   if (envoy.secrets.length > 0) staticResources.secrets = envoy.secrets;
-  const bootstrap: JsonObject = { admin: admin(options), static_resources: staticResources };
+  const bootstrap: BootstrapV3.Bootstrap = { admin: admin(options), static_resources: staticResources };
   if (clusters.some((c) => c.type === 'EDS')) {
     if (options.xdsServer === undefined) throw new Error('EDS clusters need an xDS server: pass xdsServer (HOST:PORT)');
     clusters.push(xdsCluster(options.xdsServer));
@@ -111,7 +113,7 @@ export function toBootstrap(envoy: EnvoyConfig, options: BootstrapOptions = {}):
  * The small bootstrap an Envoy pod starts with when an xDS server (`extlb controller`) serves it
  * everything: listeners and clusters over ADS, the rest following from them.
  */
-export function adsBootstrap(gateway: EnvoyConfig['gateway'], options: BootstrapOptions & { xdsServer: string }): JsonObject {
+export function adsBootstrap(gateway: EnvoyConfig['gateway'], options: BootstrapOptions & { xdsServer: string }): BootstrapV3.Bootstrap {
   return {
     node: node(gateway, options),
     admin: admin(options),
@@ -121,8 +123,17 @@ export function adsBootstrap(gateway: EnvoyConfig['gateway'], options: Bootstrap
 }
 
 /** xDS resources grouped by type, each with its `@type`, as an xDS server would send them. */
-export function toXds(envoy: EnvoyConfig): JsonObject {
-  const typed = (type: string, list: JsonObject[]) => list.map((r) => ({ '@type': type, ...r }));
+/** xDS resource lists, each resource an Any with its `@type` (a type, not an interface: it reads as a record of lists). */
+export type XdsResources = {
+  listeners: AnyOf<typeof TYPE.listener>[];
+  routes: AnyOf<typeof TYPE.routeConfiguration>[];
+  clusters: AnyOf<typeof TYPE.cluster>[];
+  endpoints: AnyOf<typeof TYPE.clusterLoadAssignment>[];
+  secrets: AnyOf<typeof TYPE.secret>[];
+};
+
+export function toXds(envoy: EnvoyConfig): XdsResources {
+  const typed = <U extends string, R>(type: U, list: R[]) => list.map((r) => ({ '@type': type, ...r }));
   return {
     listeners: typed(TYPE.listener, envoy.listeners),
     routes: typed(TYPE.routeConfiguration, envoy.routes),

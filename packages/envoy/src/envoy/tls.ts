@@ -4,13 +4,13 @@
 // client certificate clusters present to their backends. Also the downstream TLS of an HTTPS
 // server, with the client validation the Gateway asks for (its CA bundles inline: they are public).
 import type { DiagnosticCode } from '../diagnostics.js';
-import type { JsonObject } from '../json.js';
 import type { CertificateRef, ServerTls } from '../resolve/index.js';
 import type { BuildContext } from './context.js';
 import { NAME, TYPE } from './names.js';
+import type { CoreV3, TlsV3 } from './types.js';
 
 /** Where SDS secrets come from: the ADS stream (a bootstrap drops it for static ones). */
-const SDS_SOURCE = { ads: {}, resource_api_version: 'V3' };
+const SDS_SOURCE: CoreV3.ConfigSource = { ads: {}, resource_api_version: 'V3' };
 
 function secretName(c: CertificateRef): string {
   return `${c.namespace}/${c.name}`;
@@ -41,7 +41,7 @@ function addSecret(c: CertificateRef, ctx: BuildContext, missing: MissingCertifi
 }
 
 /** `tls_certificate_sds_secret_configs` naming these certificates, each added to the configuration's secrets once. */
-export function sdsCertificates(certificates: CertificateRef[], ctx: BuildContext, missing: MissingCertificate): JsonObject[] {
+export function sdsCertificates(certificates: CertificateRef[], ctx: BuildContext, missing: MissingCertificate): TlsV3.SdsSecretConfig[] {
   return certificates.filter((c) => addSecret(c, ctx, missing)).map((c) => ({ name: secretName(c), sds_config: SDS_SOURCE }));
 }
 
@@ -53,8 +53,8 @@ function trustedCa(tls: NonNullable<ServerTls['clientValidation']>, ctx: BuildCo
     .join('');
 }
 
-export function downstreamTls(tls: ServerTls, ctx: BuildContext): JsonObject {
-  const common: JsonObject = {
+export function downstreamTls(tls: ServerTls, ctx: BuildContext): CoreV3.TransportSocket {
+  const common: TlsV3.CommonTlsContext = {
     // HTTP/2 must be offered by ALPN: gRPC clients (GRPCRoute) need it over TLS.
     alpn_protocols: ['h2', 'http/1.1'],
     tls_certificate_sds_secret_configs: sdsCertificates(tls.certificates, ctx, {
@@ -62,10 +62,10 @@ export function downstreamTls(tls: ServerTls, ctx: BuildContext): JsonObject {
       consequence: 'the listener is served without it',
     }),
   };
-  const context: JsonObject = { common_tls_context: common };
+  const context: TlsV3.DownstreamTlsContext = { common_tls_context: common };
   const validation = tls.clientValidation;
   if (validation) {
-    const vc: JsonObject = { trusted_ca: { inline_string: trustedCa(validation, ctx) } };
+    const vc: TlsV3.CertificateValidationContext = { trusted_ca: { inline_string: trustedCa(validation, ctx) } };
     // AllowInsecureFallback: a certificate is asked for but neither required nor trusted.
     if (validation.mode === 'AllowInsecureFallback') vc.trust_chain_verification = 'ACCEPT_UNTRUSTED';
     common.validation_context = vc;
