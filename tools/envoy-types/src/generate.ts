@@ -15,9 +15,14 @@ export const TYPE_URL_PREFIX = 'type.googleapis.com/';
 const WELL_KNOWN = 'google.protobuf';
 const WELL_KNOWN_FILE = 'google/protobuf.ts';
 
+/** A TypeScript template literal type such as `${number}s`, written without a placeholder in a string. */
+function templateType(placeholder: string, suffix = ''): string {
+  return `\`$\{${placeholder}}${suffix}\``;
+}
+
 /** The well-known types' proto3 JSON forms, by name in google.protobuf. */
 const WELL_KNOWN_TYPES: readonly (readonly [string, string, string])[] = [
-  ['Duration', '`${number}s`', 'Seconds with 0 to 9 fractional digits and an "s": "1.5s", "0.000000001s", "-2s".'],
+  ['Duration', templateType('number', 's'), 'Seconds with 0 to 9 fractional digits and an "s": "1.5s", "0.000000001s", "-2s".'],
   ['Timestamp', 'string', 'RFC 3339 in UTC: "2026-01-01T00:00:00Z".'],
   ['FieldMask', 'string', 'Comma-separated lowerCamelCase paths: "a.bC,d".'],
   ['Struct', '{ [key: string]: Value }', 'A JSON object.'],
@@ -244,8 +249,8 @@ function wellKnownModule(roots: readonly protobuf.Type[], banner: string): strin
   const types = WELL_KNOWN_TYPES.map(([name, body, doc]) => `/** \`google.protobuf.${name}\`: ${doc} */\nexport type ${name} = ${body};\n`);
   const any = `/** \`google.protobuf.Any\`: one of the messages the output packs into an Any, with its type URL as "@type". */\nexport type Any =\n${members.map((x) => `  | ${x}`).join('\n')};\n`;
   const scalars = [
-    '/** A 64-bit integer: proto3 JSON writes it as a decimal string, and reads a number too. */\nexport type Int64 = number | `${bigint}`;\n',
-    '/** An unsigned 64-bit integer, as proto3 JSON writes it. */\nexport type UInt64 = number | `${bigint}`;\n',
+    `/** A 64-bit integer: proto3 JSON writes it as a decimal string, and reads a number too. */\nexport type Int64 = number | ${templateType('bigint')};\n`,
+    `/** An unsigned 64-bit integer, as proto3 JSON writes it. */\nexport type UInt64 = number | ${templateType('bigint')};\n`,
   ];
   m.imports.delete(WELL_KNOWN);
   const imports = [...m.imports]
