@@ -15,7 +15,10 @@ export {
   type BootstrapOptions,
   type EnvoyConfig,
   type EnvoyOptions,
+  type XdsResources,
 } from './envoy/index.js';
+/** The generated types of Envoy's messages in proto3 JSON form, one namespace per proto package (`EnvoyTypes.envoy_config_cluster_v3.Cluster`). */
+export type * as EnvoyTypes from './generated/index.js';
 export type { JsonObject } from './json.js';
 export { readInputs, type Inputs } from './read/index.js';
 export { InputEndpoints, type EndpointLookup, type HostPort } from './resolve/endpoints.js';
