@@ -135,16 +135,14 @@ function required(f: protobuf.Field): boolean {
 }
 
 /** Every message and enum the roots reach through live fields, well-known types aside. */
-function closure(roots: readonly protobuf.Type[]): { named: Named[]; wellKnown: Set<string> } {
+function closure(roots: readonly protobuf.Type[]): Named[] {
   const seen = new Set<Named>();
-  const wellKnown = new Set<string>();
   const queue: Named[] = [...roots];
   for (let t = queue.shift(); t; t = queue.shift()) {
     if (seen.has(t)) continue;
     const { pkg, name } = place(t);
     if (pkg === WELL_KNOWN) {
       if (name !== 'Any' && !WELL_KNOWN_TYPES.some(([n]) => n === name)) throw new Error(`no proto3 JSON form for ${fullName(t)}`);
-      wellKnown.add(name);
       continue;
     }
     seen.add(t);
@@ -155,7 +153,7 @@ function closure(roots: readonly protobuf.Type[]): { named: Named[]; wellKnown: 
       }
     }
   }
-  return { named: [...seen], wellKnown };
+  return [...seen];
 }
 
 class Module {
@@ -270,7 +268,7 @@ function indexModule(pkgs: string[], banner: string): string {
 /** The types of `roots` (full message names) and everything they reach, from the messages of `root`. */
 export function generateTypes(root: protobuf.Root, roots: readonly string[], banner: string): Generated {
   const rootTypes = roots.map((r) => root.lookupType(r));
-  const { named } = closure(rootTypes);
+  const named = closure(rootTypes);
   const modules = new Map<string, Module>();
   const names = new Map<string, string>();
   for (const t of named) {
