@@ -1,6 +1,7 @@
-// Fault injection: requests that are delayed, answered with an error Status, cut off, or (for
-// watches) told their resourceVersion is gone; plus the server-wide faults a controller must
-// survive (every watch dropped mid-stream, history compacted).
+// Fault injection: requests that are delayed, answered with an error Status or a body the client
+// must not trust, cut off, or (for watches) told their resourceVersion is gone, fed lines that are
+// not events, or held open in silence; plus the server-wide faults a controller must survive
+// (every watch dropped mid-stream, history compacted).
 import { matchesRequest, type RequestMatch, type RequestRecord } from './request-log.js';
 import type { Store } from './store.js';
 import type { WatchHub } from './watch.js';
@@ -18,6 +19,22 @@ export interface FaultRule {
   reset?: boolean;
   /** For a watch: answer 200 with an ERROR event holding a 410 Expired Status, whatever its resourceVersion. */
   gone?: boolean;
+  /**
+   * Answer with this instead of serving the request: `code` (default 200) and `body`, sent as it is
+   * when a string, else as JSON — a LIST whose `items` holds a `null`, say.
+   */
+  reply?: { code?: number; body: unknown };
+  /**
+   * For a watch: these lines go out first, each as it is and ended by a newline (`null`, `[1]`,
+   * `{"type":"ADDED","object":null}`), then the watch carries on as usual.
+   */
+  lines?: string[];
+  /**
+   * For a watch: answer 200 and then send nothing at all, not an event, a bookmark nor the end at
+   * `timeoutSeconds`, until the client goes away or the server stops (a stalled watch cache or a
+   * half-open connection as the client sees it).
+   */
+  silent?: boolean;
 }
 
 export interface Fault {

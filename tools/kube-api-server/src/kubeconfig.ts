@@ -1,5 +1,6 @@
 // Kubeconfigs for the server: text for `KubeConfig.loadFromFile`/`loadFromString` (or a file for a
-// child process), trusting the server's certificate and carrying a bearer token.
+// child process), trusting the server's certificate and carrying a bearer token. A plain-HTTP server
+// gets what `kubectl proxy` users write: its `http://` address and nothing about TLS.
 import { writeFileSync } from 'node:fs';
 import { KubeConfig } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
@@ -15,12 +16,13 @@ export interface KubeconfigOptions {
 
 export interface ServerEndpoint {
   url: string;
+  /** PEM; empty for plain HTTP. */
   ca: string;
 }
 
 export function kubeconfigYaml(server: ServerEndpoint, token: string, options: KubeconfigOptions = {}): string {
   const name = options.name ?? 'kube-api-server';
-  const cluster = { server: server.url, 'certificate-authority-data': Buffer.from(server.ca).toString('base64') };
+  const cluster = server.ca === '' ? { server: server.url } : { server: server.url, 'certificate-authority-data': Buffer.from(server.ca).toString('base64') };
   const context: Record<string, unknown> = { cluster: name, user: name };
   if (options.namespace) context.namespace = options.namespace;
   return stringify({

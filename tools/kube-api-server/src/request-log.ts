@@ -16,7 +16,7 @@ export interface RequestRecord extends ResourceAttributes {
   body?: unknown;
   /** The HTTP status answered (200 for a watch, from its start). */
   code?: number;
-  /** Set when an injected fault handled the request: `delay`, `status`, `reset` or `gone`. */
+  /** Set when an injected fault handled the request: `delay`, `status`, `reset`, `reply`, `gone`, `lines` or `silent`. */
   fault?: string;
 }
 

@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { parse as parseYaml } from 'yaml';
 import { type AuthOptions, checkAccess, identify } from './auth.js';
 import { discovery } from './discovery.js';
-import { defaultReason, type Faults } from './faults.js';
+import { defaultReason, type FaultRule, type Faults } from './faults.js';
 import { apiVersionOf, bucketOf, groupResource, type KindSpec, type KindTable } from './kinds.js';
 import { list, listItem, selection, selects } from './list.js';
 import { isRecord } from './objects.js';
@@ -107,7 +107,18 @@ function resolve(ctx: RouterContext, info: RequestInfo): { spec: KindSpec; names
   return { spec, namespace };
 }
 
-async function serveResource(ctx: RouterContext, req: IncomingMessage, res: ServerResponse, url: URL, info: RequestInfo, record: RequestRecord, gone: boolean) {
+/** What an injected fault changes about a watch. */
+type WatchFault = Pick<FaultRule, 'gone' | 'lines' | 'silent'>;
+
+async function serveResource(
+  ctx: RouterContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+  info: RequestInfo,
+  record: RequestRecord,
+  fault: WatchFault,
+) {
   const { spec, namespace } = resolve(ctx, info);
   const params = url.searchParams;
   const name = info.name ?? '';
@@ -130,7 +141,7 @@ async function serveResource(ctx: RouterContext, req: IncomingMessage, res: Serv
       // A watch on one object is a watch on the collection with a name field selector.
       if (info.name) params.set('fieldSelector', [`metadata.name=${info.name}`, params.get('fieldSelector')].filter(Boolean).join(','));
       record.code = 200;
-      const request = { spec, namespace, params, forceGone: gone, ...(record.user ? { user: record.user } : {}) };
+      const request = { spec, namespace, params, ...fault, ...(record.user ? { user: record.user } : {}) };
       return ctx.hub.open(request, res);
     }
     case 'create':
@@ -206,9 +217,19 @@ async function handle(ctx: RouterContext, req: IncomingMessage, res: ServerRespo
     if (retryAfterSeconds) res.setHeader('Retry-After', String(retryAfterSeconds));
     throw error;
   }
-  const gone = fault?.gone === true && info.verb === 'watch';
-  if (gone) record.fault = 'gone';
+  if (fault?.reply) {
+    record.fault = 'reply';
+    const { code = 200, body } = fault.reply;
+    record.code = code;
+    res
+      .writeHead(code, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private' })
+      .end(typeof body === 'string' ? body : JSON.stringify(body));
+    return;
+  }
+  const watchFault: WatchFault = info.verb === 'watch' && fault ? { gone: fault.gone, lines: fault.lines, silent: fault.silent } : {};
+  const named = (['silent', 'gone', 'lines'] as const).find((k) => watchFault[k]);
+  if (named) record.fault = named;
   checkAccess(info, record.user, ctx.auth);
-  if (info.resourceRequest) await serveResource(ctx, req, res, url, info, record, gone);
+  if (info.resourceRequest) await serveResource(ctx, req, res, url, info, record, watchFault);
   else serveNonResource(ctx, res, info, record);
 }

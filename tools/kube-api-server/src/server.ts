@@ -1,7 +1,8 @@
 // The server: wires the store, registry, garbage collector, watches, faults and router to an HTTPS
-// listener on 127.0.0.1, and gives tests its lifecycle (stop and start on the same port), direct
-// access to objects, kubeconfigs and the request log.
-import { createServer, type Server } from 'node:https';
+// (or, as `kubectl proxy` serves, plain HTTP) listener on 127.0.0.1, and gives tests its lifecycle
+// (stop and start on the same port), direct access to objects, kubeconfigs and the request log.
+import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { AuthOptions } from './auth.js';
@@ -36,8 +37,12 @@ export interface KubeApiServerOptions {
   namespaceLifecycle?: boolean;
   /** Bearer-token authentication and an authorization predicate. Default: every request allowed. */
   auth?: AuthOptions;
-  /** The serving certificate. Default: a self-signed one made with openssl. */
-  tls?: Certificate;
+  /**
+   * The serving certificate. Default: a self-signed one made with openssl. `false` serves plain
+   * HTTP, as `kubectl proxy` and local test clusters do; kubeconfigs then name an `http://` server
+   * and no certificate authority.
+   */
+  tls?: Certificate | false;
   /** Start listening at once. With false the port is reserved and the API is down until `start()`. Default true. */
   listening?: boolean;
   /** How long a list for a resourceVersion the server has not reached waits before 504 (the API server: 3 s). Default 3000. */
@@ -52,13 +57,13 @@ export class KubeApiServer {
   readonly faults: Faults;
   /** Every request so far, in arrival order. */
   readonly requests: RequestRecord[] = [];
-  /** The certificate clients must trust (PEM). */
+  /** The certificate clients must trust (PEM); empty when the server speaks plain HTTP. */
   readonly ca: string;
   private readonly store: Store;
   private readonly registry: Registry;
   private readonly hub: WatchHub;
   private readonly gc: GarbageCollector | undefined;
-  private readonly server: Server;
+  private readonly server: HttpServer | HttpsServer;
   private readonly sockets = new Set<Socket>();
   private port = 0;
 
@@ -69,8 +74,8 @@ export class KubeApiServer {
     this.hub = new WatchHub(this.store, this.registry, options.bookmarkIntervalMs ?? 60_000);
     this.faults = new Faults(this.store, this.hub);
     if (options.garbageCollection !== false) this.gc = new GarbageCollector(this.store, this.registry, kinds);
-    const tls = options.tls ?? makeCertificate();
-    this.ca = tls.cert;
+    const tls = options.tls === false ? undefined : (options.tls ?? makeCertificate());
+    this.ca = tls?.cert ?? '';
     const handler = createHandler({
       store: this.store,
       registry: this.registry,
@@ -82,7 +87,7 @@ export class KubeApiServer {
       waitMs: options.tooLargeResourceVersionWaitMs ?? 3000,
       address: () => `127.0.0.1:${this.port}`,
     });
-    this.server = createServer({ cert: tls.cert, key: tls.key }, handler);
+    this.server = tls ? createHttpsServer({ cert: tls.cert, key: tls.key }, handler) : createHttpServer(handler);
     this.server.on('connection', (socket: Socket) => {
       this.sockets.add(socket);
       socket.on('close', () => this.sockets.delete(socket));
@@ -98,9 +103,9 @@ export class KubeApiServer {
     return api;
   }
 
-  /** `https://127.0.0.1:<port>`; the port stays the same across `stop()` and `start()`. */
+  /** `https://127.0.0.1:<port>` (`http://` with `tls: false`); the port stays the same across `stop()` and `start()`. */
   get url(): string {
-    return `https://127.0.0.1:${this.port}`;
+    return `${this.ca === '' ? 'http' : 'https'}://127.0.0.1:${this.port}`;
   }
 
   get listening(): boolean {
@@ -215,7 +220,7 @@ export class KubeApiServer {
     return options.token ?? Object.keys(this.options.auth?.tokens ?? {})[0] ?? PLACEHOLDER_TOKEN;
   }
 
-  /** A kubeconfig (YAML) for this server, trusting its certificate. */
+  /** A kubeconfig (YAML) for this server, trusting its certificate (none over plain HTTP). */
   kubeconfig(options: KubeconfigOptions = {}): string {
     return kubeconfigYaml({ url: this.url, ca: this.ca }, this.token(options), options);
   }

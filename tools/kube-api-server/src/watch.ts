@@ -1,7 +1,8 @@
 // Watch streams: a chunked HTTP response of newline-delimited `{"type","object"}` events. A watch
 // from a resourceVersion replays the retained history, one older than the history gets an ERROR
 // event with a 410 Expired Status (HTTP 200 first, as the API server's watch cache answers), and
-// BOOKMARKs go to watchers that allow them, every interval and on request.
+// BOOKMARKs go to watchers that allow them, every interval and on request. Faults may put lines
+// that are not events first, or hold the stream open in silence.
 import type { ServerResponse } from 'node:http';
 import { apiVersionOf, bucketOf, type KindSpec } from './kinds.js';
 import { clone, type KubeObject } from './objects.js';
@@ -25,6 +26,8 @@ export interface WatchInfo {
   resourceVersion: string;
   allowWatchBookmarks: boolean;
   user?: string;
+  /** Held open by the `silent` fault: it sends nothing, ever. */
+  silent?: boolean;
 }
 
 export interface WatchRequest {
@@ -32,8 +35,12 @@ export interface WatchRequest {
   namespace: string | undefined;
   params: URLSearchParams;
   user?: string;
-  /** Answer with a 410 ERROR event whatever the resourceVersion (fault injection). */
-  forceGone?: boolean;
+  /** Fault injection: answer with a 410 ERROR event whatever the resourceVersion. */
+  gone?: boolean;
+  /** Fault injection: lines sent as they are before anything else. */
+  lines?: readonly string[];
+  /** Fault injection: send nothing after the headers, and never end. */
+  silent?: boolean;
 }
 
 export const INITIAL_EVENTS_END = 'k8s.io/initial-events-end';
@@ -65,7 +72,7 @@ class Watcher {
   }
 
   send(type: WatchEventType, object: unknown): void {
-    if (!this.res.writableEnded && !this.res.destroyed) this.res.write(`${JSON.stringify({ type, object })}\n`);
+    if (!this.info.silent && !this.res.writableEnded && !this.res.destroyed) this.res.write(`${JSON.stringify({ type, object })}\n`);
   }
 
   present(obj: KubeObject): KubeObject {
@@ -137,13 +144,19 @@ export class WatchHub {
 
     res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private' });
     res.flushHeaders();
-    if (request.forceGone || (from !== undefined && from !== 0 && from < this.store.oldest)) {
+    for (const line of request.lines ?? []) res.write(`${line}\n`);
+    if (request.gone || (from !== undefined && from !== 0 && from < this.store.oldest)) {
       res.end(`${JSON.stringify({ type: 'ERROR', object: tooOldResourceVersion(from ?? 0, this.store.oldest).status })}\n`);
       return;
     }
+    if (request.silent) info.silent = true;
     const watcher = new Watcher(info, res, spec, chosen, this.registry, this.store, () => {
       this.watchers.delete(watcher);
     });
+    if (request.silent) {
+      this.opened(watcher);
+      return;
+    }
     // Replaying and subscribing happen in one turn of the event loop, so no change falls between.
     const initial = isTrue(params.get('sendInitialEvents'));
     if (from === undefined || from === 0 || initial) {
@@ -154,8 +167,12 @@ export class WatchHub {
     }
     const timeoutSeconds = Number(params.get('timeoutSeconds') ?? 0);
     if (timeoutSeconds > 0) watcher.endAfter(timeoutSeconds);
-    this.watchers.add(watcher);
     this.startBookmarks();
+    this.opened(watcher);
+  }
+
+  private opened(watcher: Watcher): void {
+    this.watchers.add(watcher);
     for (const wake of this.waiters) wake();
   }
 

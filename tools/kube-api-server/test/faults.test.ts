@@ -1,8 +1,12 @@
 // Faults a controller must survive: the API down at start, an outage mid-watch, injected 503s,
-// delays and cut connections; and authentication (401) and authorization (403).
+// delays and cut connections, answers that are not what they claim (lines that are not events, a
+// LIST holding a null), a watch that never speaks, every watch 410; and authentication (401) and
+// authorization (403).
 import assert from 'node:assert/strict';
+import { get } from 'node:https';
 import { test } from 'node:test';
-import { ApiException, CoreV1Api, Health, KubernetesObjectApi } from '@kubernetes/client-node';
+import { ApiException, CoreV1Api, Health, KubernetesObjectApi, makeInformer } from '@kubernetes/client-node';
+import type { KubeApiServer } from '../src/index.js';
 import { configMap, configMapInformer, serve, statusOf } from './helpers.js';
 
 test('the API server is down at start: calls fail to connect, and succeed once it is up on the same port', async (t) => {
@@ -105,4 +109,120 @@ test('with auth on: 401 without a known token, 403 when the authorizer says no, 
       'admin delete /api/v1/namespaces/default/configmaps/a 200',
     ],
   );
+});
+
+/** A raw watch (node:https): its status once answered, every line it got, and how it ended (the server ended it, or it was cut). */
+function rawWatch(api: KubeApiServer, query: string) {
+  const lines: string[] = [];
+  let answered: (code: number) => void = () => {};
+  const code = new Promise<number>((resolve) => {
+    answered = resolve;
+  });
+  const ended = new Promise<'ended' | 'cut'>((resolve, reject) => {
+    const req = get(`${api.url}/api/v1/namespaces/default/configmaps?watch=1&${query}`, { ca: api.ca }, (res) => {
+      answered(res.statusCode ?? 0);
+      let rest = '';
+      res.on('data', (c: Buffer) => {
+        const parts = (rest + c.toString()).split('\n');
+        rest = parts.pop() ?? '';
+        lines.push(...parts);
+      });
+      res.on('end', () => resolve('ended'));
+      res.on('aborted', () => resolve('cut'));
+      res.on('error', () => resolve('cut'));
+    });
+    req.on('error', reject);
+  });
+  return { lines, code, ended };
+}
+
+test('lines that are not events go out as they are before the watch, which then carries on', async (t) => {
+  const api = await serve(t, { objects: [configMap('a')] });
+  const malformed = [
+    'null',
+    '[1]',
+    '"x"',
+    '{"type":"ADDED","object":null}',
+    '{"type":"MODIFIED","object":{"kind":"ConfigMap"}}',
+    '{"type":"ERROR","object":null}',
+  ];
+  const fault = api.faults.inject({ match: { verb: 'watch', resource: 'configmaps' }, lines: malformed });
+  const w = rawWatch(api, `resourceVersion=${api.resourceVersion}&timeoutSeconds=1`);
+  await api.waitForWatches(1);
+  api.put(configMap('b'));
+  assert.equal(await w.ended, 'ended');
+  assert.deepEqual(w.lines.slice(0, malformed.length), malformed);
+  assert.deepEqual(
+    w.lines.slice(malformed.length).map((l) => `${JSON.parse(l).type} ${JSON.parse(l).object.metadata.name}`),
+    ['ADDED b'],
+  );
+  assert.equal(fault.hits, 1);
+  assert.equal(api.requestsMatching({ verb: 'watch' })[0]?.fault, 'lines');
+});
+
+test('a reply fault answers with its body instead: a LIST whose items hold a null reaches the client as sent', async (t) => {
+  const api = await serve(t, { objects: [configMap('a')] });
+  const bad = { kind: 'ConfigMapList', apiVersion: 'v1', metadata: { resourceVersion: api.resourceVersion }, items: [null] };
+  api.faults.inject({ match: { verb: 'list', resource: 'configmaps' }, reply: { body: bad } });
+  api.faults.inject({ match: { verb: 'list', resource: 'configmaps' }, reply: { body: '{"items":{"not":"a list"}}' } });
+  const core = api.kubeConfig().makeApiClient(CoreV1Api);
+  assert.deepEqual((await core.listNamespacedConfigMap({ namespace: 'default' })).items, [null]);
+  const client = KubernetesObjectApi.makeApiClient(api.kubeConfig());
+  assert.deepEqual((await client.list('v1', 'ConfigMap', 'default')).items, { not: 'a list' });
+  assert.deepEqual(
+    (await core.listNamespacedConfigMap({ namespace: 'default' })).items.map((i) => i.metadata?.name),
+    ['a'],
+    'used up, the faults leave the next list alone',
+  );
+  assert.deepEqual(
+    api.requestsMatching({ verb: 'list' }).map((r) => `${r.code} ${r.fault ?? '-'}`),
+    ['200 reply', '200 reply', '200 -'],
+  );
+});
+
+test('a silent watch answers 200 and then sends nothing: no events, no bookmarks, no end at timeoutSeconds', async (t) => {
+  const api = await serve(t, { objects: [configMap('a')], bookmarkIntervalMs: 20 });
+  api.faults.inject({ match: { verb: 'watch', resource: 'configmaps' }, silent: true });
+  const silent = rawWatch(api, `resourceVersion=${api.resourceVersion}&timeoutSeconds=1&allowWatchBookmarks=true`);
+  await api.waitForWatches(1, { silent: true });
+  assert.equal(await silent.code, 200);
+  // A healthy watch opened after it, with the same timeout and bookmarks: it hears everything and ends.
+  const healthy = rawWatch(api, `resourceVersion=${api.resourceVersion}&timeoutSeconds=1&allowWatchBookmarks=true`);
+  await api.waitForWatches(2);
+  api.put(configMap('b'));
+  assert.equal(api.sendBookmarks(), 2, 'both allow bookmarks');
+  assert.equal(await healthy.ended, 'ended');
+  assert.ok(healthy.lines.some((l) => JSON.parse(l).type === 'ADDED'));
+  assert.ok(healthy.lines.some((l) => JSON.parse(l).type === 'BOOKMARK'));
+  assert.deepEqual(silent.lines, []);
+  while (api.watches().length > 1) await new Promise((r) => setTimeout(r, 5)); // the healthy one's close reaches the server
+  assert.deepEqual(
+    api.watches().map((w) => w.silent),
+    [true],
+    'the silent one is still open',
+  );
+  assert.equal(api.faults.dropWatches(), 1);
+  assert.equal(await silent.ended, 'cut');
+  assert.deepEqual(silent.lines, []);
+});
+
+test('every watch answered 410: client-node 1.4 relists at once each time, with no pause', async (t) => {
+  const api = await serve(t, { objects: [configMap('a')] });
+  const storm = api.faults.inject({ match: { verb: 'watch', resource: 'configmaps' }, gone: true, times: Number.POSITIVE_INFINITY });
+  const kc = api.kubeConfig();
+  const core = kc.makeApiClient(CoreV1Api);
+  const informer = makeInformer(kc, '/api/v1/namespaces/default/configmaps', () => core.listNamespacedConfigMap({ namespace: 'default' }));
+  t.after(() => informer.stop());
+  await informer.start();
+  const lists = () => api.requestsMatching({ verb: 'list', resource: 'configmaps' });
+  while (lists().length < 20) await new Promise((r) => setTimeout(r, 5));
+  await informer.stop();
+  assert.ok(storm.hits >= 19);
+  assert.ok(
+    api.requestsMatching({ verb: 'watch' }).every((r) => r.fault === 'gone' && r.code === 200),
+    'each watch got 200 and an ERROR event with 410',
+  );
+  const times = lists().map((r) => r.time);
+  const gaps = times.slice(1).map((at, i) => at - (times[i] ?? at));
+  console.log(`# 20 lists in ${(times.at(-1) ?? 0) - (times[0] ?? 0)} ms; longest gap ${Math.max(...gaps)} ms`);
 });
