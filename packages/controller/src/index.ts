@@ -1,8 +1,10 @@
 // @extlb/controller: extlb's control plane — informers, the converter's stages, an xDS (ADS) server
 // per Gateway, status writing by the elected leader — and its parts.
 export { Controller, type ControllerOptions } from './controller.js';
-export { ApiError, KubeApi } from './cluster/api.js';
-export { Informers, type InformerEvents, type InformerOptions } from './cluster/informers.js';
+export { ApiError, KubeApi, type KubeApiOptions, ShortWatch, WatchTimeout } from './cluster/api.js';
+export { type FailureReason, Informers, type InformerEvents, type InformerOptions } from './cluster/informers.js';
+export { allowPlainHttp } from './cluster/kubeconfig.js';
+export { MalformedResponse } from './cluster/wire.js';
 export { WATCHED_KINDS, type WatchedKind } from './cluster/kinds.js';
 export { LeaderElector, type LeaderElectionOptions } from './cluster/lease.js';
 export { startOpsServer, type OpsServerOptions } from './ops/http.js';

@@ -7,11 +7,15 @@
 // Lease renewal — forever. Requests share one keep-alive agent whose idle sockets are dropped
 // before the API server's own idle timeout, so a pooled socket is not reused just as the server
 // closes it; a read (GET) that still meets a dead socket, a refused connection, 429 or a 5xx is
-// tried again with backoff. Watches get connections of their own.
-import { Agent, type AgentOptions } from 'node:https';
+// tried again with backoff. Watches get connections of their own, and a bound on their silence.
+// The server may be `https://` or plain `http://` (`kubectl proxy`, a local test cluster).
+import { Agent } from 'node:http';
+import { Agent as HttpsAgent, type AgentOptions } from 'node:https';
 import { createInterface } from 'node:readline';
 import type { KubeConfig } from '@kubernetes/client-node';
 import fetch, { type Response } from 'node-fetch';
+import { allowPlainHttp } from './kubeconfig.js';
+import { watchEvent } from './wire.js';
 
 export type JsonObject = Record<string, unknown>;
 
@@ -47,9 +51,34 @@ export interface KubeApiOptions {
   retryDelayMs?: number;
   /** Idle pooled sockets are closed after this; below the API server's keep-alive timeout (Go's and Node's: 5 s and more). Default 4 s. */
   idleSocketMs?: number;
-  /** Watches ask the server to end them after this (it then lists nothing: the watch resumes). Default 300 s. */
+  /**
+   * Watches ask the server to end them after this many seconds, plus up to a quarter more at random
+   * so that kinds do not all watch again at once; each then resumes from its resourceVersion
+   * (nothing is listed). Default 20 (so 20–25 s).
+   */
   watchTimeoutSeconds?: number;
+  /**
+   * A watch that has sent nothing — no event, no bookmark, not its end — for this long is cut (and
+   * restarted by its informer). A healthy API server is never that silent: it ends every watch at
+   * its timeout (and, asked for bookmarks, sends one 2 s before that and at least every minute), so
+   * this must exceed the longest timeout a watch asks for. Default 30 000 ms.
+   */
+  watchSilenceMs?: number;
 }
+
+/** A watch that said nothing within its bound: no answer to the request, or silence after it. */
+export class WatchTimeout extends Error {
+  override readonly name = 'WatchTimeout';
+  readonly code = 'ETIMEDOUT';
+}
+
+/** A watch the server ended cleanly within a second, having sent no event: no watch at all (client-go calls it a very short watch). */
+export class ShortWatch extends Error {
+  override readonly name = 'ShortWatch';
+}
+
+/** A watch shorter than this that brought nothing is a ShortWatch. */
+const SHORT_WATCH_MS = 1000;
 
 /** Errors of the connection, not of the API: the request may be tried again. */
 const TRANSIENT_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
@@ -84,19 +113,32 @@ export class KubeApi {
   private readonly retryDelayMs: number;
   private readonly idleSocketMs: number;
   readonly watchTimeoutSeconds: number;
+  readonly watchSilenceMs: number;
+  /** The kubeconfig as client-node will take it (see allowPlainHttp). */
+  readonly kc: KubeConfig;
   private agents?: Promise<{ requests: Agent; watches: Agent }>;
   private unreachable = false;
   private readonly reachableListeners = new Set<() => void>();
 
-  constructor(
-    readonly kc: KubeConfig,
-    options: KubeApiOptions = {},
-  ) {
+  constructor(kc: KubeConfig, options: KubeApiOptions = {}) {
+    this.kc = allowPlainHttp(kc);
     this.requestTimeoutMs = options.requestTimeoutMs ?? 10_000;
     this.attempts = options.attempts ?? 3;
     this.retryDelayMs = options.retryDelayMs ?? 100;
     this.idleSocketMs = options.idleSocketMs ?? 4_000;
-    this.watchTimeoutSeconds = options.watchTimeoutSeconds ?? 300;
+    this.watchTimeoutSeconds = options.watchTimeoutSeconds ?? 20;
+    this.watchSilenceMs = options.watchSilenceMs ?? 30_000;
+    const longest = this.watchTimeoutSeconds + Math.floor(this.watchTimeoutSeconds / 4);
+    if (!(this.watchTimeoutSeconds >= 1 && this.watchSilenceMs > longest * 1000)) {
+      throw new RangeError(
+        `watchSilenceMs (${this.watchSilenceMs}) must exceed the longest watch timeout (${longest} s), and watchTimeoutSeconds be 1 or more`,
+      );
+    }
+  }
+
+  /** The timeout one watch asks for: `watchTimeoutSeconds` plus up to a quarter more. */
+  private watchTimeout(): number {
+    return this.watchTimeoutSeconds + Math.floor(Math.random() * (Math.floor(this.watchTimeoutSeconds / 4) + 1));
   }
 
   /** Calls `listener` whenever the API server answers again after requests failed to reach it. */
@@ -115,18 +157,21 @@ export class KubeApi {
     for (const l of this.reachableListeners) l();
   }
 
-  /** The kubeconfig's TLS settings on two agents: pooled keep-alive sockets for requests, a connection per watch. */
+  /** The kubeconfig's TLS settings (none for plain HTTP) on two agents: pooled keep-alive sockets for requests, a connection per watch. */
   private agentsFor(): Promise<{ requests: Agent; watches: Agent }> {
     this.agents ??= (async () => {
-      const opts: { agent?: Agent & { options?: AgentOptions } } = {};
+      if (this.kc.getCurrentCluster()?.server.startsWith('http:')) {
+        return { requests: new Agent({ keepAlive: true, timeout: this.idleSocketMs, maxFreeSockets: 8 }), watches: new Agent({ keepAlive: false }) };
+      }
+      const opts: { agent?: HttpsAgent & { options?: AgentOptions } } = {};
       await this.kc.applyToHTTPSOptions(opts as never);
       const tls = (opts.agent?.options ?? {}) as AgentOptions;
       const { ca, cert, key, pfx, passphrase, rejectUnauthorized, servername } = tls;
       const base = { ca, cert, key, pfx, passphrase, servername, ...(rejectUnauthorized !== undefined ? { rejectUnauthorized } : {}) };
       // `timeout` on an agent closes its free sockets when idle that long (an active request is not cut by it).
       return {
-        requests: new Agent({ ...base, keepAlive: true, timeout: this.idleSocketMs, maxFreeSockets: 8 }),
-        watches: new Agent({ ...base, keepAlive: false }),
+        requests: new HttpsAgent({ ...base, keepAlive: true, timeout: this.idleSocketMs, maxFreeSockets: 8 }),
+        watches: new HttpsAgent({ ...base, keepAlive: false }),
       };
     })();
     return this.agents;
@@ -193,10 +238,12 @@ export class KubeApi {
   }
 
   /**
-   * Watches `path` from `query.resourceVersion`: `onEvent` gets each event; `done` is called once,
-   * with an error or null when the stream ended. The server is asked to end the watch after
-   * `watchTimeoutSeconds`; a stream silent much longer than that (a half-open connection) is cut.
-   * Abort the returned controller to stop.
+   * Watches `path` from `query.resourceVersion`: `onEvent` gets each event, checked first (see
+   * `watchEvent`); `done` is called once, with an error or null when the stream ended. A line that
+   * is not an event ends the watch with a MalformedResponse, a stream silent for `watchSilenceMs`
+   * (a half-open connection, a stalled server) with a WatchTimeout, and one the server ended
+   * within a second having sent nothing with a ShortWatch. The server is asked to end the watch
+   * after `watchTimeoutSeconds` (plus jitter). Abort the returned controller to stop.
    */
   watch(
     path: string,
@@ -216,7 +263,7 @@ export class KubeApi {
     };
     const arm = (ms: number, why: string) => {
       if (watchdog) clearTimeout(watchdog);
-      watchdog = setTimeout(() => finish(Object.assign(new Error(why), { code: 'ETIMEDOUT' })), ms);
+      watchdog = setTimeout(() => finish(new WatchTimeout(why)), ms);
       watchdog.unref?.();
     };
     // Stopped by its owner: nothing more to report.
@@ -224,14 +271,16 @@ export class KubeApi {
       finished = true;
       if (watchdog) clearTimeout(watchdog);
     });
-    const silenceMs = (this.watchTimeoutSeconds + 30) * 1000;
+    const silenceMs = this.watchSilenceMs;
+    const startedAt = Date.now();
+    let events = 0;
     void (async () => {
       try {
         const { watches } = await this.agentsFor();
         const { url: server, headers, agent } = await this.fetchInit('GET', watches);
         const url = new URL(server + path);
         url.searchParams.set('watch', 'true');
-        url.searchParams.set('timeoutSeconds', String(this.watchTimeoutSeconds));
+        url.searchParams.set('timeoutSeconds', String(this.watchTimeout()));
         for (const [k, v] of Object.entries(query)) if (v !== undefined) url.searchParams.set(k, v);
         arm(this.requestTimeoutMs, `watch ${path}: no answer within ${this.requestTimeoutMs} ms`);
         const response = await fetch(url.toString(), { method: 'GET', agent, headers, signal: controller.signal } as Parameters<typeof fetch>[1]);
@@ -246,16 +295,24 @@ export class KubeApi {
         const lines = createInterface({ input: body });
         lines.on('error', finish);
         lines.on('line', (line) => {
+          if (finished) return; // the rest of a stream already given up (a torn last line, say)
           arm(silenceMs, `watch ${path}: silent for ${silenceMs} ms`);
-          let event: { type?: string; object?: unknown };
+          let event: ReturnType<typeof watchEvent>;
           try {
-            event = JSON.parse(line);
-          } catch {
-            return; // a torn line of a cut stream; the stream's end follows
+            event = watchEvent(line, path);
+          } catch (err) {
+            return finish(err);
           }
-          if (typeof event.type === 'string') onEvent(event.type, event.object, event);
+          events++;
+          onEvent(event.type, event.object, event);
         });
-        lines.on('close', () => finish(null));
+        lines.on('close', () =>
+          finish(
+            events === 0 && Date.now() - startedAt < SHORT_WATCH_MS
+              ? new ShortWatch(`watch ${path}: ended by the server within ${SHORT_WATCH_MS} ms without an event`)
+              : null,
+          ),
+        );
       } catch (err) {
         if (refused(err)) this.reached(false);
         finish(err);

@@ -7,7 +7,8 @@ export interface ControllerMetrics {
   recomputeSeconds: Histogram<'kind'>;
   informerEvents: Counter<'kind' | 'event'>;
   informerLists: Counter<'kind'>;
-  informerErrors: Counter<'kind'>;
+  informerRelists: Counter<'kind'>;
+  informerErrors: Counter<'kind' | 'reason'>;
   statusWrites: Counter<'result'>;
   pushes: Counter<'type'>;
   pushSeconds: Histogram<'type'>;
@@ -41,10 +42,16 @@ export function controllerMetrics(xds: () => XdsServer | undefined): ControllerM
       labelNames: ['kind'],
       registers,
     }),
+    informerRelists: new Counter({
+      name: 'extlb_controller_informer_relists_total',
+      help: 'Lists after the first (410 Gone, or a restart that lost its place), each after a backoff.',
+      labelNames: ['kind'],
+      registers,
+    }),
     informerErrors: new Counter({
       name: 'extlb_controller_informer_errors_total',
-      help: 'Watch and list failures, each followed by a restart with backoff.',
-      labelNames: ['kind'],
+      help: 'Watch and list failures, each followed by a restart with backoff, by reason (malformed, silent, short, status, connection).',
+      labelNames: ['kind', 'reason'],
       registers,
     }),
     statusWrites: new Counter({
