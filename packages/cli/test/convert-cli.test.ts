@@ -194,6 +194,27 @@ describe('extlb convert --from-cluster', () => {
     assert.deepEqual(selector('/api/v1/configmaps'), [undefined]);
   });
 
+  it('reads a plain-HTTP API server (kubectl proxy) through an http:// kubeconfig as its users write it', async () => {
+    const plain = await startKubeApiServer({
+      objects,
+      tls: false,
+      defaultKinds: false,
+      kinds: DEFAULT_KINDS.filter((k) => k.group !== 'inference.networking.k8s.io'),
+    });
+    after(() => plain.close());
+    const file = plain.writeKubeconfig(join(dir, 'plain-kubeconfig'));
+    const r = await cli(['--from-cluster', '--kubeconfig', file, '--gateway-class', 'extlb']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.doesNotMatch(r.stderr, /HTTP protocol is not allowed/);
+    assert.deepEqual(
+      plain.requestsMatching({ path: '/apis/extlb.dev/v1alpha1/backendpools' }).map((q) => `${q.verb} ${q.code}`),
+      ['list 200'],
+    );
+    const bootstrap = parse(r.stdout) as { static_resources: { clusters: { name: string; load_assignment?: { endpoints: { lb_endpoints: unknown[] }[] } }[] } };
+    const pool = bootstrap.static_resources.clusters.find((c) => c.name === 'bpool/default/llm');
+    assert.equal(pool?.load_assignment?.endpoints[0]?.lb_endpoints.length, 3);
+  });
+
   it('fails with exit 1 when the context names no reachable cluster', async () => {
     const r = await cli(['--from-cluster', '--kubeconfig', join(dir, 'missing-kubeconfig')]);
     assert.equal(r.code, 1);

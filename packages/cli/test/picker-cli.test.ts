@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { get } from 'node:http';
 import { PassThrough } from 'node:stream';
 import { parse } from 'yaml';
+import { startKubeApiServer } from '@extlb/kube-api-server';
 import { main } from '../src/main.js';
 import { endpointSlice, startFakeKubeApi } from '../../picker/test/fake-kube-api.js';
 import { ask, closeClients, endpointOf, ending, exchange, extProcClient, headers } from '../../picker/test/helpers.js';
@@ -208,6 +209,23 @@ test("extlb picker --from-cluster follows EndpointSlices from the kubeconfig con
     const changed = picker.waitFor(endpointsChanged('10.2.0.3:8000'));
     for (let i = 0; i < 200 && api.watchCount() === 0; i++) await new Promise((r) => setTimeout(r, 10));
     api.send('ADDED', endpointSlice('llm-b', ['10.2.0.3'], '11'));
+    await changed;
+    assert.equal(await stop(picker.child), 0);
+  } finally {
+    await api.close();
+  }
+});
+
+test('extlb picker --from-cluster over plain HTTP (kubectl proxy): the http:// kubeconfig as written', async () => {
+  const api = await startKubeApiServer({ tls: false, objects: [endpointSlice('llm-a', ['10.2.0.1'], '9')] });
+  try {
+    const kubeconfig = join(dir, 'plain-kubeconfig.yaml');
+    writeFileSync(kubeconfig, api.kubeconfig({ namespace: 'models' }));
+    const picker = await startPicker('--from-cluster', '--selector', 'kubernetes.io/service-name=llm', '--kubeconfig', kubeconfig);
+    assert.equal(picker.listening.count, 1);
+    const changed = picker.waitFor(endpointsChanged('10.2.0.2:8000'));
+    await api.waitForWatches(1);
+    api.put(endpointSlice('llm-b', ['10.2.0.2'], '10'));
     await changed;
     assert.equal(await stop(picker.child), 0);
   } finally {

@@ -166,7 +166,7 @@ export interface ClusterEndpointsOptions {
 export async function clusterEndpoints(options: ClusterEndpointsOptions): Promise<PoolMembers> {
   // Loaded lazily: the Kubernetes client is large and only cluster members need it.
   const k8s = await import('@kubernetes/client-node');
-  const kc = (options.kubeConfig as InstanceType<typeof k8s.KubeConfig> | undefined) ?? loadDefaultKubeConfig(k8s);
+  const kc = allowPlainHttp(k8s, (options.kubeConfig as InstanceType<typeof k8s.KubeConfig> | undefined) ?? loadDefaultKubeConfig(k8s));
   const api = kc.makeApiClient(k8s.DiscoveryV1Api);
   const path = `/apis/discovery.k8s.io/v1/namespaces/${encodeURIComponent(options.namespace)}/endpointslices`;
   const informer = k8s.makeInformer(
@@ -184,6 +184,21 @@ function loadDefaultKubeConfig(k8s: typeof import('@kubernetes/client-node')): I
   const kc = new k8s.KubeConfig();
   kc.loadFromDefault();
   return kc;
+}
+
+/**
+ * A kubeconfig naming a plain `http://` server (`kubectl proxy`, a local test cluster) as kubectl
+ * takes it: client-node 1.4 refuses one unless its cluster skips TLS verification (its switch to a
+ * plain agent), and over plain HTTP there is none to skip. Any other kubeconfig is returned as is.
+ * (The controller has the same mend; the picker does not depend on it.)
+ */
+function allowPlainHttp(k8s: typeof import('@kubernetes/client-node'), kc: InstanceType<typeof k8s.KubeConfig>): InstanceType<typeof k8s.KubeConfig> {
+  const cluster = kc.getCurrentCluster();
+  if (!cluster?.server.startsWith('http:') || cluster.skipTLSVerify) return kc;
+  const copy = new k8s.KubeConfig();
+  const clusters = kc.clusters.map((c) => (c === cluster ? { ...c, skipTLSVerify: true } : c));
+  copy.loadFromOptions({ clusters, users: kc.users, contexts: kc.contexts, currentContext: kc.currentContext });
+  return copy;
 }
 
 interface InformerLike {

@@ -1,7 +1,8 @@
 // The EndpointSlice source with the real @kubernetes/client-node informer against the shared
-// in-process Kubernetes API server (lists, watches, faults).
+// in-process Kubernetes API server (lists, watches, faults, plain HTTP).
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { startKubeApiServer } from '@extlb/kube-api-server';
 import { KubeConfig } from '@kubernetes/client-node';
 import { clusterEndpoints } from '../src/pool-members.js';
 import { endpointSlice, startFakeKubeApi, type FakeKubeApi } from './fake-kube-api.js';
@@ -73,5 +74,29 @@ test('a dropped watch: the source keeps its endpoints, watches again and applies
     }
   } finally {
     await dropped.close();
+  }
+});
+
+test('over plain HTTP (kubectl proxy): an http:// kubeconfig as its users write it lists and watches', async () => {
+  const plain = await startKubeApiServer({ tls: false, objects: [endpointSlice('llm-a', ['10.2.0.1'], '9')] });
+  try {
+    const kc = new KubeConfig();
+    kc.loadFromString(plain.kubeconfig({ namespace: 'models' }));
+    assert.equal(kc.getCurrentCluster()?.skipTLSVerify, false, 'the kubeconfig says nothing about TLS');
+    const source = await clusterEndpoints({ namespace: 'models', selector: 'kubernetes.io/service-name=llm', kubeConfig: kc });
+    try {
+      assert.deepEqual(
+        source.endpoints().map((e) => e.address),
+        ['10.2.0.1:8000'],
+      );
+      await plain.waitForWatches(1);
+      const changed = new Promise<string[]>((resolve) => source.onChange((e) => resolve(e.map((x) => x.address))));
+      plain.put(endpointSlice('llm-b', ['10.2.0.2'], '10'));
+      assert.deepEqual(await changed, ['10.2.0.1:8000', '10.2.0.2:8000']);
+    } finally {
+      await source.close();
+    }
+  } finally {
+    await plain.close();
   }
 });

@@ -159,12 +159,13 @@ export async function listFromCluster(
   kubeconfig: string | undefined,
   context: string | undefined,
 ): Promise<{ objects: unknown[]; messages: DiagnosticLine[] }> {
-  const k8s = await import('@kubernetes/client-node');
+  const [k8s, { allowPlainHttp }] = await Promise.all([import('@kubernetes/client-node'), import('@extlb/controller')]);
   const kc = new k8s.KubeConfig();
   if (kubeconfig) kc.loadFromFile(kubeconfig);
   else kc.loadFromDefault();
   if (context) kc.setCurrentContext(context);
-  const client = k8s.KubernetesObjectApi.makeApiClient(kc);
+  // An http:// server (kubectl proxy) as kubectl takes it; client-node alone refuses one.
+  const client = k8s.KubernetesObjectApi.makeApiClient(allowPlainHttp(kc));
   const objects: unknown[] = [];
   const messages: DiagnosticLine[] = [];
   for (const [apiVersion, kind, fieldSelector] of CLUSTER_KINDS) {
