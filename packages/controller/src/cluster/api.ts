@@ -297,14 +297,13 @@ export class KubeApi {
         lines.on('line', (line) => {
           if (finished) return; // the rest of a stream already given up (a torn last line, say)
           arm(silenceMs, `watch ${path}: silent for ${silenceMs} ms`);
-          let event: ReturnType<typeof watchEvent>;
           try {
-            event = watchEvent(line, path);
+            const event = watchEvent(line, path);
+            events++;
+            onEvent(event.type, event.object, event);
           } catch (err) {
-            return finish(err);
+            finish(err); // not an event, or its handler failed: the watch is over either way
           }
-          events++;
-          onEvent(event.type, event.object, event);
         });
         lines.on('close', () =>
           finish(
