@@ -8,7 +8,7 @@ import { DEFAULT_CONTROLLER, type EnvoyTarget, type JsonObject } from '@extlb/en
 import type { KubeConfig } from '@kubernetes/client-node';
 import { type Logger, createLogger } from '@extlb/telemetry';
 import { KubeApi, type KubeApiOptions } from './cluster/api.js';
-import { type InformerOptions, Informers } from './cluster/informers.js';
+import { Informers } from './cluster/informers.js';
 import { CONFIG_MAP, WATCHED_KINDS } from './cluster/kinds.js';
 import { referencedConfigMaps } from './cluster/references.js';
 import { LeaderElector } from './cluster/lease.js';
@@ -40,8 +40,6 @@ export interface ControllerOptions {
   maxDelayMs?: number;
   /** Request deadlines and retries of the Kubernetes API client, and the watches' timeout and silence bound. */
   api?: KubeApiOptions;
-  /** The informers' backoff of restarts and relists. */
-  informers?: Pick<InformerOptions, 'backoffMs' | 'maxBackoffMs'>;
   logger?: Logger;
 }
 
@@ -85,35 +83,28 @@ export class Controller {
       ...(options.endpointDelayMs !== undefined ? { endpointDelayMs: options.endpointDelayMs } : {}),
       endpointKinds: ENDPOINT_KINDS,
     });
-    this.informers = new Informers(
-      this.api,
-      {
-        onChange: (kind, event) => {
-          this.metrics.informerEvents.inc({ kind: kind.kind, event });
-          this.scheduler.touch(kind.kind);
-        },
-        // Most often the controller's own status write coming back: nothing to recompute.
-        onStatusOnly: (kind) => this.metrics.informerEvents.inc({ kind: kind.kind, event: 'status-only' }),
-        onList: (kind, count) => {
-          this.metrics.informerLists.inc({ kind: kind.kind });
-          this.log.debug({ kind: kind.kind, count }, 'listed');
-          this.scheduler.touch(kind.kind);
-        },
-        onRelist: (kind, waitMs) => {
-          this.metrics.informerRelists.inc({ kind: kind.kind });
-          this.log.debug({ kind: kind.kind, waitMs }, 'listing again');
-        },
-        // Once per failure; what the API server said is quoted, never whole.
-        onError: (kind, error, retryInMs, reason) => {
-          this.metrics.informerErrors.inc({ kind: kind.kind, reason });
-          this.log.warn(
-            { kind: kind.kind, reason, error: quote(error instanceof Error ? error.message : String(error)), retryInMs },
-            'watch failed; restarting',
-          );
-        },
+    this.informers = new Informers(this.api, {
+      onChange: (kind, event) => {
+        this.metrics.informerEvents.inc({ kind: kind.kind, event });
+        this.scheduler.touch(kind.kind);
       },
-      options.informers,
-    );
+      // Most often the controller's own status write coming back: nothing to recompute.
+      onStatusOnly: (kind) => this.metrics.informerEvents.inc({ kind: kind.kind, event: 'status-only' }),
+      onList: (kind, count) => {
+        this.metrics.informerLists.inc({ kind: kind.kind });
+        this.log.debug({ kind: kind.kind, count }, 'listed');
+        this.scheduler.touch(kind.kind);
+      },
+      onRelist: (kind, waitMs) => {
+        this.metrics.informerRelists.inc({ kind: kind.kind });
+        this.log.debug({ kind: kind.kind, waitMs }, 'listing again');
+      },
+      // Once per failure; what the API server said is quoted, never whole.
+      onError: (kind, error, retryInMs, reason) => {
+        this.metrics.informerErrors.inc({ kind: kind.kind, reason });
+        this.log.warn({ kind: kind.kind, reason, error: quote(error instanceof Error ? error.message : String(error)), retryInMs }, 'watch failed; restarting');
+      },
+    });
     const metricCallbacks = xdsMetricCallbacks(this.metrics);
     this.xds = new XdsServer({
       cache: this.cache,
