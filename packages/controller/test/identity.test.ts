@@ -7,6 +7,7 @@ import { X509Certificate } from 'node:crypto';
 import { after, describe, it } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import { type KubeApiServer, type KubeObject, startKubeApiServer } from '@extlb/kube-api-server';
+import { XDS_IDENTITY } from '@extlb/envoy';
 import { KubeApi, SnapshotCache, TYPE_URL, XdsServer } from '../src/index.js';
 import {
   CA_SECRET_TYPE,
@@ -17,8 +18,6 @@ import {
   IDENTITY_SECRET_TYPE,
   issueLeaf,
   rotate,
-  SDS_TLS_CERTIFICATE,
-  SDS_VALIDATION_CONTEXT,
   trustBundle,
   XdsIdentity,
   type XdsIdentityOptions,
@@ -80,7 +79,7 @@ interface Pem {
 }
 
 /** A Gateway's identity Secret as Envoy would read it from its mount. */
-function secretFiles(api: KubeApiServer, gateway: string): Pem & Record<string, string> {
+function secretFiles(api: KubeApiServer, gateway: string): Pem & Record<string, string | undefined> {
   const secret = api.get('v1', 'Secret', `${gateway}-xds-identity`, NS) as Json | undefined;
   assert.ok(secret, `the identity Secret of ${gateway}`);
   const files = Object.fromEntries(Object.entries(secret.data as Record<string, string>).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()]));
@@ -131,8 +130,8 @@ describe('xDS identity: each proxy proves which Gateway it serves', () => {
     assert.ok(leaf.checkIssued(new X509Certificate(identity.ca.active.certPem)));
     const lifeHours = (Date.parse(leaf.validTo) - Date.now()) / 3600_000;
     assert.ok(lifeHours > 11.9 && lifeHours <= 12, `a 12 h certificate, not ${lifeHours} h`);
-    assert.match(edge[SDS_TLS_CERTIFICATE] as string, /"filename": "\/etc\/extlb\/xds\/tls.crt"/);
-    assert.match(edge[SDS_VALIDATION_CONTEXT] as string, /"filename": "\/etc\/extlb\/xds\/ca.crt"/);
+    assert.match(edge[XDS_IDENTITY.sdsCertificate] as string, /"filename": "\/etc\/extlb\/xds\/tls.crt"/);
+    assert.match(edge[XDS_IDENTITY.sdsValidation] as string, /"filename": "\/etc\/extlb\/xds\/ca.crt"/);
 
     const good = proxy(address, edge, `${NS}/edge`);
     const response = await good.next();

@@ -12,6 +12,7 @@
 // symlink to a timestamped directory, and an update renames a new `..data` into place — a move in
 // the mount directory, which is what Envoy's `watched_directory` reacts to.
 import { createHash, X509Certificate } from 'node:crypto';
+import { XDS_IDENTITY, xdsIdentitySdsFiles } from '@extlb/envoy';
 import { ApiError, type JsonObject, type KubeApi } from '../cluster/api.js';
 import { BACKDATE_MS, type CaState, lifeOf, RENEW_AT, trustBundle } from './authority.js';
 import { gatewayIdentity } from './spiffe.js';
@@ -20,15 +21,9 @@ import { type KeyPair, issueLeaf, parseBundle, uriNames } from './x509.js';
 export const IDENTITY_SECRET_TYPE = 'extlb.dev/xds-identity';
 /** On a Gateway whose Envoy the operator runs: `"true"` asks the controller to issue the Gateway's identity Secret. */
 export const IDENTITY_ANNOTATION = 'extlb.dev/xds-identity';
-/** Where Envoy Pods mount the identity Secret: the SDS files name the files under it. */
-export const IDENTITY_DIR = '/etc/extlb/xds';
-export const SDS_TLS_CERTIFICATE = 'tls-certificate.sds.json';
-export const SDS_VALIDATION_CONTEXT = 'validation-context.sds.json';
-/** Names of the Secrets in the SDS files, and in the bootstrap that refers to them. */
-export const SDS_CLIENT_SECRET = 'extlb-xds-client';
-export const SDS_CA_SECRET = 'extlb-xds-ca';
+/** Where Envoy Pods mount the identity Secret: its SDS files name the files under it. */
+export const IDENTITY_DIR = XDS_IDENTITY.dir;
 
-const SECRET_TYPE_URL = 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.Secret';
 const IDENTITY_URI_ANNOTATION = 'extlb.dev/identity';
 const NOT_AFTER_ANNOTATION = 'extlb.dev/not-after';
 const RENEW_AFTER_ANNOTATION = 'extlb.dev/renew-after';
@@ -54,19 +49,8 @@ function labelValue(value: string): string {
   return `${value.slice(0, 54).replace(/[-_.]+$/, '')}-${createHash('sha256').update(value).digest('hex').slice(0, 8)}`;
 }
 
-/** The two SDS files: Envoy's DiscoveryResponse form, one Secret each, naming the files in `dir`. */
-export function sdsFiles(dir = IDENTITY_DIR): Record<string, string> {
-  const file = (name: string) => ({ filename: `${dir}/${name}` });
-  const watched = { path: dir };
-  const doc = (secret: JsonObject) => `${JSON.stringify({ resources: [{ '@type': SECRET_TYPE_URL, ...secret }] }, null, 2)}\n`;
-  return {
-    [SDS_TLS_CERTIFICATE]: doc({
-      name: SDS_CLIENT_SECRET,
-      tls_certificate: { certificate_chain: file('tls.crt'), private_key: file('tls.key'), watched_directory: watched },
-    }),
-    [SDS_VALIDATION_CONTEXT]: doc({ name: SDS_CA_SECRET, validation_context: { trusted_ca: file('ca.crt'), watched_directory: watched } }),
-  };
-}
+/** The SDS files of a Secret mounted where Envoy Pods mount it. */
+const sdsFiles = () => xdsIdentitySdsFiles(IDENTITY_DIR);
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 const unb64 = (s: unknown) => (typeof s === 'string' ? Buffer.from(s, 'base64').toString() : '');

@@ -20,12 +20,7 @@ export {
   IDENTITY_DIR,
   IDENTITY_SECRET_TYPE,
   IdentityIssuer,
-  SDS_CA_SECRET,
-  SDS_CLIENT_SECRET,
-  SDS_TLS_CERTIFICATE,
-  SDS_VALIDATION_CONTEXT,
   identitySecretName,
-  sdsFiles,
   type GatewayRef,
   type IssuerReport,
 } from './gateway-secrets.js';
