@@ -97,7 +97,10 @@ export class Controller {
     const identity = options.identity ?? `${hostname()}_${randomUUID().slice(0, 8)}`;
     this.log = options.logger ?? createLogger({ base: { component: 'controller', replica: identity } });
     this.api = new KubeApi(options.kubeConfig, options.api);
-    this.metrics = controllerMetrics(() => this.xds, () => this.identity?.servingExpiresAt ?? 0);
+    this.metrics = controllerMetrics(
+      () => this.xds,
+      () => this.identity?.servingExpiresAt ?? 0,
+    );
     this.pipeline = new Pipeline({
       controllerName: this.controllerName,
       ...(options.envoy ? { envoy: options.envoy } : {}),
@@ -225,7 +228,13 @@ export class Controller {
     const gateway = this.groups.has(group) ? group : 'unknown';
     this.metrics.xdsRefused.inc({ gateway, reason: refusal.reason });
     this.log.warn(
-      { gateway: clip(group, 300), node: clip(node.id, 300), userAgent: clip(node.userAgent, 100), reason: refusal.reason, identity: clip(refusal.identity ?? '', 300) },
+      {
+        gateway: clip(group, 300),
+        node: clip(node.id, 300),
+        userAgent: clip(node.userAgent, 100),
+        reason: refusal.reason,
+        identity: clip(refusal.identity ?? '', 300),
+      },
       'xDS stream refused',
     );
     return refusal.message;
@@ -239,7 +248,8 @@ export class Controller {
   }
 
   async start(): Promise<{ xdsPort: number }> {
-    if (!this.identity) this.log.warn('xDS is plain text (--xds-plaintext): any client that names a Gateway gets its configuration, TLS keys included; for development only');
+    if (!this.identity)
+      this.log.warn('xDS is plain text (--xds-plaintext): any client that names a Gateway gets its configuration, TLS keys included; for development only');
     const credentials = this.identity ? await this.loadIdentity(this.identity) : undefined;
     const { port } = await this.xds.start({
       host: this.options.xds.host ?? '0.0.0.0',

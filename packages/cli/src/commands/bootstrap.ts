@@ -40,7 +40,8 @@ async function run(args: string[], io: Io): Promise<number> {
     throw new UsageError(`--xds-server HOST:PORT is required${xdsServer === undefined ? '' : `, not ${JSON.stringify(xdsServer)}`}`);
   const adminPort = integerFlag('--admin-port', values['admin-port'], 1, 65535);
   const dir = values['xds-tls-dir'];
-  if (!/^\/[A-Za-z0-9._/-]*$/.test(dir) || dir.split('/').includes('..')) throw new UsageError(`--xds-tls-dir must be an absolute directory, not ${JSON.stringify(dir)}`);
+  if (!/^\/[A-Za-z0-9._/-]*$/.test(dir) || dir.split('/').includes('..'))
+    throw new UsageError(`--xds-tls-dir must be an absolute directory, not ${JSON.stringify(dir)}`);
   if (values['xds-plaintext'] && (values['xds-server-name'] !== undefined || args.some((a) => a.startsWith('--xds-tls-dir')))) {
     throw new UsageError('--xds-plaintext takes neither --xds-tls-dir nor --xds-server-name: it turns TLS to the xDS server off');
   }

@@ -47,14 +47,22 @@ function parseFlags(args: string[]) {
       allowPositionals: false,
     }),
   );
-  if (values['xds-plaintext'] && (values['xds-ca-external'] || args.some((a) => /^--(xds-ca-secret|xds-cert-lifetime|xds-ca-lifetime|trust-domain)\b/.test(a)))) {
-    throw new UsageError('--xds-plaintext turns the xDS identity off: it takes none of --trust-domain, --xds-ca-secret, --xds-ca-external, --xds-cert-lifetime, --xds-ca-lifetime');
+  if (
+    values['xds-plaintext'] &&
+    (values['xds-ca-external'] || args.some((a) => /^--(xds-ca-secret|xds-cert-lifetime|xds-ca-lifetime|trust-domain)\b/.test(a)))
+  ) {
+    throw new UsageError(
+      '--xds-plaintext turns the xDS identity off: it takes none of --trust-domain, --xds-ca-secret, --xds-ca-external, --xds-cert-lifetime, --xds-ca-lifetime',
+    );
   }
   const leafLifetimeMs = durationFlag('--xds-cert-lifetime', values['xds-cert-lifetime']);
   const caLifetimeMs = durationFlag('--xds-ca-lifetime', values['xds-ca-lifetime']);
-  if (leafLifetimeMs < 10 * 60_000) throw new UsageError('--xds-cert-lifetime must be at least 10m: a proxy must get its renewed certificate well before the old one expires');
-  if (caLifetimeMs < 4 * leafLifetimeMs) throw new UsageError('--xds-ca-lifetime must be at least four times --xds-cert-lifetime, so a CA rotation overlaps every certificate the old CA signed');
-  if (!/^[a-z0-9._-]{1,255}$/.test(values['trust-domain'])) throw new UsageError(`--trust-domain must be lowercase letters, digits, ".", "-" and "_", not "${values['trust-domain']}"`);
+  if (leafLifetimeMs < 10 * 60_000)
+    throw new UsageError('--xds-cert-lifetime must be at least 10m: a proxy must get its renewed certificate well before the old one expires');
+  if (caLifetimeMs < 4 * leafLifetimeMs)
+    throw new UsageError('--xds-ca-lifetime must be at least four times --xds-cert-lifetime, so a CA rotation overlaps every certificate the old CA signed');
+  if (!/^[a-z0-9._-]{1,255}$/.test(values['trust-domain']))
+    throw new UsageError(`--trust-domain must be lowercase letters, digits, ".", "-" and "_", not "${values['trust-domain']}"`);
   const seconds = (flag: string, value: string) => {
     const n = Number(value);
     if (value.trim() === '' || !Number.isFinite(n) || n < 0) throw new UsageError(`${flag} must be a number of seconds, not "${value}"`);

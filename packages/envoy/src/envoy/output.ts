@@ -52,14 +52,20 @@ export function xdsIdentitySdsFiles(dir: string = XDS_IDENTITY.dir): Record<stri
       name: XDS_IDENTITY.clientSecret,
       tls_certificate: { certificate_chain: file(XDS_IDENTITY.certificate), private_key: file(XDS_IDENTITY.key), watched_directory: { path: dir } },
     }),
-    [XDS_IDENTITY.sdsValidation]: doc({ name: XDS_IDENTITY.caSecret, validation_context: { trusted_ca: file(XDS_IDENTITY.ca), watched_directory: { path: dir } } }),
+    [XDS_IDENTITY.sdsValidation]: doc({
+      name: XDS_IDENTITY.caSecret,
+      validation_context: { trusted_ca: file(XDS_IDENTITY.ca), watched_directory: { path: dir } },
+    }),
   };
 }
 
 /** The xDS cluster's TLS: the identity's certificate and the pinned CA over file-based SDS, watching the mount for Kubernetes' `..data` swaps. */
 function xdsTransportSocket(tls: XdsTls): CoreV3.TransportSocket {
   const dir = tls.dir ?? XDS_IDENTITY.dir;
-  const sds = (file: string): CoreV3.ConfigSource => ({ path_config_source: { path: `${dir}/${file}`, watched_directory: { path: dir } }, resource_api_version: 'V3' });
+  const sds = (file: string): CoreV3.ConfigSource => ({
+    path_config_source: { path: `${dir}/${file}`, watched_directory: { path: dir } },
+    resource_api_version: 'V3',
+  });
   return {
     name: NAME.tls,
     typed_config: {
