@@ -381,7 +381,7 @@ describe('examples/deploy: the controller RBAC, enforced', () => {
     const cluster = /cluster: (\S+)/.exec(bootstrap)?.[1] as string;
     const serverName = /sni: (\S+)/.exec(bootstrap)?.[1] as string;
     const [gwNamespace, gwName] = cluster.split('/') as [string, string];
-    const identity = await until('the Gateway\'s identity Secret', () => api.get('v1', 'Secret', identitySecretName(gwName), gwNamespace) as Json | undefined);
+    const identity = await until("the Gateway's identity Secret", () => api.get('v1', 'Secret', identitySecretName(gwName), gwNamespace) as Json | undefined);
     const file = (key: string) => Buffer.from(identity.data[key], 'base64');
     const envoy = new AdsTestClient<SotwResponse>(
       `127.0.0.1:${ports[1]?.[0]}`,
@@ -421,12 +421,18 @@ describe('examples/deploy: the controller RBAC, enforced', () => {
     api.put({ ...gw, metadata: { ...gw.metadata, annotations: { ...gw.metadata.annotations, 'example.com/touched': 'yes' } } } as KubeObject);
     await until('the spoiled identity Secret issued again', () => {
       const s = api.get('v1', 'Secret', identitySecretName(gwName), gwNamespace) as Json | undefined;
-      return Buffer.from(s?.data['tls.crt'] ?? '', 'base64').toString().includes('BEGIN CERTIFICATE');
+      return Buffer.from(s?.data['tls.crt'] ?? '', 'base64')
+        .toString()
+        .includes('BEGIN CERTIFICATE');
     });
-    const { 'extlb.dev/xds-identity': _asked, ...others } = (api.get('gateway.networking.k8s.io/v1', 'Gateway', gwName, gwNamespace) as Json).metadata.annotations;
+    const { 'extlb.dev/xds-identity': _asked, ...others } = (api.get('gateway.networking.k8s.io/v1', 'Gateway', gwName, gwNamespace) as Json).metadata
+      .annotations;
     const touched = api.get('gateway.networking.k8s.io/v1', 'Gateway', gwName, gwNamespace) as Json;
     api.put({ ...touched, metadata: { ...touched.metadata, annotations: others } } as KubeObject);
-    await until('the identity Secret of a Gateway that no longer asks deleted', () => api.get('v1', 'Secret', identitySecretName(gwName), gwNamespace) === undefined);
+    await until(
+      'the identity Secret of a Gateway that no longer asks deleted',
+      () => api.get('v1', 'Secret', identitySecretName(gwName), gwNamespace) === undefined,
+    );
 
     // A pool changes, then goes away while its Service is orphaned: the shadow Service is updated, then deleted.
     const model = api.get('inference.networking.k8s.io/v1', 'InferencePool', 'model', 'extras') as KubeObject & { spec: Json };
@@ -465,7 +471,11 @@ describe('examples/deploy: the controller RBAC, enforced', () => {
     const caSecret = flagValue(container.args, '--xds-ca-secret') as string;
     for (const r of secrets) {
       const what = `${r.verb} ${r.path} ${JSON.stringify(r.query)}`;
-      const ca = r.namespace === namespace && (r.name === caSecret || r.query.fieldSelector === `metadata.name=${caSecret}` || (r.verb === 'create' && String((r.body as Json)?.metadata?.name) === caSecret));
+      const ca =
+        r.namespace === namespace &&
+        (r.name === caSecret ||
+          r.query.fieldSelector === `metadata.name=${caSecret}` ||
+          (r.verb === 'create' && String((r.body as Json)?.metadata?.name) === caSecret));
       if (ca) continue;
       if (r.verb === 'list' || r.verb === 'watch') {
         assert.ok([`type=kubernetes.io/tls`, `type=${IDENTITY_SECRET_TYPE}`].includes(r.query.fieldSelector as string), what);

@@ -8,7 +8,8 @@ import { after, describe, it } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import { type KubeApiServer, type KubeObject, startKubeApiServer } from '@extlb/kube-api-server';
 import { XDS_IDENTITY } from '@extlb/envoy';
-import { KubeApi, SnapshotCache, TYPE_URL, XdsServer } from '../src/index.js';
+import { createLogger } from '@extlb/telemetry';
+import { Controller, KubeApi, SnapshotCache, TYPE_URL, XdsServer } from '../src/index.js';
 import {
   CA_SECRET_TYPE,
   CaStore,
@@ -22,7 +23,7 @@ import {
   XdsIdentity,
   type XdsIdentityOptions,
 } from '../src/identity/index.js';
-import { AdsTestClient, type SotwResponse, gatewaySnapshot, sotwRequest } from './helpers.js';
+import { AdsTestClient, type SotwResponse, gatewaySnapshot, sotwRequest, until } from './helpers.js';
 
 type Json = Record<string, any>;
 const NS = 'shop';
@@ -227,6 +228,67 @@ describe('xDS identity: each proxy proves which Gateway it serves', () => {
     assert.deepEqual(creates.map((r) => r.code).sort(), [201, 409], 'both tried; one made it, the other was told it exists');
     assert.equal(api.list('v1', 'Secret', 'extlb-system').filter((s) => (s as Json).type === CA_SECRET_TYPE).length, 1, 'one CA Secret');
     assert.equal(a.active.certPem, b.active.certPem, 'both replicas use one CA');
+  });
+});
+
+describe('the controller with xDS identity', () => {
+  it('issues the Secret of each Gateway that asks, serves its proxy, and logs and counts a refusal by the Gateway claimed', async () => {
+    const api = await startKubeApiServer({ namespaces: ['default', 'extlb-system', NS], auth: { tokens: { a: 'replica-a' } } });
+    after(() => api.close());
+    api.put({
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'GatewayClass',
+      metadata: { name: 'extlb' },
+      spec: { controllerName: 'extlb.dev/gateway-controller' },
+    } as KubeObject);
+    for (const [name, asks] of [
+      ['edge', true],
+      ['other', true],
+      ['quiet', false],
+    ] as const) {
+      api.put({
+        apiVersion: 'gateway.networking.k8s.io/v1',
+        kind: 'Gateway',
+        metadata: { name, namespace: NS, ...(asks ? { annotations: { 'extlb.dev/xds-identity': 'true' } } : {}) },
+        spec: { gatewayClassName: 'extlb', listeners: [{ name: 'http', port: 80, protocol: 'HTTP' }] },
+      } as KubeObject);
+    }
+    const lines: Json[] = [];
+    const logger = createLogger({ level: 'info', destination: { write: (line: string) => lines.push(JSON.parse(line)) } as never });
+    const c = new Controller({
+      kubeConfig: api.kubeConfig({ token: 'a' }),
+      identity: 'solo',
+      leaseNamespace: 'extlb-system',
+      xds: { host: '127.0.0.1', port: 0, identity: { serviceName: 'extlb-controller' } },
+      delayMs: 20,
+      maxDelayMs: 100,
+      logger,
+      lease: { durationMs: 1500, renewDeadlineMs: 1000, retryPeriodMs: 150 },
+    });
+    after(() => c.stop(50));
+    const { xdsPort } = await c.start();
+    await until(() => api.get('v1', 'Secret', 'other-xds-identity', NS) && api.get('v1', 'Secret', 'edge-xds-identity', NS), 'the identity Secrets', 30_000);
+    assert.equal(api.get('v1', 'Secret', 'quiet-xds-identity', NS), undefined, 'a Gateway that does not ask gets none');
+    const address = `127.0.0.1:${xdsPort}`;
+    const edge = secretFiles(api, 'edge');
+    const good = proxy(address, edge, `${NS}/edge`);
+    assert.equal((await good.next()).type_url, TYPE_URL.cluster);
+    await refused(proxy(address, secretFiles(api, 'other'), `${NS}/edge`, 'x'.repeat(5000)), "another Gateway's certificate");
+    await refused(proxy(address, { ca: edge.ca }, `${NS}/nosuch`), 'no certificate, a Gateway nobody serves');
+    const refusals = (await c.metrics.xdsRefused.get()).values.map((v) => [v.labels.gateway, v.labels.reason, v.value]);
+    assert.deepEqual(refusals, [
+      [`${NS}/edge`, 'other-gateway', 1],
+      ['unknown', 'no-trusted-certificate', 1],
+    ]);
+    const logged = lines.filter((l) => l.msg === 'xDS stream refused');
+    assert.deepEqual(
+      logged.map((l) => [l.gateway, l.reason]),
+      [
+        [`${NS}/edge`, 'other-gateway'],
+        [`${NS}/nosuch`, 'no-trusted-certificate'],
+      ],
+    );
+    assert.ok(logged[0]?.node.length < 400 && logged[0]?.node.endsWith('…(5000 chars)'), "the client's node id is cut");
   });
 });
 
