@@ -33,3 +33,13 @@ export function parseListen(value: string, flag = '--listen', example = '0.0.0.0
   if (!m || port > 65535) throw new UsageError(`${flag} must be HOST:PORT (for example ${example}), not "${value}"`);
   return { host: m[1] ?? (m[2] || '0.0.0.0'), port };
 }
+
+const DURATION_UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3600_000 };
+
+/** A duration such as `12h`, `90m` or `1h30m` (Go's units s, m, h), in ms; a usage error naming the flag otherwise. */
+export function durationFlag(name: string, value: string): number {
+  const parts = /^(?:\d+(?:\.\d+)?[hms])+$/.test(value) ? [...value.matchAll(/(\d+(?:\.\d+)?)([hms])/g)] : [];
+  const ms = parts.reduce((sum, [, n, unit]) => sum + Number(n) * (DURATION_UNITS[unit ?? ''] ?? 0), 0);
+  if (parts.length === 0 || ms <= 0) throw new UsageError(`${name} must be a duration such as 12h, 90m or 1h30m, not "${value}"`);
+  return Math.round(ms);
+}

@@ -118,7 +118,7 @@ async function start(m: StartCommand): Promise<void> {
   const c = new Controller({
     kubeConfig,
     leaseNamespace: m.leaseNamespace,
-    xds: { host: '127.0.0.1', port: 0 },
+    xds: { host: '127.0.0.1', port: 0, plaintext: true },
     logger: createLogger({ level: 'warn', destination: 2 }),
   });
   controller = c;

@@ -19,7 +19,8 @@ import { type Batch, Scheduler } from './reconcile/scheduler.js';
 import { reconcileShadowServices } from './reconcile/shadow.js';
 import { GATEWAY_NAME_LABEL, gatewayClassStatus, withProxyFacts } from './status/gateway.js';
 import { StatusWriter } from './status/writer.js';
-import { SnapshotCache, SnapshotError, XdsServer, type XdsTlsFiles } from './xds/index.js';
+import { type GatewayRef, IDENTITY_ANNOTATION, XdsIdentity, type XdsIdentityOptions } from './identity/index.js';
+import { type PeerAuth, SnapshotCache, SnapshotError, type XdsNode, XdsServer } from './xds/index.js';
 
 export interface ControllerOptions {
   kubeConfig: KubeConfig;
@@ -31,7 +32,17 @@ export interface ControllerOptions {
   leaseNamespace: string;
   leaseName?: string;
   lease?: { durationMs?: number; renewDeadlineMs?: number; retryPeriodMs?: number };
-  xds: { host?: string; port: number; tls?: XdsTlsFiles };
+  xds: {
+    host?: string;
+    port: number;
+    /**
+     * Plain-text xDS, for development only: any client that names a Gateway gets its
+     * configuration, TLS keys included. Without it xDS is mutual TLS (see `identity`).
+     */
+    plaintext?: boolean;
+    /** The xDS identity: the CA, certificate lifetimes, the trust domain, the server's DNS names. */
+    identity?: XdsIdentitySettings;
+  };
   envoy?: EnvoyTarget;
   clusterDomain?: string;
   /** Debounce of recomputes, of those for endpoint changes only, and the longest a change may wait. */
@@ -43,6 +54,20 @@ export interface ControllerOptions {
   logger?: Logger;
 }
 
+/** What `extlb controller` passes for the xDS identity; the rest comes from the controller. */
+export type XdsIdentitySettings = Partial<Omit<XdsIdentityOptions, 'api' | 'namespace' | 'gateways' | 'isLeader' | 'onLeaderPass' | 'onError'>> & {
+  /** The controller's Service, whose DNS names the serving certificate holds. Default `extlb-controller`. */
+  serviceName?: string;
+};
+
+/** The DNS names a Service answers to in the cluster. */
+export function serviceDnsNames(service: string, namespace: string, clusterDomain = 'cluster.local'): string[] {
+  return [service, `${service}.${namespace}`, `${service}.${namespace}.svc`, `${service}.${namespace}.svc.${clusterDomain}`];
+}
+
+/** A client's string as a log shows it: cut, so a client cannot make the log hold what it likes. */
+const clip = (s: string, max: number) => (s.length > max ? `${s.slice(0, max)}…(${s.length} chars)` : s);
+
 const isObject = (v: unknown): v is JsonObject => v !== null && typeof v === 'object' && !Array.isArray(v);
 const nowIso = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
 const ENDPOINT_KINDS = new Set(WATCHED_KINDS.filter((k) => k.endpointsOnly).map((k) => k.kind));
@@ -53,6 +78,8 @@ export class Controller {
   readonly xds: XdsServer;
   readonly informers: Informers;
   readonly elector: LeaderElector;
+  /** Undefined when xDS is plain text. */
+  readonly identity: XdsIdentity | undefined;
   private readonly api: KubeApi;
   private readonly log: Logger;
   private readonly controllerName: string;
@@ -71,7 +98,10 @@ export class Controller {
     const identity = options.identity ?? `${hostname()}_${randomUUID().slice(0, 8)}`;
     this.log = options.logger ?? createLogger({ base: { component: 'controller', replica: identity } });
     this.api = new KubeApi(options.kubeConfig, options.api);
-    this.metrics = controllerMetrics(() => this.xds);
+    this.metrics = controllerMetrics(
+      () => this.xds,
+      () => this.identity?.servingExpiresAt ?? 0,
+    );
     this.pipeline = new Pipeline({
       controllerName: this.controllerName,
       ...(options.envoy ? { envoy: options.envoy } : {}),
@@ -106,7 +136,10 @@ export class Controller {
       },
     });
     const metricCallbacks = xdsMetricCallbacks(this.metrics);
+    this.identity = options.xds.plaintext ? undefined : this.makeIdentity(options.xds.identity ?? {});
+    const xdsIdentity = this.identity;
     this.xds = new XdsServer({
+      ...(xdsIdentity ? { authorize: (auth, node, group) => this.refuse(xdsIdentity, auth, node, group) } : {}),
       cache: this.cache,
       controlPlaneId: identity,
       logger: { log: (level, msg, fields) => this.log[level](fields ?? {}, msg) },
@@ -137,6 +170,7 @@ export class Controller {
         this.metrics.leader.set(1);
         this.log.info('leading: writing statuses');
         this.scheduler.touch('Lease');
+        this.identity?.kick();
       },
       onStoppedLeading: () => {
         this.metrics.leader.set(0);
@@ -151,6 +185,67 @@ export class Controller {
     });
   }
 
+  private makeIdentity(settings: XdsIdentitySettings): XdsIdentity {
+    const { serviceName, ...rest } = settings;
+    return new XdsIdentity({
+      serverNames: serviceDnsNames(serviceName ?? 'extlb-controller', this.options.leaseNamespace, this.options.clusterDomain),
+      ...rest,
+      api: this.api,
+      namespace: this.options.leaseNamespace,
+      gateways: () => this.identityGateways(),
+      isLeader: () => this.elector.isLeader(),
+      onLeaderPass: (report) => {
+        for (const [result, list] of [
+          ['issued', report.issued],
+          ['refreshed', report.refreshed],
+          ['deleted', report.deleted],
+          ['failed', report.failed],
+        ] as const) {
+          if (list.length > 0) this.metrics.identitySecrets.inc({ result }, list.length);
+        }
+        if (report.rotated.length > 0) this.log.info({ steps: report.rotated }, 'xDS CA rotation');
+        if (report.issued.length + report.deleted.length > 0) this.log.info({ issued: report.issued, deleted: report.deleted }, 'xDS identity Secrets');
+        if (report.failed.length > 0) this.log.warn({ failed: report.failed.slice(0, 10) }, 'xDS identity Secrets not written');
+      },
+      onError: (error, what) => this.log.warn({ error: error instanceof Error ? error.message : String(error) }, what),
+    });
+  }
+
+  /**
+   * The Gateways whose proxies get an identity Secret: those of this controller's classes whose
+   * Envoy it provisions, and those whose operator asks for one (the annotation) for an Envoy of their own.
+   */
+  private identityGateways(): GatewayRef[] {
+    const classes = new Set(this.ownedClasses().map((gc) => String((gc.metadata as JsonObject).name)));
+    return this.informers.list('Gateway').flatMap((gw) => {
+      const meta = (gw.metadata ?? {}) as JsonObject;
+      const spec = (gw.spec ?? {}) as JsonObject;
+      const annotations = (meta.annotations ?? {}) as JsonObject;
+      if (!classes.has(String(spec.gatewayClassName)) || annotations[IDENTITY_ANNOTATION] !== 'true') return [];
+      return [{ namespace: String(meta.namespace), name: String(meta.name), uid: String(meta.uid) }];
+    });
+  }
+
+  /** The xDS server's check of each new stream: a log line and a metric for each refusal. */
+  private refuse(identity: XdsIdentity, auth: PeerAuth, node: XdsNode, group: string): string | undefined {
+    const refusal = identity.authorize(auth, group);
+    if (!refusal) return undefined;
+    // The label is the claimed Gateway only when it is one this controller serves: a client cannot grow the metric's series.
+    const gateway = this.groups.has(group) ? group : 'unknown';
+    this.metrics.xdsRefused.inc({ gateway, reason: refusal.reason });
+    this.log.warn(
+      {
+        gateway: clip(group, 300),
+        node: clip(node.id, 300),
+        userAgent: clip(node.userAgent, 100),
+        reason: refusal.reason,
+        identity: clip(refusal.identity ?? '', 300),
+      },
+      'xDS stream refused',
+    );
+    return refusal.message;
+  }
+
   /** Undefined when ready; else why not. */
   notReady(): string | undefined {
     if (!this.xdsListening) return 'the xDS server is not listening yet';
@@ -161,16 +256,32 @@ export class Controller {
   }
 
   async start(): Promise<{ xdsPort: number }> {
+    if (!this.identity)
+      this.log.warn('xDS is plain text (--xds-plaintext): any client that names a Gateway gets its configuration, TLS keys included; for development only');
+    const credentials = this.identity ? await this.loadIdentity(this.identity) : undefined;
     const { port } = await this.xds.start({
       host: this.options.xds.host ?? '0.0.0.0',
       port: this.options.xds.port,
-      ...(this.options.xds.tls ? { tls: this.options.xds.tls } : {}),
+      ...(credentials ? { credentials } : {}),
     });
     this.xdsListening = true;
     await this.informers.start();
     this.elector.start();
     this.log.info({ xdsPort: port, controllerName: this.controllerName }, 'started');
     return { xdsPort: port };
+  }
+
+  /** The CA and the serving certificate, tried until the API server answers (the xDS port opens only with them). */
+  private async loadIdentity(identity: XdsIdentity) {
+    for (let delay = 500; ; delay = Math.min(delay * 2, 30_000)) {
+      try {
+        return await identity.start();
+      } catch (err) {
+        if (this.stopping) throw err;
+        this.log.warn({ error: err instanceof Error ? err.message : String(err), retryInMs: delay }, 'cannot load the xDS CA; trying again');
+        await new Promise((r) => setTimeout(r, delay));
+      }
+    }
   }
 
   /** Resolves when no recompute is under way or pending. */
@@ -184,6 +295,7 @@ export class Controller {
     await this.informers.stop();
     await this.scheduler.stop();
     await this.elector.stop();
+    this.identity?.stop();
     await this.xds.stop({ graceMs });
     await this.api.close();
     this.xdsListening = false;
@@ -203,7 +315,11 @@ export class Controller {
       const result = computed ?? (await this.full());
       this.publish(result);
       // Endpoints change no status; everything else may.
-      if (!computed) await this.writeAsLeader(result);
+      if (!computed) {
+        await this.writeAsLeader(result);
+        // Gateways may have come, gone or changed their annotation.
+        this.identity?.kick();
+      }
     } catch (err) {
       this.log.error({ error: err instanceof Error ? (err.stack ?? err.message) : String(err), kinds: [...batch.kinds] }, 'recompute failed');
     } finally {

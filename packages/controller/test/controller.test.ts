@@ -105,7 +105,7 @@ function controller(api: KubeApiServer, token = 'a', options: Partial<Controller
     identity: `replica-${token}`,
     leaseNamespace: 'extlb-system',
     lease: { durationMs: 1500, renewDeadlineMs: 1000, retryPeriodMs: 150 },
-    xds: { host: '127.0.0.1', port: 0 },
+    xds: { host: '127.0.0.1', port: 0, plaintext: true },
     delayMs: 20,
     maxDelayMs: 200,
     logger: silent,

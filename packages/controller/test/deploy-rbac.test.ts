@@ -18,7 +18,9 @@ import { CONFIG_MAP, WATCHED_KINDS } from '../src/cluster/kinds.js';
 import { GATEWAY_NAME_LABEL } from '../src/status/gateway.js';
 import { TYPE_URL } from '../src/xds/index.js';
 import { type Manifest, type RunningCli, containerEnv, flagValue, loadDeploy, only, startCli, withFlags } from './deploy-manifests.js';
-import { decoded, sotwAnswer, sotwClient, sotwRequest } from './helpers.js';
+import * as grpc from '@grpc/grpc-js';
+import { IDENTITY_SECRET_TYPE, identitySecretName } from '../src/identity/index.js';
+import { AdsTestClient, type SotwResponse, decoded, sotwAnswer, sotwRequest } from './helpers.js';
 
 type Json = Record<string, any>;
 
@@ -373,10 +375,20 @@ describe('examples/deploy: the controller RBAC, enforced', () => {
       await until(`${kind} ${name} accepted`, () => accepted(status(apiVersion, kind, name, ns)) === 'True');
     }
 
-    // Envoy's view: the bootstrap's node gets the Gateway's listener, the route and the pool's endpoints.
+    // Envoy's view: the bootstrap's node, with the Gateway's identity Secret as its Pods mount it,
+    // gets the Gateway's listener, the route and the pool's endpoints over mutual TLS.
     const bootstrap = only(loadDeploy('gateway'), 'ConfigMap').data['bootstrap.yaml'] as string;
     const cluster = /cluster: (\S+)/.exec(bootstrap)?.[1] as string;
-    const envoy = sotwClient(`127.0.0.1:${ports[1]?.[0]}`);
+    const serverName = /sni: (\S+)/.exec(bootstrap)?.[1] as string;
+    const [gwNamespace, gwName] = cluster.split('/') as [string, string];
+    const identity = await until("the Gateway's identity Secret", () => api.get('v1', 'Secret', identitySecretName(gwName), gwNamespace) as Json | undefined);
+    const file = (key: string) => Buffer.from(identity.data[key], 'base64');
+    const envoy = new AdsTestClient<SotwResponse>(
+      `127.0.0.1:${ports[1]?.[0]}`,
+      'sotw',
+      grpc.credentials.createSsl(file('ca.crt'), file('tls.key'), file('tls.crt')),
+      { 'grpc.ssl_target_name_override': serverName },
+    );
     after(() => envoy.close());
     envoy.send(sotwRequest(TYPE_URL.cluster, [], { node: { id: 'edge-envoy-abc', cluster } }));
     const clusters = await envoy.next(15_000);
@@ -402,6 +414,25 @@ describe('examples/deploy: the controller RBAC, enforced', () => {
     });
     const listener = seen.get(TYPE_URL.listener)?.[0] as Json;
     assert.equal(listener.address.socket_address.port_value, 8080, "the Gateway listener's port, Envoy's container port");
+
+    // An identity Secret spoiled is issued again (update); a Gateway that stops asking loses it (delete).
+    api.put({ ...identity, data: { ...identity.data, 'tls.crt': Buffer.from('spoiled').toString('base64') } } as unknown as KubeObject);
+    const gw = api.get('gateway.networking.k8s.io/v1', 'Gateway', gwName, gwNamespace) as Json;
+    api.put({ ...gw, metadata: { ...gw.metadata, annotations: { ...gw.metadata.annotations, 'example.com/touched': 'yes' } } } as KubeObject);
+    await until('the spoiled identity Secret issued again', () => {
+      const s = api.get('v1', 'Secret', identitySecretName(gwName), gwNamespace) as Json | undefined;
+      return Buffer.from(s?.data['tls.crt'] ?? '', 'base64')
+        .toString()
+        .includes('BEGIN CERTIFICATE');
+    });
+    const { 'extlb.dev/xds-identity': _asked, ...others } = (api.get('gateway.networking.k8s.io/v1', 'Gateway', gwName, gwNamespace) as Json).metadata
+      .annotations;
+    const touched = api.get('gateway.networking.k8s.io/v1', 'Gateway', gwName, gwNamespace) as Json;
+    api.put({ ...touched, metadata: { ...touched.metadata, annotations: others } } as KubeObject);
+    await until(
+      'the identity Secret of a Gateway that no longer asks deleted',
+      () => api.get('v1', 'Secret', identitySecretName(gwName), gwNamespace) === undefined,
+    );
 
     // A pool changes, then goes away while its Service is orphaned: the shadow Service is updated, then deleted.
     const model = api.get('inference.networking.k8s.io/v1', 'InferencePool', 'model', 'extras') as KubeObject & { spec: Json };
@@ -433,10 +464,25 @@ describe('examples/deploy: the controller RBAC, enforced', () => {
       api.requests.filter((r) => r.code === 403).map((r) => `${r.method} ${r.path}`),
       [],
     );
-    // What RBAC cannot enforce, the controller does: it only ever asks for TLS Secrets.
+    // What RBAC cannot enforce, the controller does: it reads only TLS Secrets, its identity Secrets
+    // and its CA's, and writes only the last two.
     const secrets = mine.filter((r) => r.resource === 'secrets');
     assert.ok(secrets.length >= 2, 'Secrets were listed and watched');
-    for (const r of secrets) assert.equal(r.query.fieldSelector, 'type=kubernetes.io/tls', `${r.verb} ${r.path}`);
+    const caSecret = flagValue(container.args, '--xds-ca-secret') as string;
+    for (const r of secrets) {
+      const what = `${r.verb} ${r.path} ${JSON.stringify(r.query)}`;
+      const ca =
+        r.namespace === namespace &&
+        (r.name === caSecret ||
+          r.query.fieldSelector === `metadata.name=${caSecret}` ||
+          (r.verb === 'create' && String((r.body as Json)?.metadata?.name) === caSecret));
+      if (ca) continue;
+      if (r.verb === 'list' || r.verb === 'watch') {
+        assert.ok([`type=kubernetes.io/tls`, `type=${IDENTITY_SECRET_TYPE}`].includes(r.query.fieldSelector as string), what);
+      } else {
+        assert.ok(r.namespace === gwNamespace && (r.name === identitySecretName(gwName) || r.verb === 'create'), what);
+      }
+    }
     // ConfigMaps: only the referenced one, by name, in its namespace.
     const configMaps = mine.filter((r) => r.resource === 'configmaps');
     assert.ok(configMaps.some((r) => r.verb === 'list') && configMaps.some((r) => r.verb === 'watch'), 'the CA bundle was listed and watched');

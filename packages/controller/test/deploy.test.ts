@@ -5,9 +5,11 @@
 // Envoy's Service to its Pods, the picker with the pool's shadow Service.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { DEFAULT_CONTROLLER, parseHostPort, shadowServiceName } from '@extlb/envoy';
+import { DEFAULT_CONTROLLER, parseHostPort, shadowServiceName, XDS_IDENTITY, xdsIdentitySdsFiles } from '@extlb/envoy';
 import { loadEnvoyValidator } from '@extlb/envoy/validator';
 import { parse } from 'yaml';
+import { serviceDnsNames } from '../src/controller.js';
+import { IDENTITY_ANNOTATION, identitySecretName } from '../src/identity/index.js';
 import { GATEWAY_NAME_LABEL } from '../src/status/gateway.js';
 import { type Located, type Manifest, containerEnv, expandArgs, flagValue, loadDeploy, only, runCli } from './deploy-manifests.js';
 
@@ -217,6 +219,45 @@ describe('examples/deploy: the controller, a Gateway and a demo', () => {
       assert.equal(containerPort(c, l.port), l.port, `listener ${l.name}: Envoy's container port`);
       assert.notEqual(l.port, readyPort);
     }
+  });
+
+  it("mounts the Gateway's xDS identity Secret where the bootstrap reads it, and pins the controller's serving name", () => {
+    assert.equal((gateway.metadata as Json).annotations?.[IDENTITY_ANNOTATION], 'true', 'the Gateway asks for its identity Secret');
+    const pod = envoy.spec.template.spec;
+    const volume = pod.volumes.find((v: Json) => v.secret?.secretName === identitySecretName(gateway.metadata.name));
+    assert.ok(volume, "the Pods mount the Gateway's identity Secret");
+    const mount = container(envoy).volumeMounts.find((m: Json) => m.name === volume.name);
+    assert.deepEqual([mount.mountPath, mount.readOnly], [XDS_IDENTITY.dir, true]);
+    assert.equal(volume.secret.defaultMode & 0o007, 0, 'no file of it is readable by others');
+    assert.equal(pod.securityContext.fsGroup, pod.securityContext.runAsGroup, "Envoy's group reads it");
+    const bootstrap = parse(bootstrapMap.data['bootstrap.yaml']) as Json;
+    const xds = bootstrap.static_resources.clusters.find(
+      (cl: Json) => cl.name === bootstrap.dynamic_resources.ads_config.grpc_services[0].envoy_grpc.cluster_name,
+    );
+    const tls = xds.transport_socket.typed_config;
+    const sds = [
+      tls.common_tls_context.tls_certificate_sds_secret_configs[0],
+      tls.common_tls_context.combined_validation_context.validation_context_sds_secret_config,
+    ];
+    const files = xdsIdentitySdsFiles(mount.mountPath);
+    for (const s of sds) {
+      const source = s.sds_config.path_config_source;
+      assert.equal(source.watched_directory.path, mount.mountPath, "Envoy watches the Secret's mount for Kubernetes' ..data swaps");
+      const file = source.path.slice(mount.mountPath.length + 1);
+      const doc = JSON.parse(files[file] as string);
+      assert.equal(doc.resources[0].name, s.name, `${file} holds the Secret ${s.name} the bootstrap asks for`);
+      const { '@type': type, ...secret } = doc.resources[0];
+      assert.equal(type, 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.Secret');
+      assert.deepEqual(loadEnvoyValidator('1.38').validateMessage('envoy.extensions.transport_sockets.tls.v3.Secret', secret), [], `${file} as Envoy reads it`);
+    }
+    const host = xds.load_assignment.endpoints[0].lb_endpoints[0].endpoint.address.socket_address.address as string;
+    const pinned = tls.common_tls_context.combined_validation_context.default_validation_context.match_typed_subject_alt_names[0].matcher.exact;
+    assert.equal(pinned, host, 'the bootstrap pins the name it dials');
+    const c = container(controller);
+    assert.ok(
+      serviceDnsNames(flagValue(c.args, '--xds-service') as string, controller.metadata.namespace as string).includes(pinned),
+      "the controller's serving certificate holds that name",
+    );
   });
 
   it("puts the Gateway's address behind a Service labelled with its name, on the listeners' ports", () => {

@@ -92,7 +92,7 @@ async function start(api: KubeApiServer): Promise<{ c: Controller; xdsPort: numb
     identity: 'solo',
     leaseNamespace: 'extlb-system',
     lease: { durationMs: 1500, renewDeadlineMs: 1000, retryPeriodMs: 150 },
-    xds: { host: '127.0.0.1', port: 0 },
+    xds: { host: '127.0.0.1', port: 0, plaintext: true },
     delayMs: 20,
     maxDelayMs: 200,
     logger: createLogger({ level: 'silent' }),

@@ -122,7 +122,7 @@ describe('extlb controller against a failing API server', () => {
       kubeConfig: api.kubeConfig({ token: 'a' }),
       identity: 'solo',
       leaseNamespace: 'extlb-system',
-      xds: { host: '127.0.0.1', port: 0 },
+      xds: { host: '127.0.0.1', port: 0, plaintext: true },
       delayMs: 20,
       maxDelayMs: 100,
       logger: silent,

@@ -16,6 +16,9 @@ export {
   type EnvoyConfig,
   type EnvoyOptions,
   type XdsResources,
+  type XdsTls,
+  XDS_IDENTITY,
+  xdsIdentitySdsFiles,
 } from './envoy/index.js';
 /** The generated types of Envoy's messages in proto3 JSON form, one namespace per proto package (`EnvoyTypes.envoy_config_cluster_v3.Cluster`). */
 export type * as EnvoyTypes from './generated/index.js';

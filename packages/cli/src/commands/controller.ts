@@ -4,12 +4,13 @@
 import { parseArgs } from 'node:util';
 import { createLogger, type LogLevel } from '@extlb/telemetry';
 import type { Command } from '../command.js';
-import { oneOf, parseListen, usageErrors } from '../flags.js';
+import { durationFlag, oneOf, parseListen, usageErrors } from '../flags.js';
 import { UsageError, shutdownSignal, type Io } from '../io.js';
 
 const USAGE =
   'extlb controller [--kubeconfig FILE] [--context NAME] [--namespace NAMESPACE] [--lease-name NAME] [--id NAME] [--controller-name NAME] ' +
-  '[--xds-listen HOST:PORT] [--xds-tls-cert FILE --xds-tls-key FILE [--xds-client-ca FILE]] [--http-listen HOST:PORT] ' +
+  '[--xds-listen HOST:PORT] [--trust-domain DOMAIN] [--xds-service NAME] [--xds-ca-secret NAME [--xds-ca-external]] [--xds-cert-lifetime DURATION] [--xds-ca-lifetime DURATION] ' +
+  '[--xds-plaintext] [--http-listen HOST:PORT] ' +
   '[--lease-duration SECONDS] [--renew-deadline SECONDS] [--retry-period SECONDS] [--envoy 1.35|1.38|legacy] [--cluster-domain DOMAIN] [--shutdown-timeout SECONDS] [--log-level debug|info|warn|error]';
 
 function parseFlags(args: string[]) {
@@ -24,9 +25,14 @@ function parseFlags(args: string[]) {
         id: { type: 'string' },
         'controller-name': { type: 'string' },
         'xds-listen': { type: 'string', default: '0.0.0.0:18000' },
-        'xds-tls-cert': { type: 'string' },
-        'xds-tls-key': { type: 'string' },
-        'xds-client-ca': { type: 'string' },
+        // mTLS unless --xds-plaintext: see the controller README's "Trust between proxies and the controller".
+        'trust-domain': { type: 'string', default: 'cluster.local' },
+        'xds-service': { type: 'string', default: 'extlb-controller' },
+        'xds-ca-secret': { type: 'string', default: 'extlb-xds-ca' },
+        'xds-ca-external': { type: 'boolean', default: false },
+        'xds-cert-lifetime': { type: 'string', default: '12h' },
+        'xds-ca-lifetime': { type: 'string', default: '8760h' },
+        'xds-plaintext': { type: 'boolean', default: false },
         'http-listen': { type: 'string', default: '0.0.0.0:9090' },
         envoy: { type: 'string' },
         'cluster-domain': { type: 'string' },
@@ -41,10 +47,22 @@ function parseFlags(args: string[]) {
       allowPositionals: false,
     }),
   );
-  const cert = values['xds-tls-cert'];
-  const key = values['xds-tls-key'];
-  if ((cert === undefined) !== (key === undefined)) throw new UsageError('--xds-tls-cert and --xds-tls-key go together');
-  if (values['xds-client-ca'] !== undefined && cert === undefined) throw new UsageError('--xds-client-ca needs --xds-tls-cert and --xds-tls-key');
+  if (
+    values['xds-plaintext'] &&
+    (values['xds-ca-external'] || args.some((a) => /^--(xds-ca-secret|xds-cert-lifetime|xds-ca-lifetime|trust-domain)\b/.test(a)))
+  ) {
+    throw new UsageError(
+      '--xds-plaintext turns the xDS identity off: it takes none of --trust-domain, --xds-ca-secret, --xds-ca-external, --xds-cert-lifetime, --xds-ca-lifetime',
+    );
+  }
+  const leafLifetimeMs = durationFlag('--xds-cert-lifetime', values['xds-cert-lifetime']);
+  const caLifetimeMs = durationFlag('--xds-ca-lifetime', values['xds-ca-lifetime']);
+  if (leafLifetimeMs < 10 * 60_000)
+    throw new UsageError('--xds-cert-lifetime must be at least 10m: a proxy must get its renewed certificate well before the old one expires');
+  if (caLifetimeMs < 4 * leafLifetimeMs)
+    throw new UsageError('--xds-ca-lifetime must be at least four times --xds-cert-lifetime, so a CA rotation overlaps every certificate the old CA signed');
+  if (!/^[a-z0-9._-]{1,255}$/.test(values['trust-domain']))
+    throw new UsageError(`--trust-domain must be lowercase letters, digits, ".", "-" and "_", not "${values['trust-domain']}"`);
   const seconds = (flag: string, value: string) => {
     const n = Number(value);
     if (value.trim() === '' || !Number.isFinite(n) || n < 0) throw new UsageError(`${flag} must be a number of seconds, not "${value}"`);
@@ -68,10 +86,15 @@ function parseFlags(args: string[]) {
     controllerName: values['controller-name'],
     xds: parseListen(values['xds-listen'], '--xds-listen', '0.0.0.0:18000'),
     http: parseListen(values['http-listen'], '--http-listen', '0.0.0.0:9090'),
-    tls:
-      cert !== undefined && key !== undefined
-        ? { certFile: cert, keyFile: key, ...(values['xds-client-ca'] ? { clientCaFile: values['xds-client-ca'] } : {}) }
-        : undefined,
+    plaintext: values['xds-plaintext'],
+    identity: {
+      trustDomain: values['trust-domain'],
+      serviceName: values['xds-service'],
+      caSecret: values['xds-ca-secret'],
+      externalCa: values['xds-ca-external'],
+      leafLifetimeMs,
+      caLifetimeMs,
+    },
     envoy: oneOf('--envoy', values.envoy, ['1.35', '1.38', 'legacy'] as const),
     clusterDomain: values['cluster-domain'],
     lease,
@@ -99,7 +122,7 @@ async function run(args: string[], io: Io): Promise<number> {
     leaseNamespace: flags.namespace,
     leaseName: flags.leaseName,
     lease: flags.lease,
-    xds: { ...flags.xds, ...(flags.tls ? { tls: flags.tls } : {}) },
+    xds: { ...flags.xds, ...(flags.plaintext ? { plaintext: true } : { identity: flags.identity }) },
     logger,
     ...(flags.id ? { identity: flags.id } : {}),
     ...(flags.controllerName ? { controllerName: flags.controllerName } : {}),

@@ -14,11 +14,13 @@ export interface ControllerMetrics {
   pushSeconds: Histogram<'type'>;
   nacks: Counter<'type'>;
   leader: Gauge;
+  xdsRefused: Counter<'gateway' | 'reason'>;
+  identitySecrets: Counter<'result'>;
 }
 
 const shortType = (typeUrl: string) => typeUrl.slice(typeUrl.lastIndexOf('.') + 1);
 
-export function controllerMetrics(xds: () => XdsServer | undefined): ControllerMetrics {
+export function controllerMetrics(xds: () => XdsServer | undefined, servingExpiresAt: () => number = () => 0): ControllerMetrics {
   const registry = createRegistry();
   const registers = [registry];
   const m: ControllerMetrics = {
@@ -70,6 +72,18 @@ export function controllerMetrics(xds: () => XdsServer | undefined): ControllerM
     }),
     nacks: new Counter({ name: 'extlb_controller_xds_nacks_total', help: 'Updates proxies rejected, by resource type.', labelNames: ['type'], registers }),
     leader: new Gauge({ name: 'extlb_controller_leader', help: '1 while this replica holds the Lease and writes to the API.', registers }),
+    xdsRefused: new Counter({
+      name: 'extlb_controller_xds_streams_refused_total',
+      help: 'xDS streams refused (PERMISSION_DENIED) because the client certificate does not prove the Gateway claimed, by that Gateway ("unknown" when this controller serves no such Gateway) and reason.',
+      labelNames: ['gateway', 'reason'],
+      registers,
+    }),
+    identitySecrets: new Counter({
+      name: 'extlb_controller_xds_identity_secrets_total',
+      help: "Writes of Gateways' xDS identity Secrets by the leader, by result (issued, refreshed, deleted, failed).",
+      labelNames: ['result'],
+      registers,
+    }),
   };
   new Gauge({
     name: 'extlb_controller_xds_connected_proxies',
@@ -77,6 +91,15 @@ export function controllerMetrics(xds: () => XdsServer | undefined): ControllerM
     registers,
     collect() {
       this.set(xds()?.stats().streamsOpen ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'extlb_controller_xds_serving_certificate_expiry_seconds',
+    help: "Seconds until this replica's xDS serving certificate expires (it is renewed at 2/3 of its life); 0 with plain-text xDS.",
+    registers,
+    collect() {
+      const at = servingExpiresAt();
+      this.set(at > 0 ? Math.max(0, (at - Date.now()) / 1000) : 0);
     },
   });
   return m;

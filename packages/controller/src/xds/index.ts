@@ -12,7 +12,7 @@ export {
   type XdsResource,
 } from './snapshot.js';
 export { ADS_SERVICE, XdsServer, type GroupNack, type XdsListenOptions, type XdsServerOptions, type XdsTlsFiles } from './server.js';
-export type { NackState, StreamStatus, TypeStatus } from './stream.js';
+export type { NackState, PeerAuth, StreamStatus, TypeStatus } from './stream.js';
 export {
   PUSH_LATENCY_BUCKETS_MS,
   silentXdsLogger,

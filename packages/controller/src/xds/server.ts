@@ -12,7 +12,7 @@ import { envoyProtos } from './protos.js';
 import type { SnapshotCache } from './snapshot.js';
 import { type SotwRequest, sotwRequestDecoder } from './sotw-request.js';
 import { SotwStream } from './sotw-stream.js';
-import type { AdsStream, DecodedRequest, NackState, StreamContext, StreamStatus } from './stream.js';
+import type { AdsStream, DecodedRequest, NackState, PeerAuth, StreamContext, StreamStatus } from './stream.js';
 
 export const ADS_SERVICE = 'envoy.service.discovery.v3.AggregatedDiscoveryService';
 
@@ -30,6 +30,8 @@ export interface XdsListenOptions {
   /** Default 0: any free port (see the returned one). */
   port?: number;
   tls?: XdsTlsFiles;
+  /** TLS its owner keeps current (a rotating certificate and trust bundle); instead of `tls`. */
+  credentials?: grpc.ServerCredentials;
 }
 
 export interface XdsServerOptions {
@@ -40,6 +42,12 @@ export interface XdsServerOptions {
   logger?: XdsLogger;
   /** Sent as `control_plane.identifier` in every response (a pod name helps when reading Envoy's config dump). */
   controlPlaneId?: string;
+  /**
+   * Whether a stream may have its group's resources, judged from its peer (the TLS client
+   * certificate in `auth`) once its first request names the node: a message saying why not, or
+   * undefined. A refused stream ends with PERMISSION_DENIED before any resource is sent.
+   */
+  authorize?: (auth: PeerAuth, node: XdsNode, group: string) => string | undefined;
   /** gRPC server options, over the defaults below. */
   grpcOptions?: grpc.ServerOptions;
 }
@@ -124,7 +132,7 @@ export class XdsServer {
   async start(listen: XdsListenOptions = {}): Promise<{ host: string; port: number }> {
     if (this.server) throw new Error('the xDS server is already started');
     const host = listen.host ?? '127.0.0.1';
-    const credentials = serverCredentials(listen.tls);
+    const credentials = listen.credentials ?? serverCredentials(listen.tls);
     const root = envoyProtos();
     const context = this.context(root);
     const server = new grpc.Server({ ...DEFAULT_GRPC_OPTIONS, ...this.options.grpcOptions });
@@ -144,8 +152,8 @@ export class XdsServer {
     });
     this.log.log('info', 'xDS server listening', {
       address: `${host}:${this.boundPort}`,
-      tls: listen.tls !== undefined,
-      clientCa: listen.tls?.clientCaFile !== undefined,
+      tls: listen.tls !== undefined || listen.credentials?._isSecure() === true,
+      clientCa: listen.tls?.clientCaFile !== undefined || this.options.authorize !== undefined,
     });
     return { host, port: this.boundPort };
   }
@@ -213,6 +221,7 @@ export class XdsServer {
       controlPlane: this.options.controlPlaneId,
       nodeJson: (node) => codec.toJson(nodeType, node as JsonObject) as JsonObject,
       nodeGroup: this.options.nodeGroup ?? groupOfNode,
+      authorize: this.options.authorize,
       notify,
       attach: (stream) => {
         const info = stream.info;

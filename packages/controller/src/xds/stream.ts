@@ -8,6 +8,9 @@ import { isTypeUrl, PUSH_ORDER, shortTypeName, type TypeUrl } from './resource-t
 import type { EncodedResource, Snapshot, SnapshotCache, TypeResources } from './snapshot.js';
 import type { Subscription } from './subscription.js';
 
+/** What gRPC tells of a call's peer: its transport security and, over TLS, the certificate the handshake verified. */
+export type PeerAuth = ReturnType<grpc.ServerDuplexStream<unknown, unknown>['getAuthContext']>;
+
 /** The fields both request messages have, as protobufjs decodes them. */
 export interface DecodedRequest {
   node: unknown;
@@ -25,6 +28,8 @@ export interface StreamContext {
   readonly controlPlane: string | undefined;
   nodeJson(node: unknown): JsonObject;
   nodeGroup(node: XdsNode): string;
+  /** A refusal message for a stream whose peer may not have its group's resources. */
+  authorize: ((auth: PeerAuth, node: XdsNode, group: string) => string | undefined) | undefined;
   attach(stream: AdsStream<DecodedRequest>): void;
   detach(stream: AdsStream<DecodedRequest>, reason: string): void;
   /** Runs a callback, logging what it throws. */
@@ -285,6 +290,12 @@ export abstract class AdsStream<Req extends DecodedRequest> {
     } catch (err) {
       this.ctx.stats.counts.streamsRejected++;
       this.fail(grpc.status.INVALID_ARGUMENT, (err as Error).message);
+      return false;
+    }
+    const refusal = this.ctx.authorize?.(this.call.getAuthContext(), node, group);
+    if (refusal !== undefined) {
+      this.ctx.stats.counts.streamsRejected++;
+      this.fail(grpc.status.PERMISSION_DENIED, refusal);
       return false;
     }
     this.info = { id: this.id, variant: this.variant, node, group, peer: this.call.getPeer() };

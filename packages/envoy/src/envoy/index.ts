@@ -13,7 +13,17 @@ import type { EndpointV3, ListenerV3, RouteV3 } from './types.js';
 export type { EnvoyConfig } from './config.js';
 export type { EnvoyOptions } from './context.js';
 export { envoyDuration } from './duration.js';
-export { adsBootstrap, type BootstrapOptions, parseHostPort, toBootstrap, toXds, type XdsResources } from './output.js';
+export {
+  adsBootstrap,
+  type BootstrapOptions,
+  parseHostPort,
+  toBootstrap,
+  toXds,
+  XDS_IDENTITY,
+  type XdsResources,
+  type XdsTls,
+  xdsIdentitySdsFiles,
+} from './output.js';
 
 function byName(a: { name?: string; cluster_name?: string }, b: { name?: string; cluster_name?: string }): number {
   return compare(String(a.name ?? a.cluster_name ?? ''), String(b.name ?? b.cluster_name ?? ''));

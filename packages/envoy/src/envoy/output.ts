@@ -10,6 +10,77 @@ export interface BootstrapOptions {
   nodeId?: string;
   nodeCluster?: string;
   adminPort?: number;
+  /**
+   * Mutual TLS to the xDS server with the Gateway's xDS identity: the client certificate and the
+   * CA to pin come from SDS files in `dir` (the identity Secret's mount), and the server must
+   * present a certificate for `serverName`. Envoy watches `dir` and picks up a renewed certificate
+   * or a new CA bundle without a restart.
+   */
+  xdsTls?: XdsTls;
+}
+
+export interface XdsTls {
+  /** Where the SDS files are: the mount of the Gateway's identity Secret. Default XDS_IDENTITY_DIR. */
+  dir?: string;
+  /** The DNS name the xDS server's certificate must hold (and the SNI sent). */
+  serverName: string;
+}
+
+/**
+ * The files of a Gateway's xDS identity, as its Secret holds them and Envoy's bootstrap reads
+ * them: the certificate, key and CA bundle, and two SDS files (Envoy's DiscoveryResponse form)
+ * naming them.
+ */
+export const XDS_IDENTITY = {
+  dir: '/etc/extlb/xds',
+  certificate: 'tls.crt',
+  key: 'tls.key',
+  ca: 'ca.crt',
+  sdsCertificate: 'tls-certificate.sds.json',
+  sdsValidation: 'validation-context.sds.json',
+  /** The Secret names inside those files, and in the bootstrap's references to them. */
+  clientSecret: 'extlb-xds-client',
+  caSecret: 'extlb-xds-ca',
+} as const;
+
+/** The two SDS files of a Gateway's xDS identity, for the identity Secret mounted at `dir`. */
+export function xdsIdentitySdsFiles(dir: string = XDS_IDENTITY.dir): Record<string, string> {
+  const file = (name: string) => ({ filename: `${dir}/${name}` });
+  const doc = (secret: TlsV3.Secret) => `${JSON.stringify({ resources: [{ '@type': TYPE.secret, ...secret }] }, null, 2)}\n`;
+  return {
+    [XDS_IDENTITY.sdsCertificate]: doc({
+      name: XDS_IDENTITY.clientSecret,
+      tls_certificate: { certificate_chain: file(XDS_IDENTITY.certificate), private_key: file(XDS_IDENTITY.key), watched_directory: { path: dir } },
+    }),
+    [XDS_IDENTITY.sdsValidation]: doc({
+      name: XDS_IDENTITY.caSecret,
+      validation_context: { trusted_ca: file(XDS_IDENTITY.ca), watched_directory: { path: dir } },
+    }),
+  };
+}
+
+/** The xDS cluster's TLS: the identity's certificate and the pinned CA over file-based SDS, watching the mount for Kubernetes' `..data` swaps. */
+function xdsTransportSocket(tls: XdsTls): CoreV3.TransportSocket {
+  const dir = tls.dir ?? XDS_IDENTITY.dir;
+  const sds = (file: string): CoreV3.ConfigSource => ({
+    path_config_source: { path: `${dir}/${file}`, watched_directory: { path: dir } },
+    resource_api_version: 'V3',
+  });
+  return {
+    name: NAME.tls,
+    typed_config: {
+      '@type': TYPE.upstreamTls,
+      sni: tls.serverName,
+      common_tls_context: {
+        alpn_protocols: ['h2'],
+        tls_certificate_sds_secret_configs: [{ name: XDS_IDENTITY.clientSecret, sds_config: sds(XDS_IDENTITY.sdsCertificate) }],
+        combined_validation_context: {
+          default_validation_context: { match_typed_subject_alt_names: [{ san_type: 'DNS', matcher: { exact: tls.serverName } }] },
+          validation_context_sds_secret_config: { name: XDS_IDENTITY.caSecret, sds_config: sds(XDS_IDENTITY.sdsValidation) },
+        },
+      },
+    },
+  };
 }
 
 const XDS_CLUSTER = 'extlb-xds';
@@ -23,10 +94,10 @@ export function parseHostPort(value: string): { host: string; port: number } | u
 }
 
 /** The cluster Envoy reaches its xDS server through: gRPC, so HTTP/2. */
-function xdsCluster(server: string): ClusterV3.Cluster {
+function xdsCluster(server: string, tls?: XdsTls): ClusterV3.Cluster {
   const hp = parseHostPort(server);
   if (!hp) throw new Error(`the xDS server must be HOST:PORT, not ${JSON.stringify(server)}`);
-  return {
+  const cluster: ClusterV3.Cluster = {
     name: XDS_CLUSTER,
     type: 'STRICT_DNS',
     connect_timeout: '5s',
@@ -38,6 +109,8 @@ function xdsCluster(server: string): ClusterV3.Cluster {
       [NAME.httpProtocolOptions]: { '@type': TYPE.httpProtocolOptions, explicit_http_config: { http2_protocol_options: {} } },
     },
   };
+  if (tls) cluster.transport_socket = xdsTransportSocket(tls);
+  return cluster;
 }
 
 /** The node an ADS server knows this proxy by: `node.cluster` names the Gateway it serves. */
@@ -102,7 +175,7 @@ export function toBootstrap(envoy: EnvoyConfig, options: BootstrapOptions = {}):
   const bootstrap: BootstrapV3.Bootstrap = { admin: admin(options), static_resources: staticResources };
   if (clusters.some((c) => c.type === 'EDS')) {
     if (options.xdsServer === undefined) throw new Error('EDS clusters need an xDS server: pass xdsServer (HOST:PORT)');
-    clusters.push(xdsCluster(options.xdsServer));
+    clusters.push(xdsCluster(options.xdsServer, options.xdsTls));
     bootstrap.node = node(envoy.gateway, options);
     bootstrap.dynamic_resources = { ads_config: ADS };
   }
@@ -118,7 +191,7 @@ export function adsBootstrap(gateway: EnvoyConfig['gateway'], options: Bootstrap
     node: node(gateway, options),
     admin: admin(options),
     dynamic_resources: { ads_config: ADS, lds_config: { ads: {}, resource_api_version: 'V3' }, cds_config: { ads: {}, resource_api_version: 'V3' } },
-    static_resources: { clusters: [xdsCluster(options.xdsServer)] },
+    static_resources: { clusters: [xdsCluster(options.xdsServer, options.xdsTls)] },
   };
 }
 

@@ -125,10 +125,11 @@ export class LoadRules {
     if (typeof ca === 'string') this.trustedCa(ca, `${p}.common_tls_context.validation_context.trusted_ca`);
   }
 
-  /** Each SDS name must be one Envoy has. */
+  /** Each SDS name must be one Envoy has; one read from a file (path_config_source) is the file's, loaded when Envoy starts. */
   private sdsNames(sds: JsonObject[], p: string): void {
     sds.forEach((c, i) => {
       if (this.secrets.has(String(c.name))) return;
+      if (isObject(c.sds_config) && (isObject(c.sds_config.path_config_source) || typeof c.sds_config.path === 'string')) return;
       // Without an sds_config the name is a static secret; with one, the SDS server must send it.
       const message = c.sds_config === undefined ? `Unknown static secret: ${String(c.name)}` : `SDS secret ${String(c.name)} is not among the secrets`;
       this.issue(`${p}[${i}]`, message);
