@@ -11,6 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { Counter, Gauge, metricsHandler, type Logger, type Registry } from '@extlb/telemetry';
 import type { EndpointPicker } from './picker.js';
 import type { PoolMembers } from './pool-members.js';
+import type { SignalSource } from './signals.js';
 
 type Series<L extends string> = ReadonlyArray<readonly [Partial<Record<L, string>>, number]>;
 
@@ -40,7 +41,7 @@ function gaugedBy(registry: Registry, name: string, help: string, read: () => nu
 }
 
 /** Registers the picker's series on `registry`. */
-export function registerPickerMetrics(registry: Registry, picker: EndpointPicker, pool: PoolMembers): void {
+export function registerPickerMetrics(registry: Registry, picker: EndpointPicker, pool: PoolMembers, signals?: SignalSource): void {
   countedBy(registry, 'extlb_picker_picks_total', 'Decisions on request headers, by result (picked, no_endpoint: 503, shedding: 429).', ['result'], () => {
     const { picked, noEndpoint, shedding } = picker.stats().picks;
     return [
@@ -74,6 +75,22 @@ export function registerPickerMetrics(registry: Registry, picker: EndpointPicker
   ]);
   gaugedBy(registry, 'extlb_picker_requests_in_flight', 'Requests picked for whose ext_proc stream has not ended yet.', () => picker.stats().inFlight);
   gaugedBy(registry, 'extlb_picker_pool_endpoints', "Endpoints in the picker's pool now.", () => pool.endpoints().length);
+  gaugedBy(
+    registry,
+    'extlb_picker_requests_waiting',
+    'Requests waiting for an endpoint below the saturation thresholds (load-aware queue shedding).',
+    () => picker.stats().waiting,
+  );
+  if (!signals) return;
+  new Gauge({
+    name: 'extlb_picker_endpoint_signals',
+    help: 'Pool endpoints by the state of their load signals: fresh, or stale/unreachable/malformed/missing/pending (scored as the worst, never as idle).',
+    labelNames: ['state'],
+    registers: [registry],
+    collect() {
+      for (const [state, n] of Object.entries(signals.states())) this.set({ state }, n);
+    },
+  });
 }
 
 /** GET /metrics, nothing else. */

@@ -6,7 +6,18 @@
 import { EPP } from '@extlb/types';
 import { parseEndpoint, type Endpoint } from './codec.js';
 import type { PoolMembers } from './pool-members.js';
-import { createStrategy, type Strategy, type StrategyName } from './strategies.js';
+import { PromptReader, type PromptInfo } from './prompt.js';
+import { DEFAULT_LOAD_AWARE, rank, type LoadAwareConfig } from './scoring.js';
+import type { SignalSource } from './signals.js';
+import { createStrategy, STRATEGIES, type Strategy, type StrategyName } from './strategies.js';
+
+/** How the picker orders endpoints: one of the strategies, or the scorers of the load-aware profile. */
+export const PROFILES = [...STRATEGIES, 'load-aware'] as const;
+export type ProfileName = (typeof PROFILES)[number];
+
+export function isProfileName(name: string): name is ProfileName {
+  return (PROFILES as readonly string[]).includes(name);
+}
 
 export interface PickRequest {
   /** Lower-cased header name → values. */
@@ -16,6 +27,8 @@ export interface PickRequest {
    * every port of that IP. An empty list means "nothing is eligible".
    */
   subset?: readonly string[];
+  /** What the load-aware profile read of the request body (see `promptReader`). */
+  prompt?: PromptInfo;
 }
 
 export type PickDecision =
@@ -25,7 +38,11 @@ export type PickDecision =
 export interface PickerOptions {
   /** The pool's members: the only endpoints the picker names, and the only served endpoints it counts. */
   pool: PoolMembers;
-  strategy?: StrategyName;
+  strategy?: ProfileName;
+  /** The load-aware profile's scorers, prefix reading and shedding. Default `DEFAULT_LOAD_AWARE`. */
+  loadAware?: LoadAwareConfig;
+  /** The endpoints' load, for the load-aware profile (`startPicker` scrapes them when not given). */
+  signals?: SignalSource;
   /** Most endpoints per answer (the primary plus fallbacks). Default 1. */
   maxEndpoints?: number;
   hashHeader?: string;
@@ -46,6 +63,9 @@ export interface PickerStats {
   inFlight: number;
   /** Decisions by outcome: endpoints named, 503 for no eligible endpoint, 429 for shedding load. */
   picks: { picked: number; noEndpoint: number; shedding: number };
+  /** Load-aware: decisions that waited for an endpoint below the saturation thresholds, and requests waiting now. */
+  queued: number;
+  waiting: number;
   /** Served endpoints the data plane reported, per current pool member. */
   served: Record<string, number>;
   /** Served endpoints reported that were not pool members, so not kept. */
@@ -56,11 +76,23 @@ export interface PickerStats {
   internalErrors: number;
 }
 
+interface Waiter {
+  request: PickRequest;
+  resolve(pick: Pick): void;
+  timer: NodeJS.Timeout;
+}
+
 export class EndpointPicker {
   readonly maxEndpoints: number;
-  readonly strategyName: StrategyName;
+  readonly strategyName: ProfileName;
+  readonly loadAware: LoadAwareConfig | undefined;
   private readonly pool: PoolMembers;
-  private readonly strategy: Strategy;
+  private readonly strategy: Strategy | undefined;
+  private readonly signals: SignalSource | undefined;
+  private readonly waiters: Waiter[] = [];
+  private queuedTotal = 0;
+  private rotation = 0;
+  private unsubscribeSignals: (() => void) | undefined;
   private readonly maxInFlight: number;
   private readonly outstanding = new Map<string, number>();
   private inFlight = 0;
@@ -85,7 +117,38 @@ export class EndpointPicker {
     if (options.hashHeader !== undefined) strategyOptions.hashHeader = options.hashHeader;
     if (options.seed !== undefined) strategyOptions.seed = options.seed;
     this.strategyName = options.strategy ?? 'round-robin';
-    this.strategy = createStrategy(this.strategyName, strategyOptions);
+    if (this.strategyName === 'load-aware') {
+      if (!options.signals) throw new TypeError("the load-aware profile needs the endpoints' signals (options.signals)");
+      this.loadAware = options.loadAware ?? DEFAULT_LOAD_AWARE;
+      this.signals = options.signals;
+      // New metrics may free an endpoint for the requests waiting for one.
+      this.unsubscribeSignals = this.signals.onUpdate(() => this.serveWaiters());
+    } else {
+      this.strategy = createStrategy(this.strategyName, strategyOptions);
+    }
+  }
+
+  /**
+   * A reader for the request body when the profile uses what is in it (the prompt's prefix, the
+   * model), else undefined: then the picker decides on the request headers alone.
+   */
+  promptReader(): PromptReader | undefined {
+    const config = this.loadAware;
+    if (!config) return undefined;
+    const wants = (type: string): boolean => config.scorers.some((s) => s.type === type && s.weight > 0);
+    const prefix = wants('prefix-cache');
+    const model = wants('lora-affinity');
+    if (!prefix && !model) return undefined;
+    return new PromptReader({ blockBytes: config.prefix.blockBytes, blocks: prefix ? config.prefix.blocks : 0, model, maxBytes: config.prefix.maxBytes });
+  }
+
+  /** Stops waiting: requests still waiting for capacity are answered 429. */
+  close(): void {
+    this.unsubscribeSignals?.();
+    for (const w of this.waiters.splice(0)) {
+      clearTimeout(w.timer);
+      w.resolve(this.shed('the picker is shutting down'));
+    }
   }
 
   /** True once the pool's members have loaded (the readiness health status). */
@@ -93,11 +156,22 @@ export class EndpointPicker {
     return this.pool.ready();
   }
 
+  /** Decides for one request, at once (queue shedding answers 429 here instead of waiting). */
   pick(request: PickRequest): Pick {
-    if (this.inFlight >= this.maxInFlight) {
-      this.picks.shedding++;
-      return { decision: { kind: 'reject', status: EPP.status.shedding, reason: `shedding load: ${this.inFlight} requests in flight` }, finish: noop };
-    }
+    return this.decide(request, false) as Pick;
+  }
+
+  /**
+   * Decides for one request. The answer is at once, except with the load-aware profile's `queue`
+   * shedding when every eligible endpoint is saturated: then it comes when one has room, or as a
+   * 429 after `maxWaitMs` (the promise never rejects).
+   */
+  pickOrWait(request: PickRequest): Pick | Promise<Pick> {
+    return this.decide(request, true);
+  }
+
+  private decide(request: PickRequest, wait: boolean): Pick | Promise<Pick> {
+    if (this.inFlight >= this.maxInFlight) return this.shed(`shedding load: ${this.inFlight} requests in flight`);
     const all = this.pool.endpoints();
     const candidates = request.subset === undefined ? all : restrictToSubset(all, request.subset);
     if (candidates.length === 0) {
@@ -110,11 +184,67 @@ export class EndpointPicker {
       this.picks.noEndpoint++;
       return { decision: { kind: 'reject', status: EPP.status.noEndpoint, reason }, finish: noop };
     }
+    if (this.loadAware) return this.pickLoadAware(request, candidates, this.loadAware, wait);
     const ctx = {
       header: (name: string) => request.headers.get(name)?.[0],
       outstanding: (address: string) => this.outstanding.get(address) ?? 0,
     };
-    const endpoints = this.strategy.order(candidates, ctx, this.maxEndpoints);
+    return this.picked((this.strategy as Strategy).order(candidates, ctx, this.maxEndpoints));
+  }
+
+  private pickLoadAware(request: PickRequest, candidates: readonly Endpoint[], config: LoadAwareConfig, wait: boolean): Pick | Promise<Pick> {
+    const ranked = this.ranked(request, candidates, config);
+    if (ranked.length > 0) return this.picked(ranked);
+    const reason = `every eligible endpoint is saturated (${candidates.length}: queue >= ${config.shedding.queue} or KV cache >= ${config.shedding.kvCache})`;
+    if (!wait || config.shedding.mode !== 'queue' || this.waiters.length >= config.shedding.maxQueued) return this.shed(`shedding load: ${reason}`);
+    this.queuedTotal++;
+    return new Promise<Pick>((resolve) => {
+      const waiter: Waiter = {
+        request,
+        resolve,
+        timer: setTimeout(() => {
+          const i = this.waiters.indexOf(waiter);
+          if (i >= 0) this.waiters.splice(i, 1);
+          resolve(this.shed(`shedding load: waited ${config.shedding.maxWaitMs} ms and ${reason}`));
+        }, config.shedding.maxWaitMs),
+      };
+      this.waiters.push(waiter);
+    });
+  }
+
+  private ranked(request: PickRequest, candidates: readonly Endpoint[], config: LoadAwareConfig): Endpoint[] {
+    this.rotation = (this.rotation + 1) % 1_000_000_007;
+    const ctx = {
+      signals: this.signals as SignalSource,
+      inFlight: (address: string) => this.outstanding.get(address) ?? 0,
+      prompt: request.prompt,
+      rotation: this.rotation,
+    };
+    return rank(candidates, ctx, config).ranked.slice(0, this.maxEndpoints);
+  }
+
+  /** Waiting requests, first come first served, while an endpoint has room. */
+  private serveWaiters(): void {
+    const config = this.loadAware;
+    if (!config) return;
+    while (this.waiters.length > 0) {
+      const w = this.waiters[0] as Waiter;
+      const all = this.pool.endpoints();
+      const candidates = w.request.subset === undefined ? all : restrictToSubset(all, w.request.subset);
+      const ranked = this.ranked(w.request, candidates, config);
+      if (ranked.length === 0) return;
+      this.waiters.shift();
+      clearTimeout(w.timer);
+      w.resolve(this.picked(ranked));
+    }
+  }
+
+  private shed(reason: string): Pick {
+    this.picks.shedding++;
+    return { decision: { kind: 'reject', status: EPP.status.shedding, reason }, finish: noop };
+  }
+
+  private picked(endpoints: Endpoint[]): Pick {
     // Only the primary is counted as outstanding: fallbacks are used only when it fails.
     const primary = (endpoints[0] as Endpoint).address;
     this.outstanding.set(primary, (this.outstanding.get(primary) ?? 0) + 1);
@@ -130,6 +260,7 @@ export class EndpointPicker {
         const n = (this.outstanding.get(primary) ?? 1) - 1;
         if (n > 0) this.outstanding.set(primary, n);
         else this.outstanding.delete(primary);
+        if (this.waiters.length > 0) this.serveWaiters();
       },
     };
   }
@@ -162,6 +293,8 @@ export class EndpointPicker {
     return {
       inFlight: this.inFlight,
       picks: { ...this.picks },
+      queued: this.queuedTotal,
+      waiting: this.waiters.length,
       served: Object.fromEntries(this.served),
       ignoredServed: this.ignoredServed,
       invalidMessages: this.invalidMessages,

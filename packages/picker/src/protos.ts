@@ -16,12 +16,17 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import protobuf from 'protobufjs';
 import { EPP } from '@extlb/types';
-import { tolerantDecoding } from './requests.js';
+import { UndecodableRequest } from './requests.js';
+import { decodeProcessingRequest } from './wire.js';
 
 export const HEALTH_SERVICE = 'grpc.health.v1.Health';
 
 export interface Protos {
-  /** The ext_proc service for servers; its request decoding never throws (see `tolerantDecoding`). */
+  /**
+   * The ext_proc service for servers: requests are read by `decodeProcessingRequest` (only what the
+   * picker reads; bytes that are no message arrive as an `UndecodableRequest`, never a throw), and
+   * an answer already encoded (a `Uint8Array`, see `wire.ts`) is sent as it is.
+   */
   extProc: grpc.ServiceDefinition;
   health: grpc.ServiceDefinition;
   ExtProcClient: grpc.ServiceClientConstructor;
@@ -85,8 +90,27 @@ export function loadProtos(): Protos {
   const loaded = grpc.loadPackageDefinition(definition);
   const ExtProcClient = lookup(loaded, EPP.extProcService);
   const HealthClient = lookup(loaded, HEALTH_SERVICE);
-  cached = { extProc: tolerantDecoding(ExtProcClient.service), health: HealthClient.service, ExtProcClient, HealthClient };
+  cached = { extProc: pickerWire(ExtProcClient.service), health: HealthClient.service, ExtProcClient, HealthClient };
   return cached;
+}
+
+/** The ext_proc service definition with the picker's own request decoding and pass-through of encoded answers. */
+function pickerWire(definition: grpc.ServiceDefinition): grpc.ServiceDefinition {
+  const process = definition.Process as grpc.MethodDefinition<unknown, unknown>;
+  const serialize = process.responseSerialize;
+  const method: grpc.MethodDefinition<unknown, unknown> = {
+    ...process,
+    requestDeserialize(bytes: Buffer): unknown {
+      try {
+        return decodeProcessingRequest(bytes);
+      } catch (err) {
+        return new UndecodableRequest(err instanceof Error ? err.message : String(err));
+      }
+    },
+    responseSerialize: (value: unknown): Buffer =>
+      value instanceof Uint8Array ? Buffer.from(value.buffer, value.byteOffset, value.byteLength) : serialize(value),
+  };
+  return { Process: method };
 }
 
 function protoIncludeDirs(): string[] {

@@ -26,7 +26,7 @@ export type Phase = (typeof PHASES)[number];
 
 /** One checked message: only what the picker reads from it. */
 export type PickerMessage =
-  | { phase: 'request_headers'; headers: Map<string, string[]>; subset: string[] | undefined }
+  | { phase: 'request_headers'; headers: Map<string, string[]>; subset: string[] | undefined; endOfStream: boolean }
   | { phase: 'response_headers'; served: string | undefined }
   | { phase: 'request_body' | 'response_body'; body: Buffer | Uint8Array; endOfStream: boolean }
   | { phase: 'request_trailers' | 'response_trailers' };
@@ -45,7 +45,12 @@ export function readMessage(raw: unknown): PickerMessage {
   const phase = present[0] as Phase;
   switch (phase) {
     case 'request_headers':
-      return { phase, headers: readHeaders(request.request_headers?.headers, 'request_headers.headers'), subset: readSubset(request) };
+      return {
+        phase,
+        headers: readHeaders(request.request_headers?.headers, 'request_headers.headers'),
+        subset: readSubset(request),
+        endOfStream: request.request_headers?.end_of_stream === true,
+      };
     case 'response_headers':
       return { phase, served: readServed(request) };
     case 'request_body':

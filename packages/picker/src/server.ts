@@ -15,10 +15,13 @@ import type { Endpoint } from './codec.js';
 import { healthHandlers, pickerHealth } from './health.js';
 import { setHeader, type ProcessingResponse } from './messages.js';
 import { listenForMetrics, registerPickerMetrics } from './metrics.js';
-import { EndpointPicker, type Pick, type PickerOptions } from './picker.js';
+import { DEFAULT_SCRAPE, MetricsScraper, SERVER_METRICS, type ScrapeOptions } from './signals.js';
+import { EndpointPicker, type Pick, type PickRequest, type PickerOptions } from './picker.js';
+import type { PromptReader } from './prompt.js';
 import { loadProtos } from './protos.js';
 import type { PickerMessage } from './requests.js';
-import { serveExchange, type Exchange, type StreamCounters } from './stream.js';
+import { serveExchange, type Answers, type EncodedOrMessage, type Exchange, type StreamCounters } from './stream.js';
+import { FIXED_ANSWERS, encodeEndpointAnswer, encodeStreamedBody } from './wire.js';
 
 /** How the picker answers body chunks: as Envoy's FULL_DUPLEX_STREAMED mode needs, or as for STREAMED/BUFFERED. */
 export type BodyMode = 'full-duplex' | 'buffered';
@@ -39,6 +42,8 @@ export interface PickerServerOptions extends PickerOptions, HandlerOptions {
   metricsListen?: string;
   /** Where the picker's metrics are registered, one picker per registry. Default: a new registry with the process metrics. */
   registry?: Registry;
+  /** The load-aware profile without `signals`: how to scrape the endpoints' metrics. Default `DEFAULT_SCRAPE` with vLLM's names. */
+  scrape?: Partial<ScrapeOptions>;
 }
 
 export interface RunningPicker {
@@ -83,55 +88,179 @@ export function endpointAnswer(value: string, answerWith: AnswerWith): Processin
   return response;
 }
 
-function bodyAnswer(body: Buffer | Uint8Array, endOfStream: boolean, mode: BodyMode): { response: object } {
-  if (mode === 'buffered') return { response: {} };
-  return { response: { body_mutation: { streamed_response: { body, end_of_stream: endOfStream } } } };
+/** How an exchange writes its answers: as messages for protobuf.js, or as bytes encoded once (`wire.ts`). */
+interface AnswerCodec {
+  endpoints(value: string): EncodedOrMessage;
+  body(path: 'request' | 'response', body: Uint8Array, endOfStream: boolean): EncodedOrMessage;
+  requestTrailers: EncodedOrMessage;
+  responseHeaders: EncodedOrMessage;
+  responseTrailers: EncodedOrMessage;
 }
 
-/** One HTTP request as the picker sees it: a pick on the request headers, then pass-through. */
+function messageCodec(bodyMode: BodyMode, answerWith: AnswerWith): AnswerCodec {
+  return {
+    endpoints: (value) => endpointAnswer(value, answerWith),
+    body: (path, body, endOfStream) => {
+      const response = bodyMode === 'buffered' ? {} : { body_mutation: { streamed_response: { body, end_of_stream: endOfStream } } };
+      return path === 'request' ? { request_body: { response } } : { response_body: { response } };
+    },
+    requestTrailers: { request_trailers: {} },
+    responseHeaders: { response_headers: { response: {} } },
+    responseTrailers: { response_trailers: {} },
+  };
+}
+
+/** Encoded answers to request headers kept per endpoint list: lists repeat, so most decisions reuse bytes. */
+const ENCODED_ANSWERS_KEPT = 4096;
+
+function encodedCodec(bodyMode: BodyMode, answerWith: AnswerWith): AnswerCodec {
+  const answers = new Map<string, Buffer>();
+  return {
+    endpoints(value) {
+      let bytes = answers.get(value);
+      if (bytes === undefined) {
+        // Dropping all at the bound keeps this a plain Map; a pool's lists refill it in a moment.
+        if (answers.size >= ENCODED_ANSWERS_KEPT) answers.clear();
+        bytes = encodeEndpointAnswer(value, answerWith);
+        answers.set(value, bytes);
+      }
+      return bytes;
+    },
+    body: (path, body, endOfStream) =>
+      bodyMode === 'buffered' ? (path === 'request' ? FIXED_ANSWERS.requestBody : FIXED_ANSWERS.responseBody) : encodeStreamedBody(path, body, endOfStream),
+    requestTrailers: FIXED_ANSWERS.requestTrailers,
+    responseHeaders: FIXED_ANSWERS.responseHeaders,
+    responseTrailers: FIXED_ANSWERS.responseTrailers,
+  };
+}
+
+const NONE: Answers = { responses: [] };
+
+/**
+ * One HTTP request as the picker sees it: a pick, then pass-through. The pick is made on the
+ * request headers, unless the picker's profile reads the prompt: then it waits for the first bytes
+ * of the request body (at most what the prompt reader asks for, or the end of the body), holding
+ * the messages received meanwhile, and answers them in order once it has decided.
+ */
 class PickerExchange implements Exchange {
   private pick: Pick | undefined;
+  private headers: PickerMessage & { phase: 'request_headers' } = { phase: 'request_headers', headers: new Map(), subset: undefined, endOfStream: true };
+  private prompt: PromptReader | undefined;
+  /** Messages received while the decision waits (for the body, or for capacity), answered after it. */
+  private held: PickerMessage[] | undefined;
+  private pending: Promise<Answers> | undefined;
+  private sink: ((answers: Answers) => void) | undefined;
+  private released = false;
 
   constructor(
     private readonly picker: EndpointPicker,
-    private readonly bodyMode: BodyMode,
-    private readonly answerWith: AnswerWith,
+    private readonly codec: AnswerCodec,
   ) {}
 
-  answer(message: PickerMessage): { response: ProcessingResponse; last?: boolean } {
-    switch (message.phase) {
-      case 'request_headers': {
-        const { headers, subset } = message;
-        this.pick = this.picker.pick(subset === undefined ? { headers } : { headers, subset });
-        const decision = this.pick.decision;
-        if (decision.kind === 'reject') {
-          const immediate = { status: { code: decision.status }, details: decision.reason, body: Buffer.from(`${decision.reason}\n`) };
-          return { response: { immediate_response: immediate }, last: true };
-        }
-        return { response: endpointAnswer(decision.endpoints.map((e) => e.address).join(','), this.answerWith) };
+  bind(sink: (answers: Answers) => void): void {
+    this.sink = sink;
+  }
+
+  answer(message: PickerMessage): Answers {
+    if (this.held) {
+      this.held.push(message);
+      if (this.prompt === undefined || this.pending) return NONE;
+      if (message.phase === 'request_body') {
+        this.prompt.push(message.body);
+        if (!this.prompt.done() && !message.endOfStream) return NONE;
       }
+      // Enough of the body, its end, or a message that means the request has gone on: decide now.
+      return this.decide();
+    }
+    if (message.phase === 'request_headers') {
+      this.headers = message;
+      const prompt = this.picker.promptReader();
+      this.held = [];
+      if (prompt !== undefined && !message.endOfStream) {
+        this.prompt = prompt;
+        return NONE;
+      }
+      return this.decide();
+    }
+    return { responses: [this.passThrough(message)] };
+  }
+
+  flush(): Answers | Promise<Answers> {
+    // The sink sends the answers once the wait ends; the stream closes after that.
+    if (this.pending) return this.pending.then(() => NONE);
+    if (this.held && this.pick === undefined) return this.decide();
+    return NONE;
+  }
+
+  private decide(): Answers {
+    const { headers, subset } = this.headers;
+    const request: PickRequest = subset === undefined ? { headers } : { headers, subset };
+    const prompt = this.prompt?.result();
+    if (prompt) request.prompt = prompt;
+    this.prompt = undefined;
+    const pick = this.picker.pickOrWait(request);
+    if (!(pick instanceof Promise)) return this.decided(pick);
+    // The picker's waits end in a decision (a 429 at the deadline), never a rejection.
+    this.pending = pick.then((p) => this.decided(p));
+    this.pending.then(
+      (answers) => this.sink?.(answers),
+      () => undefined,
+    );
+    return NONE;
+  }
+
+  private decided(pick: Pick): Answers {
+    if (this.released) {
+      pick.finish();
+      return NONE;
+    }
+    this.pick = pick;
+    const held = this.held ?? [];
+    this.held = undefined;
+    const decision = pick.decision;
+    if (decision.kind === 'reject') {
+      const immediate = { status: { code: decision.status }, details: decision.reason, body: Buffer.from(`${decision.reason}\n`) };
+      return { responses: [{ immediate_response: immediate }], last: true };
+    }
+    const responses: EncodedOrMessage[] = [this.codec.endpoints(decision.endpoints.map((e) => e.address).join(','))];
+    for (const m of held) responses.push(this.passThrough(m));
+    return { responses };
+  }
+
+  private passThrough(message: PickerMessage): EncodedOrMessage {
+    switch (message.phase) {
+      case 'request_headers':
+        throw new Error('request headers are answered by the decision');
       case 'request_body':
-        return { response: { request_body: bodyAnswer(message.body, message.endOfStream, this.bodyMode) } };
+        return this.codec.body('request', message.body, message.endOfStream);
       case 'request_trailers':
-        return { response: { request_trailers: {} } };
+        return this.codec.requestTrailers;
       case 'response_headers':
         if (message.served !== undefined) this.picker.recordServed(message.served);
-        return { response: { response_headers: { response: {} } } };
+        return this.codec.responseHeaders;
       case 'response_body':
-        return { response: { response_body: bodyAnswer(message.body, message.endOfStream, this.bodyMode) } };
+        return this.codec.body('response', message.body, message.endOfStream);
       case 'response_trailers':
-        return { response: { response_trailers: {} } };
+        return this.codec.responseTrailers;
     }
   }
 
   release(): void {
+    this.released = true;
     this.pick?.finish();
     this.pick = undefined;
   }
 }
 
-/** The ext_proc `Process` handler for a picker; mount it with `loadProtos().extProc`, which never fails to decode. */
-export function createProcessHandler(picker: EndpointPicker, options: HandlerOptions = {}): grpc.handleBidiStreamingCall<unknown, ProcessingResponse> {
+/**
+ * The ext_proc `Process` handler for a picker; mount it with `loadProtos().extProc`, which never
+ * fails to decode. With `encoded` (as `startPicker` does) the answers leave as bytes encoded once
+ * per endpoint list; without it they are messages, for a server whose own code looks at them.
+ */
+export function createProcessHandler(
+  picker: EndpointPicker,
+  options: HandlerOptions & { encoded?: boolean } = {},
+): grpc.handleBidiStreamingCall<unknown, EncodedOrMessage> {
   const bodyMode = options.bodyMode ?? 'full-duplex';
   const answerWith = options.answerWith ?? 'both';
   const logger = options.logger ?? createLogger({ level: 'silent' });
@@ -145,7 +274,8 @@ export function createProcessHandler(picker: EndpointPicker, options: HandlerOpt
       logger.error({ details }, 'ext_proc stream ended: the picker failed');
     },
   };
-  return (call) => serveExchange(call, new PickerExchange(picker, bodyMode, answerWith), counters);
+  const codec = options.encoded ? encodedCodec(bodyMode, answerWith) : messageCodec(bodyMode, answerWith);
+  return (call) => serveExchange(call, new PickerExchange(picker, codec), counters);
 }
 
 function formatHostPort(host: string, port: number): string {
@@ -169,10 +299,15 @@ export async function startPicker(options: PickerServerOptions): Promise<Running
   const metricsAt = options.metricsListen === undefined ? undefined : splitHostPort(options.metricsListen);
   const logger = options.logger ?? createLogger({ level: 'silent' });
   const protos = loadProtos();
-  const picker = new EndpointPicker(options);
+  const scraper =
+    options.strategy === 'load-aware' && options.signals === undefined
+      ? new MetricsScraper(options.pool, { ...DEFAULT_SCRAPE, names: SERVER_METRICS.vllm, ...options.scrape }).start()
+      : undefined;
+  const signals = options.signals ?? scraper;
+  const picker = new EndpointPicker(signals ? { ...options, signals } : options);
   // Channelz's per-call bookkeeping serves no one here, and every request is a new ext_proc stream.
   const server = new grpc.Server({ 'grpc.enable_channelz': 0 });
-  server.addService(protos.extProc, { Process: createProcessHandler(picker, { ...options, logger }) });
+  server.addService(protos.extProc, { Process: createProcessHandler(picker, { ...options, logger, encoded: true }) });
   const health = healthHandlers(
     pickerHealth(
       () => picker.ready(),
@@ -196,7 +331,7 @@ export async function startPicker(options: PickerServerOptions): Promise<Running
       throw new Error(`cannot serve metrics on ${options.metricsListen}: ${err instanceof Error ? err.message : String(err)}`);
     }
   }
-  registerPickerMetrics(registry, picker, options.pool);
+  registerPickerMetrics(registry, picker, options.pool, signals);
   const unsubscribe = [
     options.pool.onChange((endpoints) => logger.info(poolFields(endpoints), 'pool endpoints changed')),
     options.pool.onError((err) => logger.warn({ error: err.message }, 'endpoint reload failed, keeping the previous endpoints')),
@@ -215,6 +350,8 @@ export async function startPicker(options: PickerServerOptions): Promise<Running
     registry,
     async close() {
       for (const stop of unsubscribe) stop();
+      picker.close();
+      await scraper?.close();
       health.closeWatches();
       metricsServer?.close();
       await new Promise<void>((resolve) => {

@@ -10,10 +10,24 @@ import { InvalidMessage, PhaseOrder, readMessage, type PickerMessage } from './r
 
 /** The stream's logic, given only checked messages in a valid order. */
 export interface Exchange {
-  /** The answer to one message; `last` ends the stream once it is sent (an ImmediateResponse). */
-  answer(message: PickerMessage): { response: ProcessingResponse; last?: boolean };
+  /**
+   * The answers to one message, in order (none while the answer waits for more of the stream, as a
+   * decision deferred to the request body does); `last` ends the stream once they are sent (an
+   * ImmediateResponse). An answer is a message, or one already encoded (`wire.ts`).
+   */
+  answer(message: PickerMessage): Answers;
+  /** Answers still owed when the data plane half-closes the stream (a decision still deferred). */
+  flush?(): Answers | Promise<Answers>;
+  /** Given the stream's way to send answers that come later (a decision that waited for capacity). */
+  bind?(sink: (answers: Answers) => void): void;
   /** Called once when the stream ends, however it ends. */
   release(): void;
+}
+
+export type EncodedOrMessage = ProcessingResponse | Uint8Array;
+export interface Answers {
+  responses: readonly EncodedOrMessage[];
+  last?: boolean;
 }
 
 /** Where the stream's failures are counted (and logged), each with the status details the stream ended with. */
@@ -24,7 +38,7 @@ export interface StreamCounters {
 
 const describe = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
-export function serveExchange(call: grpc.ServerDuplexStream<unknown, ProcessingResponse>, exchange: Exchange, counters: StreamCounters): void {
+export function serveExchange(call: grpc.ServerDuplexStream<unknown, EncodedOrMessage>, exchange: Exchange, counters: StreamCounters): void {
   const order = new PhaseOrder();
   let open = true;
   let released = false;
@@ -46,26 +60,49 @@ export function serveExchange(call: grpc.ServerDuplexStream<unknown, ProcessingR
     if (status) call.emit('error', status);
     else call.end();
   };
+  const send = ({ responses, last }: Answers): void => {
+    if (!open) return;
+    for (const r of responses) call.write(r);
+    if (last) close();
+  };
+  const fail = (err: unknown): void => {
+    if (err instanceof InvalidMessage) {
+      counters.recordInvalidMessage(err.message);
+      close({ code: grpc.status.INVALID_ARGUMENT, details: err.message });
+    } else {
+      const details = `the picker failed on this message: ${describe(err)}`;
+      counters.recordInternalError(details);
+      close({ code: grpc.status.INTERNAL, details });
+    }
+  };
   call.on('data', (raw: unknown) => {
     if (!open) return;
     try {
       const message = readMessage(raw);
       order.accept(message.phase);
-      const { response, last } = exchange.answer(message);
-      call.write(response);
-      if (last) close();
+      send(exchange.answer(message));
     } catch (err) {
-      if (err instanceof InvalidMessage) {
-        counters.recordInvalidMessage(err.message);
-        close({ code: grpc.status.INVALID_ARGUMENT, details: err.message });
-      } else {
-        const details = `the picker failed on this message: ${describe(err)}`;
-        counters.recordInternalError(details);
-        close({ code: grpc.status.INTERNAL, details });
-      }
+      fail(err);
     }
   });
-  call.on('end', () => close());
+  exchange.bind?.(send);
+  call.on('end', () => {
+    if (!open || !exchange.flush) return close();
+    let owed: Answers | Promise<Answers>;
+    try {
+      owed = exchange.flush();
+    } catch (err) {
+      return fail(err);
+    }
+    if (!(owed instanceof Promise)) {
+      send(owed);
+      return close();
+    }
+    owed.then((answers) => {
+      send(answers);
+      close();
+    }, fail);
+  });
   // A cancelled or broken stream cannot take a status any more; its pick is still released.
   call.on('cancelled', () => {
     open = false;
