@@ -45,9 +45,54 @@ export {
   type EndpointSliceLike,
   type PoolMembers,
 } from './pool-members.js';
-export { EndpointPicker, restrictToSubset, type Pick, type PickDecision, type PickRequest, type PickerOptions, type PickerStats } from './picker.js';
+export {
+  EndpointPicker,
+  PROFILES,
+  isProfileName,
+  restrictToSubset,
+  type Pick,
+  type PickDecision,
+  type PickRequest,
+  type PickerOptions,
+  type PickerStats,
+  type ProfileName,
+} from './picker.js';
+export { PromptReader, type PromptInfo, type PromptOptions } from './prompt.js';
+export {
+  DEFAULT_LOAD_AWARE,
+  SCORER_TYPES,
+  SHEDDING_MODES,
+  isSaturated,
+  rank,
+  rendezvousWeight,
+  type LoadAwareConfig,
+  type PrefixConfig,
+  type RankContext,
+  type Ranking,
+  type ScorerConfig,
+  type ScorerType,
+  type SheddingConfig,
+  type SheddingMode,
+} from './scoring.js';
+export {
+  DEFAULT_SCRAPE,
+  MetricsScraper,
+  SERVER_METRICS,
+  SIGNAL_STATES,
+  readSignals,
+  type EndpointSignals,
+  type LoraInfo,
+  type MetricNames,
+  type ScrapeOptions,
+  type ServerKind,
+  type SignalSource,
+  type SignalState,
+} from './signals.js';
+export { formatSelector, matches, parsePage, parseSelector, type ParsedPage, type Sample, type Selector } from './prometheus.js';
+export { ConfigError, defaultConfig, parsePickerConfig, type ConfigProblem, type PickerConfig } from './config.js';
+export { FIXED_ANSWERS, WireError, decodeProcessingRequest, encodeEndpointAnswer, encodeStreamedBody } from './wire.js';
 export { InvalidMessage, PhaseOrder, readMessage, tolerantDecoding, type Phase, type PickerMessage } from './requests.js';
-export { serveExchange, type Exchange, type StreamCounters } from './stream.js';
+export { serveExchange, type Answers, type EncodedOrMessage, type Exchange, type StreamCounters } from './stream.js';
 export { registerPickerMetrics } from './metrics.js';
 export {
   createProcessHandler,

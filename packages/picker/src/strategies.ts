@@ -65,13 +65,26 @@ function roundRobin(): Strategy {
 
 function leastRequest(): Strategy {
   // Rotating the starting point spreads ties instead of always favouring the first endpoint.
-  const tieBreak = roundRobin();
+  let next = 0;
   return {
     order(candidates, ctx, count) {
-      const rotated = tieBreak.order(candidates, ctx, candidates.length);
-      const load = new Map(rotated.map((e) => [e.address, ctx.outstanding(e.address)]));
-      // Array.prototype.sort is stable, so equal loads keep the rotated order.
-      return rotated.sort((a, b) => (load.get(a.address) ?? 0) - (load.get(b.address) ?? 0)).slice(0, count);
+      const n = candidates.length;
+      if (n === 0) return [];
+      const start = next % n;
+      next = (next + 1) % 1_000_000_007;
+      const loads = new Array<number>(n);
+      for (let i = 0; i < n; i++) loads[i] = ctx.outstanding((candidates[(start + i) % n] as Endpoint).address);
+      // A selection of the `count` least loaded, in rotated order among equals (a stable partial sort).
+      const want = Math.min(count, n);
+      const taken = new Uint8Array(n);
+      const out = new Array<Endpoint>(want);
+      for (let k = 0; k < want; k++) {
+        let best = -1;
+        for (let i = 0; i < n; i++) if (taken[i] === 0 && (best < 0 || (loads[i] as number) < (loads[best] as number))) best = i;
+        taken[best] = 1;
+        out[k] = candidates[(start + best) % n] as Endpoint;
+      }
+      return out;
     },
   };
 }

@@ -1,13 +1,21 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createLogger, type LogLevel } from '@extlb/telemetry';
 import {
+  ConfigError,
   clusterEndpoints,
+  defaultConfig,
   fileEndpoints,
-  isStrategyName,
+  isProfileName,
+  parsePickerConfig,
+  PROFILES,
+  SERVER_METRICS,
   splitHostPort,
   startPicker,
   staticEndpoints,
-  STRATEGIES,
+  type PickerConfig,
+  type ServerKind,
   type AnswerWith,
   type BodyMode,
   type PoolMembers,
@@ -15,11 +23,12 @@ import {
 } from '@extlb/picker';
 import type { Command } from '../command.js';
 import { integerFlag, oneOf, usageErrors } from '../flags.js';
-import { UsageError, shutdownSignal, type Io } from '../io.js';
+import { EXIT_INVALID, UsageError, shutdownSignal, write, type Io } from '../io.js';
 
 const USAGE =
   'extlb picker --listen HOST:PORT (--endpoints IP:PORT,... | --endpoints-file FILE | --from-cluster --selector LABELS [--namespace NS] [--port PORT|NAME] [--kubeconfig FILE])\n' +
-  `       [--strategy ${STRATEGIES.join('|')}] [--hash-header NAME] [--max-endpoints N] [--max-in-flight N]\n` +
+  `       [--profile ${PROFILES.join('|')}] [--config FILE] [--hash-header NAME] [--max-endpoints N] [--max-in-flight N]\n` +
+  `       [--metrics-port PORT] [--metrics-path PATH] [--metrics-server ${Object.keys(SERVER_METRICS).join('|')}]\n` +
   '       [--answer-with both|metadata|header] [--body-mode full-duplex|buffered] [--seed N] [--metrics-listen HOST:PORT] [--log-level debug|info|warn|error]';
 
 const OPTIONS = {
@@ -32,6 +41,11 @@ const OPTIONS = {
   port: { type: 'string' },
   kubeconfig: { type: 'string' },
   strategy: { type: 'string' },
+  profile: { type: 'string' },
+  config: { type: 'string' },
+  'metrics-port': { type: 'string' },
+  'metrics-path': { type: 'string' },
+  'metrics-server': { type: 'string' },
   'hash-header': { type: 'string' },
   'max-endpoints': { type: 'string' },
   'max-in-flight': { type: 'string' },
@@ -61,13 +75,56 @@ async function openPool(flags: ReturnType<typeof parseFlags>): Promise<PoolMembe
   return clusterEndpoints({ namespace, selector: flags.selector, kubeConfig: kc, ...(port !== undefined ? { port } : {}) });
 }
 
+/** The profile from `--config` (or the defaults), with `--profile`/`--strategy` and the metrics flags applied over it. */
+function readConfig(flags: ReturnType<typeof parseFlags>, io: Io): PickerConfig {
+  if (flags.profile !== undefined && flags.strategy !== undefined && flags.profile !== flags.strategy) {
+    throw new UsageError('--strategy is the old name of --profile: give one of them');
+  }
+  const named = flags.profile ?? flags.strategy;
+  if (named !== undefined && !isProfileName(named)) throw new UsageError(`--profile must be one of ${PROFILES.join(', ')}, not "${named}"`);
+  let config = defaultConfig(named ?? 'round-robin');
+  if (flags.config !== undefined) {
+    const path = resolve(io.cwd, flags.config);
+    let text: string;
+    try {
+      text = readFileSync(path, 'utf8');
+    } catch (err) {
+      throw new UsageError(`--config ${flags.config}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    config = parsePickerConfig(text, flags.config);
+    if (named !== undefined && named !== config.profile) {
+      throw new UsageError(`--profile ${named} differs from the profile "${config.profile}" in ${flags.config}: give one`);
+    }
+  }
+  const port = integerFlag('metrics-port', flags['metrics-port'], 1, 65535);
+  if (port !== undefined) config.scrape.port = port;
+  const path = flags['metrics-path'];
+  if (path !== undefined) {
+    if (!path.startsWith('/')) throw new UsageError(`--metrics-path must start with "/", not "${path}"`);
+    config.scrape.path = path;
+  }
+  const server = oneOf<ServerKind>('--metrics-server', flags['metrics-server'], Object.keys(SERVER_METRICS) as ServerKind[]);
+  if (server) config.scrape.names = { ...SERVER_METRICS[server] };
+  const scraping = port !== undefined || path !== undefined || server !== undefined;
+  if (scraping && config.profile !== 'load-aware')
+    throw new UsageError('--metrics-port, --metrics-path and --metrics-server apply to --profile load-aware only');
+  return config;
+}
+
 async function run(args: string[], io: Io): Promise<number> {
   const flags = parseFlags(args);
   if (!flags.listen) throw new UsageError('--listen HOST:PORT is required');
-  const strategy = flags.strategy ?? 'round-robin';
-  if (!isStrategyName(strategy)) throw new UsageError(`--strategy must be one of ${STRATEGIES.join(', ')}, not "${strategy}"`);
-  const options: Omit<PickerServerOptions, 'pool'> = { listen: flags.listen, strategy };
-  const maxEndpoints = integerFlag('max-endpoints', flags['max-endpoints'], 1, 64);
+  let config: PickerConfig;
+  try {
+    config = readConfig(flags, io);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    await write(io.stderr, `${err.message}\n`);
+    return EXIT_INVALID;
+  }
+  const strategy = config.profile;
+  const options: Omit<PickerServerOptions, 'pool'> = { listen: flags.listen, strategy, loadAware: config.loadAware, scrape: config.scrape };
+  const maxEndpoints = integerFlag('max-endpoints', flags['max-endpoints'], 1, 64) ?? config.maxEndpoints;
   const maxInFlight = integerFlag('max-in-flight', flags['max-in-flight'], 1, 1_000_000);
   const seed = integerFlag('seed', flags.seed, 0, 2 ** 32 - 1);
   const answerWith = oneOf<AnswerWith>('--answer-with', flags['answer-with'], ['both', 'metadata', 'header']);
