@@ -113,3 +113,17 @@ export { RULES, type Rule, type RuleId } from './conformance/rules.js';
 export { runConformance, type ConformanceOptions, type ConformanceReport, type RuleResult, type RuleStatus } from './conformance/kit.js';
 export { formatReportText, formatReportYaml } from './conformance/report.js';
 export { ExtProcSession, type Received } from './conformance/session.js';
+export {
+  DEFAULT_BENCH,
+  REFERENCE_PICKERS,
+  REPLICA_HIT_MARGIN,
+  formatBenchReport,
+  runPickerBench,
+  type BenchOptions,
+  type BenchReport,
+  type PickerResult,
+  type PickerUnderTest,
+  type RateRow,
+} from './bench/run.js';
+export { DEFAULT_COST_MODEL, SimulatedModelServer, type CostModel } from './bench/model-server.js';
+export { DEFAULT_WORKLOAD, SharedPrefixWorkload, type WorkloadOptions } from './bench/workload.js';

@@ -92,6 +92,8 @@ export class EndpointPicker {
   private readonly waiters: Waiter[] = [];
   private queuedTotal = 0;
   private rotation = 0;
+  /** Load-aware: primaries sent to each endpoint since the scrape its signals come from. */
+  private readonly sent = new Map<string, { scrapedAt: number; count: number }>();
   private unsubscribeSignals: (() => void) | undefined;
   private readonly maxInFlight: number;
   private readonly outstanding = new Map<string, number>();
@@ -219,8 +221,24 @@ export class EndpointPicker {
       inFlight: (address: string) => this.outstanding.get(address) ?? 0,
       prompt: request.prompt,
       rotation: this.rotation,
+      sentSinceScrape: (address: string, scrapedAt: number) => {
+        const s = this.sent.get(address);
+        return s !== undefined && s.scrapedAt === scrapedAt ? s.count : 0;
+      },
     };
-    return rank(candidates, ctx, config).ranked.slice(0, this.maxEndpoints);
+    const ranked = rank(candidates, ctx, config).ranked.slice(0, this.maxEndpoints);
+    const primary = ranked[0];
+    if (primary) {
+      const scrapedAt = (this.signals as SignalSource).signals(primary.address).updatedAt;
+      const s = this.sent.get(primary.address);
+      if (s !== undefined && s.scrapedAt === scrapedAt) s.count++;
+      else {
+        // Bounded by the pool: entries of endpoints that left go when the map outgrows it.
+        if (this.sent.size > 2 * candidates.length + 64) this.sent.clear();
+        this.sent.set(primary.address, { scrapedAt, count: 1 });
+      }
+    }
+    return ranked;
   }
 
   /** Waiting requests, first come first served, while an endpoint has room. */

@@ -62,7 +62,7 @@ export const DEFAULT_LOAD_AWARE: LoadAwareConfig = {
     { type: 'queue', weight: 2, max: 8 },
     { type: 'kv-cache', weight: 2 },
     { type: 'prefix-cache', weight: 3 },
-    { type: 'in-flight', weight: 1, max: 32 },
+    { type: 'in-flight', weight: 2, max: 16 },
     { type: 'lora-affinity', weight: 1 },
   ],
   prefix: { blockBytes: 256, blocks: 8, maxBytes: 16 * 1024 },
@@ -71,6 +71,12 @@ export const DEFAULT_LOAD_AWARE: LoadAwareConfig = {
 
 export interface RankContext {
   signals: SignalSource;
+  /**
+   * Requests this picker sent to an endpoint since its last scrape: counted as queued on top of
+   * the scraped queue, so that between two scrapes the picker does not keep sending to an endpoint
+   * that looked idle at the last one (nor release every waiting request onto it at once).
+   */
+  sentSinceScrape(address: string, scrapedAt: number): number;
   inFlight(address: string): number;
   prompt: PromptInfo | undefined;
   /** Rotates the order of endpoints that tie, for requests without a prompt. */
@@ -138,13 +144,19 @@ export function rendezvousWeight(key: number, address: string): number {
   return avalanche((key ^ Math.imul(endpointHash(address), 0x9e3779b1)) >>> 0);
 }
 
+function withSent(address: string, s: EndpointSignals, sent: RankContext['sentSinceScrape']): EndpointSignals {
+  if (!fresh(s)) return s;
+  const n = sent(address, s.updatedAt);
+  return n === 0 ? s : { ...s, waiting: s.waiting + n };
+}
+
 /** The eligible candidates in score order, saturated ones left out. */
 export function rank(candidates: readonly Endpoint[], ctx: RankContext, config: LoadAwareConfig): Ranking {
   const n = candidates.length;
   const key = ctx.prompt && ctx.prompt.blocks.length > 0 ? (ctx.prompt.blocks.at(-1) as number) : undefined;
   const rows = candidates.map((endpoint, i) => ({
     endpoint,
-    signals: ctx.signals.signals(endpoint.address),
+    signals: withSent(endpoint.address, ctx.signals.signals(endpoint.address), ctx.sentSinceScrape),
     weight: key === undefined ? 0 : rendezvousWeight(key, endpoint.address),
     order: (i - ctx.rotation + n * 1024) % n,
     rank: -1,

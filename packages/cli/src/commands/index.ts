@@ -10,6 +10,7 @@ export const commands: Record<string, () => Promise<Command>> = {
   validate: async () => (await import('./validate.js')).command,
   webhook: async () => (await import('./webhook.js')).command,
   picker: async () => (await import('./picker.js')).command,
+  'picker-bench': async () => (await import('./picker-bench.js')).command,
   conformance: async () => (await import('./conformance.js')).command,
   simulate: async () => (await import('./simulate.js')).command,
   controller: async () => (await import('./controller.js')).command,
