@@ -47,7 +47,8 @@ async function run(args: string[], io: Io): Promise<number> {
   const rates = flags.rates === undefined ? DEFAULT_BENCH.rates : flags.rates.split(',').map((r) => Number(r.trim()));
   if (rates.some((r) => !(r > 0 && r <= 10_000))) throw new UsageError(`--rates takes request rates per second in 0..10000, not "${flags.rates}"`);
   const basePort = integerFlag('base-port', flags['base-port'], 1024, 65000) ?? DEFAULT_BENCH.basePort;
-  if (flags.picker && basePort === 0) throw new UsageError('--picker needs --base-port, so that the picker can be given the simulated servers\' addresses beforehand');
+  if (flags.picker && basePort === 0)
+    throw new UsageError("--picker needs --base-port, so that the picker can be given the simulated servers' addresses beforehand");
   const servers = integerFlag('servers', flags.servers, 1, 64) ?? DEFAULT_BENCH.servers;
   const w = DEFAULT_BENCH.workload;
   const report = await runPickerBench({

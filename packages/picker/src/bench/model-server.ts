@@ -261,7 +261,10 @@ export class SimulatedModelServer {
     const buckets = [0.01, 0.05, 0.1, 0.5, 1, 5, '+Inf'];
     const histogram = (name: string): string =>
       [`# HELP ${name} A histogram the picker does not read.`, `# TYPE ${name} histogram`]
-        .concat(buckets.map((le, i) => `${name}_bucket{${model},le="${le}"} ${i * 3}`), [`${name}_sum{${model}} 1.5`, `${name}_count{${model}} 18`])
+        .concat(
+          buckets.map((le, i) => `${name}_bucket{${model},le="${le}"} ${i * 3}`),
+          [`${name}_sum{${model}} 1.5`, `${name}_count{${model}} 18`],
+        )
         .join('\n');
     switch (this.kind) {
       case 'vllm':

@@ -176,7 +176,11 @@ function forward(host: string, port: number, body: Buffer, agent: Agent, start: 
         res.on('data', () => {
           if (Number.isNaN(ttft)) ttft = performance.now() - start;
         });
-        res.on('end', () => resolve(res.statusCode === 200 ? { kind: 'done', ttftMs: ttft, e2eMs: performance.now() - start } : { kind: 'error', reason: `HTTP ${res.statusCode}` }));
+        res.on('end', () =>
+          resolve(
+            res.statusCode === 200 ? { kind: 'done', ttftMs: ttft, e2eMs: performance.now() - start } : { kind: 'error', reason: `HTTP ${res.statusCode}` },
+          ),
+        );
         res.on('error', (e) => resolve({ kind: 'error', reason: e.message }));
       },
     );
@@ -320,7 +324,9 @@ function activeActive(report: BenchReport): string[] {
     const many = report.results.find((r) => r.name === picker.name);
     const one = single && report.results.find((r) => r.name === single.name);
     if (!many || !one) continue;
-    lines.push(`active-active: ${picker.name} (${picker.replicas} replicas, no shared state) against ${one.name} (aim: prefix hit rate within ${REPLICA_HIT_MARGIN * 100}%):`);
+    lines.push(
+      `active-active: ${picker.name} (${picker.replicas} replicas, no shared state) against ${one.name} (aim: prefix hit rate within ${REPLICA_HIT_MARGIN * 100}%):`,
+    );
     many.rows.forEach((row, i) => {
       const base = one.rows[i];
       if (!base) return;
