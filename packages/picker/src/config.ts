@@ -27,9 +27,12 @@ export interface ConfigProblem {
 }
 
 export class ConfigError extends Error {
-  constructor(readonly problems: ConfigProblem[]) {
-    super(problems.map((p) => `${p.file}:${p.line}:${p.col}: ${p.path ? `${p.path}: ` : ''}${p.message}`).join('\n'));
+  readonly problems: ConfigProblem[];
+  constructor(problems: ConfigProblem[]) {
+    const sorted = problems.slice().sort((a, b) => a.line - b.line || a.col - b.col);
+    super(sorted.map((p) => `${p.file}:${p.line}:${p.col}: ${p.path ? `${p.path}: ` : ''}${p.message}`).join('\n'));
     this.name = 'ConfigError';
+    this.problems = sorted;
   }
 }
 

@@ -9,7 +9,7 @@ import type { PoolMembers } from './pool-members.js';
 import { PromptReader, type PromptInfo } from './prompt.js';
 import { DEFAULT_LOAD_AWARE, rank, type LoadAwareConfig } from './scoring.js';
 import type { SignalSource } from './signals.js';
-import { createStrategy, STRATEGIES, type Strategy, type StrategyName } from './strategies.js';
+import { createStrategy, STRATEGIES, type Strategy } from './strategies.js';
 
 /** How the picker orders endpoints: one of the strategies, or the scorers of the load-aware profile. */
 export const PROFILES = [...STRATEGIES, 'load-aware'] as const;

@@ -15,7 +15,7 @@ import type { Endpoint } from './codec.js';
 import { healthHandlers, pickerHealth } from './health.js';
 import { setHeader, type ProcessingResponse } from './messages.js';
 import { listenForMetrics, registerPickerMetrics } from './metrics.js';
-import { DEFAULT_SCRAPE, MetricsScraper, SERVER_METRICS, type ScrapeOptions } from './signals.js';
+import { DEFAULT_SCRAPE, MetricsScraper, SERVER_METRICS, type ScrapeOptions, type SignalSource } from './signals.js';
 import { EndpointPicker, type Pick, type PickRequest, type PickerOptions } from './picker.js';
 import type { PromptReader } from './prompt.js';
 import { loadProtos } from './protos.js';
@@ -56,6 +56,8 @@ export interface RunningPicker {
   server: grpc.Server;
   /** The registry the picker's metrics are on. */
   registry: Registry;
+  /** The load-aware profile's signals (the scraper it started, or the ones given). */
+  signals?: SignalSource;
   close(): Promise<void>;
 }
 
@@ -348,6 +350,7 @@ export async function startPicker(options: PickerServerOptions): Promise<Running
     picker,
     server,
     registry,
+    ...(signals ? { signals } : {}),
     async close() {
       for (const stop of unsubscribe) stop();
       picker.close();
