@@ -13,6 +13,7 @@ import { startKubeApiServer } from '@extlb/kube-api-server';
 import { main } from '../src/main.js';
 import { endpointSlice, startFakeKubeApi } from '../../picker/test/fake-kube-api.js';
 import { ask, closeClients, endpointOf, ending, exchange, extProcClient, headers } from '../../picker/test/helpers.js';
+import { MetricsServer } from '../../picker/test/metrics-server.js';
 
 const bin = join(import.meta.dirname, '..', 'dist', 'bin.js');
 const dir = mkdtempSync(join(tmpdir(), 'extlb-picker-cli-'));
@@ -255,10 +256,71 @@ test('extlb picker refuses bad flags with exit 2 and bad endpoints with exit 1',
     [['picker', '--listen', '127.0.0.1:0', '--endpoints', '10.0.0.1:80,10.0.0.1'], 1, /entry 1 "10\.0\.0\.1": missing ":port"/],
     [['picker', '--listen', 'nowhere', '--endpoints', '10.0.0.1:80'], 1, /^"nowhere" is not HOST:PORT$/],
     [['picker', '--listen', '127.0.0.1:0', '--endpoints-file', join(dir, 'missing.txt')], 1, /ENOENT/],
+    [
+      ['picker', '--listen', '127.0.0.1:0', '--endpoints', '10.0.0.1:80', '--profile', 'fastest'],
+      2,
+      /--profile must be one of round-robin, least-request, consistent-hash, random, load-aware, not "fastest"/,
+    ],
+    [
+      ['picker', '--listen', '127.0.0.1:0', '--endpoints', '10.0.0.1:80', '--profile', 'random', '--strategy', 'load-aware'],
+      2,
+      /--strategy is the old name of --profile/,
+    ],
+    [['picker', '--listen', '127.0.0.1:0', '--endpoints', '10.0.0.1:80', '--metrics-port', '9090'], 2, /apply to --profile load-aware only/],
+    [
+      ['picker', '--listen', '127.0.0.1:0', '--endpoints', '10.0.0.1:80', '--profile', 'load-aware', '--metrics-port', '0'],
+      2,
+      /--metrics-port must be a whole number in 1\.\.65535/,
+    ],
+    [
+      ['picker', '--listen', '127.0.0.1:0', '--endpoints', '10.0.0.1:80', '--profile', 'load-aware', '--metrics-path', 'metrics'],
+      2,
+      /--metrics-path must start with "\/"/,
+    ],
+    [['picker', '--listen', '127.0.0.1:0', '--endpoints', '10.0.0.1:80', '--config', join(dir, 'nowhere.yaml')], 2, /--config .*nowhere\.yaml: ENOENT/],
     [['conformance'], 2, /--picker HOST:PORT is required/],
     [['conformance', '--picker', 'localhost'], 2, /--picker must be HOST:PORT/],
     [['conformance', '--picker', '127.0.0.1:1', '--timeout', 'soon'], 2, /--timeout must be a whole number/],
   ]);
+});
+
+test('extlb picker --config reports every mistake at file:line:col and exits 1', async () => {
+  writeFileSync(join(dir, 'bad-profile.yaml'), 'profile: load-aware\nscorers:\n  - type: queue\n    weight: heavy\nshedding: {mode: drop}\n');
+  const run = await cli('picker', '--listen', '127.0.0.1:0', '--endpoints', '10.0.0.1:80', '--config', 'bad-profile.yaml');
+  assert.equal(run.code, 1);
+  assert.equal(
+    run.stderr,
+    [
+      'bad-profile.yaml:4:13: scorers[0].weight: expected a number in 0..1000, got "heavy"',
+      'bad-profile.yaml:5:18: shedding.mode: expected one of none, reject, queue, got "drop"',
+      '',
+    ].join('\n'),
+  );
+});
+
+test('extlb picker --profile load-aware scrapes each endpoint (--metrics-path), answers in score order and passes conformance', async () => {
+  const servers = await Promise.all([0, 1, 2].map(async () => new MetricsServer().start()));
+  try {
+    servers[0]?.vllm({ waiting: 4 });
+    servers[1]?.vllm({ waiting: 0 });
+    servers[2]?.vllm({ waiting: 2 });
+    const endpoints = servers.map((s) => s.address);
+    writeFileSync(join(dir, 'profile.yaml'), 'profile: load-aware\nmetrics: {intervalMs: 50}\n');
+    const picker = await startPicker('--endpoints', endpoints.join(','), '--config', join(dir, 'profile.yaml'), '--metrics-path', '/m', '--max-endpoints', '3');
+    assert.equal(picker.listening.strategy, 'load-aware');
+    for (let i = 0; i < 2000 && servers.some((s) => s.scrapes < 2); i++) await new Promise((r) => setTimeout(r, 10));
+    assert.deepEqual(
+      servers.map((s) => s.paths[0]),
+      ['/m', '/m', '/m'],
+    );
+    const answer = endpointOf(await ask(extProcClient(picker.address), headers()));
+    assert.equal(answer.metadata, [endpoints[1], endpoints[2], endpoints[0]].join(','));
+    const run = await cli('conformance', '--picker', picker.address, '--timeout', '2000');
+    assert.equal(run.code, 0, run.stdout);
+    assert.equal(await stop(picker.child), 0);
+  } finally {
+    await Promise.all(servers.map((s) => s.close()));
+  }
 });
 
 test('extlb simulate prints one line per attempt with the reason', async () => {

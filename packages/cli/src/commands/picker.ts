@@ -81,7 +81,8 @@ function readConfig(flags: ReturnType<typeof parseFlags>, io: Io): PickerConfig 
     throw new UsageError('--strategy is the old name of --profile: give one of them');
   }
   const named = flags.profile ?? flags.strategy;
-  if (named !== undefined && !isProfileName(named)) throw new UsageError(`--profile must be one of ${PROFILES.join(', ')}, not "${named}"`);
+  const flag = flags.profile === undefined ? '--strategy' : '--profile';
+  if (named !== undefined && !isProfileName(named)) throw new UsageError(`${flag} must be one of ${PROFILES.join(', ')}, not "${named}"`);
   let config = defaultConfig(named ?? 'round-robin');
   if (flags.config !== undefined) {
     const path = resolve(io.cwd, flags.config);
