@@ -200,29 +200,35 @@ const WANTED: ReadonlyMap<string, string> = new Map([
   [EPP.namespace, EPP.servedKey],
 ]);
 
+/** A map entry (key = 1, a string; value = 2, a message): the key and the value's bounds. */
+function mapEntry(r: Reader, start: number, end: number, what: string): { key: string; value: [number, number] | undefined } {
+  let key = '';
+  let value: [number, number] | undefined;
+  fields(r, start, end, (m, n, w) => {
+    if (n === 1) {
+      expect(w, LENGTH, `${what} key`);
+      const [ks, ke] = m.length();
+      key = m.buf.toString('utf8', ks, ke);
+      return true;
+    }
+    if (n === 2) {
+      expect(w, LENGTH, `${what} value`);
+      value = m.length();
+      return true;
+    }
+    return false;
+  });
+  return { key, value };
+}
+
 function metadataContext(r: Reader, start: number, end: number): { filter_metadata: Record<string, PbStruct> } {
   const filter: Record<string, PbStruct> = {};
   fields(r, start, end, (f, number, wireType) => {
     if (number !== 1) return false;
     expect(wireType, LENGTH, 'filter_metadata');
     const [s, e] = f.length();
-    // A map entry: key = 1 (string), value = 2 (Struct); a later entry for a key replaces an earlier one.
-    let key = '';
-    let value: [number, number] | undefined;
-    fields(f, s, e, (m, n, w) => {
-      if (n === 1) {
-        expect(w, LENGTH, 'filter_metadata key');
-        const [ks, ke] = m.length();
-        key = m.buf.toString('utf8', ks, ke);
-        return true;
-      }
-      if (n === 2) {
-        expect(w, LENGTH, 'filter_metadata value');
-        value = m.length();
-        return true;
-      }
-      return false;
-    });
+    // A later entry for a key replaces an earlier one.
+    const { key, value } = mapEntry(f, s, e, 'filter_metadata');
     const wantedKey = WANTED.get(key);
     filter[key] = wantedKey !== undefined && value ? struct(f, value[0], value[1], wantedKey) : value ? checkedStruct(f, value) : {};
     return true;
@@ -242,22 +248,7 @@ function struct(r: Reader, start: number, end: number, wanted: string): PbStruct
     if (number !== 1) return false;
     expect(wireType, LENGTH, 'fields');
     const [s, e] = f.length();
-    let key = '';
-    let range: [number, number] | undefined;
-    fields(f, s, e, (m, n, w) => {
-      if (n === 1) {
-        expect(w, LENGTH, 'fields key');
-        const [ks, ke] = m.length();
-        key = m.buf.toString('utf8', ks, ke);
-        return true;
-      }
-      if (n === 2) {
-        expect(w, LENGTH, 'fields value');
-        range = m.length();
-        return true;
-      }
-      return false;
-    });
+    const { key, value: range } = mapEntry(f, s, e, 'fields');
     if (key === wanted) out[key] = range ? value(f, range[0], range[1], 1) : {};
     return true;
   });

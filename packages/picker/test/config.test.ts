@@ -2,7 +2,9 @@
 // at once, each at its file:line:col with the field's path.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ConfigError, parsePickerConfig } from '../src/config.js';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ConfigError, defaultConfig, parsePickerConfig } from '../src/config.js';
 import { DEFAULT_LOAD_AWARE } from '../src/scoring.js';
 import { SERVER_METRICS } from '../src/signals.js';
 
@@ -109,4 +111,15 @@ test('cross-field rules: a prefix that could never be read, scrapes slower than 
       'picker.yaml:3:10: scorers: every weight is 0: at least one scorer must count',
     ],
   );
+});
+
+test("the README's configuration example loads, and is the load-aware defaults it says it is", () => {
+  const readme = readFileSync(join(import.meta.dirname, '..', 'README.md'), 'utf8');
+  const block = /### The configuration file[\s\S]*?```yaml\n([\s\S]*?)```/.exec(readme)?.[1];
+  assert.ok(block, 'the README has the example');
+  const config = parsePickerConfig(block, 'README.md');
+  const defaults = defaultConfig();
+  assert.deepEqual(config.loadAware, defaults.loadAware);
+  assert.deepEqual(config.scrape, defaults.scrape);
+  assert.equal(config.maxEndpoints, 3);
 });
