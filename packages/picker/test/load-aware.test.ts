@@ -221,7 +221,7 @@ test('fuzz: every well-formed exchange is answered in full by the load-aware pic
       fc.boolean(),
       async (chunks, respond) => {
         const sent: ProcessingRequest[] = [headers({}, chunks.length === 0)];
-        chunks.forEach((c, i) => sent.push({ request_body: { body: c, end_of_stream: i === chunks.length - 1 } }));
+        for (const [i, c] of chunks.entries()) sent.push({ request_body: { body: c, end_of_stream: i === chunks.length - 1 } });
         if (respond) sent.push(responseHeaders({ served: s[0]?.address }));
         const { answers, last, session } = await exchange(client, sent, sent.length);
         session.finish();
