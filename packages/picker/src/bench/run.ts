@@ -251,55 +251,84 @@ function kneeOf(rows: RateRow[], sloMs: number): RateRow | undefined {
   return knee;
 }
 
-async function startServers(options: BenchOptions): Promise<SimulatedModelServer[]> {
-  const servers = Array.from({ length: options.servers }, () => new SimulatedModelServer(options.model, options.serverKind));
-  await Promise.all(servers.map((s, i) => s.listen('127.0.0.1', options.basePort === 0 ? 0 : options.basePort + i)));
-  return servers;
+/** One picker under test with its own servers (fresh, so cold caches), clients and workload. */
+interface Setup {
+  picker: PickerUnderTest;
+  servers: SimulatedModelServer[];
+  started: RunningPicker[];
+  clients: grpc.Client[];
+  workload: SharedPrefixWorkload;
+  agent: Agent;
+  rows: RateRow[];
 }
 
-/** Runs the benchmark: for each picker, fresh servers (cold caches), then the rate sweep. */
-export async function runPickerBench(options: BenchOptions): Promise<BenchReport> {
-  const results: PickerResult[] = [];
-  const protos = loadProtos();
-  for (const picker of options.pickers) {
-    const servers = await startServers(options);
-    const started: RunningPicker[] = [];
-    const agent = new Agent({ keepAlive: true, maxSockets: 256 });
-    try {
-      let addresses: string[];
-      if ('address' in picker) addresses = [picker.address];
-      else {
-        const pool = staticEndpoints(servers.map((s) => s.address));
-        for (let r = 0; r < (picker.replicas ?? 1); r++) {
-          started.push(
-            await startPicker({
-              pool,
-              strategy: picker.profile,
-              maxEndpoints: options.maxEndpoints,
-              ...(picker.loadAware ? { loadAware: picker.loadAware } : {}),
-              scrape: { intervalMs: options.scrapeIntervalMs, staleAfterMs: Math.max(1000, options.scrapeIntervalMs * 10) },
-            }),
-          );
-        }
-        addresses = started.map((p) => p.address);
-      }
-      const clients = addresses.map((a) => new protos.ExtProcClient(a, grpc.credentials.createInsecure()));
-      const workload = new SharedPrefixWorkload(options.workload);
-      const rows: RateRow[] = [];
-      if (options.warmupSeconds > 0) await runRate(options.rates[0] ?? 1, options.warmupSeconds, options, clients, servers, workload, agent);
-      for (const rate of options.rates) {
-        const row = await runRate(rate, options.stepSeconds, options, clients, servers, workload, agent);
-        rows.push(row);
-        options.onProgress?.(`${picker.name}: ${formatRow(row)}`);
-      }
-      for (const c of clients) c.close();
-      results.push({ name: picker.name, rows, knee: kneeOf(rows, options.ttftSloMs) });
-    } finally {
-      agent.destroy();
-      await Promise.all(started.map((p) => p.close()));
-      await Promise.all(servers.map((s) => s.close()));
+async function setUp(picker: PickerUnderTest, options: BenchOptions, setups: Setup[]): Promise<Setup> {
+  // Only a picker started by hand needs the servers at known ports; the others take any free ones.
+  const base = 'address' in picker ? options.basePort : 0;
+  const servers = Array.from({ length: options.servers }, () => new SimulatedModelServer(options.model, options.serverKind));
+  const setup: Setup = {
+    picker,
+    servers,
+    started: [],
+    clients: [],
+    workload: new SharedPrefixWorkload(options.workload),
+    agent: new Agent({ keepAlive: true, maxSockets: 256 }),
+    rows: [],
+  };
+  setups.push(setup);
+  await Promise.all(servers.map((s, i) => s.listen('127.0.0.1', base === 0 ? 0 : base + i)));
+  let addresses: string[];
+  if ('address' in picker) addresses = [picker.address];
+  else {
+    const pool = staticEndpoints(servers.map((s) => s.address));
+    for (let r = 0; r < (picker.replicas ?? 1); r++) {
+      setup.started.push(
+        await startPicker({
+          pool,
+          strategy: picker.profile,
+          maxEndpoints: options.maxEndpoints,
+          ...(picker.loadAware ? { loadAware: picker.loadAware } : {}),
+          scrape: { intervalMs: options.scrapeIntervalMs, staleAfterMs: Math.max(1000, options.scrapeIntervalMs * 10) },
+        }),
+      );
     }
+    addresses = setup.started.map((p) => p.address);
   }
+  const protos = loadProtos();
+  setup.clients = addresses.map((a) => new protos.ExtProcClient(a, grpc.credentials.createInsecure()));
+  return setup;
+}
+
+async function tearDown(setup: Setup): Promise<void> {
+  for (const c of setup.clients) c.close();
+  setup.agent.destroy();
+  await Promise.all(setup.started.map((p) => p.close()));
+  await Promise.all(setup.servers.map((s) => s.close()));
+}
+
+/**
+ * Runs the benchmark. Every picker gets its own fresh servers (cold caches), a warm-up, then the
+ * rate sweep; the pickers take turns at each rate, so that a busy spell of a shared machine falls
+ * on all of them alike rather than on whichever ran then.
+ */
+export async function runPickerBench(options: BenchOptions): Promise<BenchReport> {
+  const setups: Setup[] = [];
+  try {
+    for (const picker of options.pickers) await setUp(picker, options, setups);
+    if (options.warmupSeconds > 0) {
+      for (const s of setups) await runRate(options.rates[0] ?? 1, options.warmupSeconds, options, s.clients, s.servers, s.workload, s.agent);
+    }
+    for (const rate of options.rates) {
+      for (const s of setups) {
+        const row = await runRate(rate, options.stepSeconds, options, s.clients, s.servers, s.workload, s.agent);
+        s.rows.push(row);
+        options.onProgress?.(`${s.picker.name}: ${formatRow(row)}`);
+      }
+    }
+  } finally {
+    await Promise.all(setups.map(tearDown));
+  }
+  const results = setups.map((s) => ({ name: s.picker.name, rows: s.rows, knee: kneeOf(s.rows, options.ttftSloMs) }));
   const { onProgress: _, ...rest } = options;
   return { options: rest, results };
 }
