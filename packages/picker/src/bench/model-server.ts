@@ -93,7 +93,9 @@ export class SimulatedModelServer {
 
   async listen(host: string, port: number): Promise<string> {
     const server = createServer((req, res) => this.handle(req, res));
-    server.keepAliveTimeout = 60_000;
+    // The pickers take turns, so a connection can sit idle for minutes: closing it then would race
+    // the next request on it (ECONNRESET), which a real proxy's pool would not see.
+    server.keepAliveTimeout = 0;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(port, host, () => resolve());

@@ -57,7 +57,7 @@ export const DEFAULT_BENCH: Omit<BenchOptions, 'pickers'> = {
   serverKind: 'vllm',
   model: DEFAULT_COST_MODEL,
   workload: DEFAULT_WORKLOAD,
-  rates: [15, 30, 45, 60],
+  rates: [10, 20, 30, 40, 50, 60],
   stepSeconds: 8,
   warmupSeconds: 5,
   basePort: 0,
