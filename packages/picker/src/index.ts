@@ -124,6 +124,6 @@ export {
   type PickerResult,
   type PickerUnderTest,
   type RateRow,
-} from './bench/run.js';
-export { DEFAULT_COST_MODEL, SimulatedModelServer, type CostModel } from './bench/model-server.js';
-export { DEFAULT_WORKLOAD, SharedPrefixWorkload, type WorkloadOptions } from './bench/workload.js';
+} from './benchmark/run.js';
+export { DEFAULT_COST_MODEL, SimulatedModelServer, type CostModel } from './benchmark/model-server.js';
+export { DEFAULT_WORKLOAD, SharedPrefixWorkload, type WorkloadOptions } from './benchmark/workload.js';

@@ -1,5 +1,6 @@
 /**
- * The picker benchmark (`extlb picker-bench`): simulated model servers (`model-server.ts`), a
+ * The picker benchmark (`extlb picker-bench`), in `benchmark/` rather than `bench/` because it is
+ * part of the published package (the repository's `bench/` folders are not): simulated model servers (`model-server.ts`), a
  * shared-prefix workload swept over request rates (`workload.ts`), and a data plane that drives
  * each picker over real ext_proc gRPC as Envoy does in FULL_DUPLEX_STREAMED mode — request headers,
  * then the body in chunks without waiting, the picker's answer, the request forwarded over HTTP to
