@@ -308,6 +308,16 @@ test('extlb picker --profile load-aware scrapes each endpoint (--metrics-path), 
     writeFileSync(join(dir, 'profile.yaml'), 'profile: load-aware\nmetrics: {intervalMs: 50}\n');
     const picker = await startPicker('--endpoints', endpoints.join(','), '--config', join(dir, 'profile.yaml'), '--metrics-path', '/m', '--max-endpoints', '3');
     assert.equal(picker.listening.strategy, 'load-aware');
+    assert.deepEqual(picker.listening.scrape, {
+      port: "each endpoint's own",
+      path: '/m',
+      names: {
+        waiting: 'vllm:num_requests_waiting',
+        running: 'vllm:num_requests_running',
+        kvCache: 'vllm:kv_cache_usage_perc',
+        lora: 'vllm:lora_requests_info',
+      },
+    });
     for (let i = 0; i < 2000 && servers.some((s) => s.scrapes < 2); i++) await new Promise((r) => setTimeout(r, 10));
     assert.deepEqual(
       servers.map((s) => s.paths[0]),

@@ -301,10 +301,8 @@ export async function startPicker(options: PickerServerOptions): Promise<Running
   const metricsAt = options.metricsListen === undefined ? undefined : splitHostPort(options.metricsListen);
   const logger = options.logger ?? createLogger({ level: 'silent' });
   const protos = loadProtos();
-  const scraper =
-    options.strategy === 'load-aware' && options.signals === undefined
-      ? new MetricsScraper(options.pool, { ...DEFAULT_SCRAPE, names: SERVER_METRICS.vllm, ...options.scrape }).start()
-      : undefined;
+  const scrapeOptions: ScrapeOptions = { ...DEFAULT_SCRAPE, names: SERVER_METRICS.vllm, ...options.scrape };
+  const scraper = options.strategy === 'load-aware' && options.signals === undefined ? new MetricsScraper(options.pool, scrapeOptions).start() : undefined;
   const signals = options.signals ?? scraper;
   const picker = new EndpointPicker(signals ? { ...options, signals } : options);
   // Channelz's per-call bookkeeping serves no one here, and every request is a new ext_proc stream.
@@ -339,8 +337,10 @@ export async function startPicker(options: PickerServerOptions): Promise<Running
     options.pool.onError((err) => logger.warn({ error: err.message }, 'endpoint reload failed, keeping the previous endpoints')),
   ];
   const address = formatHostPort(host, bound);
+  // What the load-aware profile scrapes, so an operator can see where its signals come from.
+  const scraping = scraper ? { scrape: { port: scrapeOptions.port ?? "each endpoint's own", path: scrapeOptions.path, names: scrapeOptions.names } } : {};
   logger.info(
-    { address, metricsAddress, strategy: picker.strategyName, maxEndpoints: picker.maxEndpoints, ...poolFields(options.pool.endpoints()) },
+    { address, metricsAddress, strategy: picker.strategyName, maxEndpoints: picker.maxEndpoints, ...scraping, ...poolFields(options.pool.endpoints()) },
     'listening',
   );
   return {
