@@ -298,6 +298,21 @@ export async function* textOf(chunks: AsyncIterable<Buffer | string>): AsyncGene
 }
 
 /**
+ * The text in pieces that end at a line break (the last one excepted): the yaml package's
+ * incremental lexer misreads a line whose indentation is cut by the end of a piece.
+ */
+async function* wholeLines(text: AsyncIterable<string> | Iterable<string>): AsyncGenerator<string> {
+  let pending = '';
+  for await (const chunk of text) {
+    const joined = pending + chunk;
+    const cut = joined.lastIndexOf('\n') + 1;
+    pending = joined.slice(cut);
+    if (cut > 0) yield joined.slice(0, cut);
+  }
+  if (pending) yield pending;
+}
+
+/**
  * Every document of a YAML stream, in order, as its value with positions or as the problems
  * that keep kubectl from reading it.
  */
@@ -312,7 +327,7 @@ export async function* readYamlDocuments(text: AsyncIterable<string> | Iterable<
       lines.forgetBefore(doc.range[2]);
     }
   }
-  for await (const chunk of text) for (const token of parser.parse(chunk, true)) yield* take(composer.next(token));
+  for await (const lines of wholeLines(text)) for (const token of parser.parse(lines, true)) yield* take(composer.next(token));
   for (const token of parser.parse('', false)) yield* take(composer.next(token));
   yield* take(composer.end());
   // Errors outside any document (a stray `...`, a bad directive before the first one).
