@@ -1,14 +1,15 @@
-// Reads Kubernetes manifests from files, folders and stdin, one YAML document at a time, keeping
-// where each node of a document starts so that a problem found later (by a validator or the
-// converter) can be reported at file:line:col.
+// Reads Kubernetes manifests from files, folders and stdin, one YAML document at a time, with
+// where each node of a document starts (made when first asked for) so that a problem found later
+// (by a validator or the converter) can be reported at file:line:col.
 import { createReadStream } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import { join, relative, resolve, isAbsolute } from 'node:path';
 import type { Io } from './io.js';
-import { readYamlDocuments, textOf, type PositionTree } from './yaml-documents.js';
+import type { Position, PositionTree } from './yaml-documents.js';
+import { readYamlDocuments, textOf } from './yaml-stream.js';
 
 const MANIFEST_FILE = /\.(ya?ml|json)$/i;
-/** The parser lexes an unfinished line again with each chunk, so chunks are large. */
+/** Bytes read from a file at a time. */
 const READ_CHUNK = 1 << 20;
 
 export interface Manifest {
@@ -17,7 +18,10 @@ export interface Manifest {
   /** 0-based index of the document within its file. */
   index: number;
   object: unknown;
-  positions: PositionTree;
+  /** Where the document's content starts. */
+  root: Position;
+  /** Where each node starts; made when first asked for. */
+  readonly positions: PositionTree;
 }
 
 /** A file that could not be read (line 0), or a YAML document kubectl would not read. */
@@ -54,7 +58,16 @@ function cannotRead(file: string, err: unknown): LoadProblem {
 async function* readStream(text: AsyncIterable<string> | Iterable<string>, file: string): AsyncGenerator<Manifest | LoadProblem> {
   for await (const item of readYamlDocuments(text)) {
     if (item.kind === 'problem') yield { file, line: item.line, col: item.col, message: item.message };
-    else yield { file, index: item.index, object: item.value, positions: item.positions };
+    else
+      yield {
+        file,
+        index: item.index,
+        object: item.value,
+        root: item.root,
+        get positions() {
+          return item.positions;
+        },
+      };
   }
 }
 
@@ -138,6 +151,7 @@ export function splitFieldPath(path: string): (string | number)[] {
  * the field is missing (a required field points at the object that lacks it).
  */
 export function positionOf(m: Manifest, fieldPath: string): { line: number; col: number } {
+  if (fieldPath === '') return m.root;
   let at = m.positions;
   for (const key of splitFieldPath(fieldPath)) {
     const next = typeof key === 'number' && at.items ? at.items[key] : at.keys?.get(String(key));

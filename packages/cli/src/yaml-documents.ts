@@ -1,12 +1,11 @@
-// Reads a YAML stream one document at a time, as kubectl would read it, and keeps for each
-// document only its value and where each of its nodes starts. Memory follows the largest document,
-// not the stream: text is parsed as it arrives and each document's syntax tree is dropped once read.
+// Reads YAML documents as kubectl would read them, and keeps for each document only its value and
+// where each of its nodes starts: the full reader, with the yaml package's parser, which knows all
+// of YAML (yaml-stream.ts cuts a stream into documents and reads most of them faster).
 // A document that kubectl would refuse — a syntax error, an unknown or self-containing alias,
 // aliases that blow it up, a number JSON cannot carry, a key that is not a string, number or
 // boolean, a key written twice, a `<<` of something other than mappings — becomes a problem at its
 // line and column, and the documents after it are still read. Every check is linear in the size
 // of the document.
-import { StringDecoder } from 'node:string_decoder';
 import { Composer, isAlias, isMap, isScalar, isSeq, Parser, Schema, type Alias, type Document, type Node, type Scalar, type YAMLMap } from 'yaml';
 import { KUBECTL_YAML, MISFIT_TAG_WARNING } from './kube-yaml.js';
 
@@ -27,7 +26,10 @@ export interface YamlDocument {
   /** 0-based index of the document in its stream, counting empty ones. */
   index: number;
   value: unknown;
-  positions: PositionTree;
+  /** Where its content starts. */
+  root: Position;
+  /** Where each of its nodes starts; a reader may build this only when it is asked for. */
+  readonly positions: PositionTree;
 }
 
 export interface YamlProblem extends Position {
@@ -49,8 +51,9 @@ const COMPOSE_OPTIONS = { ...KUBECTL_YAML, schema: new Schema(KUBECTL_YAML), uni
 /** Line starts of the text seen so far; those before the current document can be let go. */
 class LineStarts {
   private starts: number[] = [];
-  /** How many lines were let go. */
-  private dropped = 0;
+
+  /** `dropped`: how many lines were let go (or come before the text). */
+  constructor(private dropped = 0) {}
 
   /** The parser's onNewLine; it reports offset 0 again on each chunk until it has consumed one. */
   readonly add = (offset: number): void => {
@@ -286,51 +289,67 @@ function readDocument(doc: Document.Parsed, index: number, lines: LineStarts): (
   ];
   if (!read || problems.length > 0) return problems.sort((a, b) => a.line - b.line || a.col - b.col);
   if (read.value === null) return []; // an empty document between `---` lines
-  return [{ kind: 'document', index, value: read.value, positions: root.at }];
+  return [{ kind: 'document', index, value: read.value, root: { line: root.at.line, col: root.at.col }, positions: root.at }];
 }
 
-/** Text from a stream of bytes or strings, multi-byte characters kept whole across chunks. */
-export async function* textOf(chunks: AsyncIterable<Buffer | string>): AsyncGenerator<string> {
-  const decoder = new StringDecoder('utf8');
-  for await (const chunk of chunks) yield typeof chunk === 'string' ? chunk : decoder.write(chunk);
-  const rest = decoder.end();
-  if (rest) yield rest;
-}
-
-/**
- * The text in pieces that end at a line break (the last one excepted): the yaml package's
- * incremental lexer misreads a line whose indentation is cut by the end of a piece.
- */
-async function* wholeLines(text: AsyncIterable<string> | Iterable<string>): AsyncGenerator<string> {
-  let pending = '';
-  for await (const chunk of text) {
-    const joined = pending + chunk;
-    const cut = joined.lastIndexOf('\n') + 1;
-    pending = joined.slice(cut);
-    if (cut > 0) yield joined.slice(0, cut);
-  }
-  if (pending) yield pending;
+/** Where a text starts in its stream: the line of its first character, the index of its first document. */
+export interface StreamPlace {
+  line: number;
+  index: number;
 }
 
 /**
- * Every document of a YAML stream, in order, as its value with positions or as the problems
- * that keep kubectl from reading it.
+ * Every document of a YAML stream (or of its rest, from `from`), in order, as its value with
+ * positions or as the problems that keep kubectl from reading it.
  */
-export async function* readYamlDocuments(text: AsyncIterable<string> | Iterable<string>): AsyncGenerator<YamlDocument | YamlProblem> {
-  const lines = new LineStarts();
+export function* readYamlDocumentsExactly(text: string, from: StreamPlace = { line: 1, index: 0 }): Generator<YamlDocument | YamlProblem> {
+  const lines = new LineStarts(from.line - 1);
   const parser = new Parser(lines.add);
   const composer = new Composer(COMPOSE_OPTIONS);
-  let index = 0;
+  let index = from.index;
   function* take(docs: Iterable<Document.Parsed>): Generator<YamlDocument | YamlProblem> {
     for (const doc of docs) {
       yield* readDocument(doc, index++, lines);
       lines.forgetBefore(doc.range[2]);
     }
   }
-  for await (const lines of wholeLines(text)) for (const token of parser.parse(lines, true)) yield* take(composer.next(token));
-  for (const token of parser.parse('', false)) yield* take(composer.next(token));
+  // Whole, not in pieces: the yaml package's incremental lexer misreads some lines cut by a piece's end.
+  for (const token of parser.parse(text)) yield* take(composer.next(token));
   yield* take(composer.end());
-  // Errors outside any document (a stray `...`, a bad directive before the first one).
+  yield* streamProblems(composer, lines);
+}
+
+/** Errors outside any document (a stray `...`, a bad directive before the first one). */
+function* streamProblems(composer: Composer, lines: LineStarts): Generator<YamlProblem> {
   for (const e of composer.streamInfo().errors)
     yield { kind: 'problem', ...lines.position(e.pos[0]), message: `YAML syntax error: ${yamlErrorMessage(e.message)}` };
+}
+
+/** What readDocumentsExactly makes of one piece of a stream. */
+export interface ExactRead {
+  items: (YamlDocument | YamlProblem)[];
+  /** How many documents the piece holds, empty ones included. */
+  documents: number;
+  /** Errors outside any document, which the whole stream's reader would report at its end. */
+  streamProblems: YamlProblem[];
+}
+
+/**
+ * The documents of `text`, a piece of a stream cut just before a `---` line (`followed`) or at the
+ * stream's end, read as the stream's reader reads them there: the `---` that ends the piece in the
+ * stream ends it here too, so every error is the one, and at the place, the stream gives.
+ */
+export function readDocumentsExactly(text: string, at: StreamPlace, followed: boolean): ExactRead {
+  const lines = new LineStarts(at.line - 1);
+  const parser = new Parser(lines.add);
+  const composer = new Composer(COMPOSE_OPTIONS);
+  const docs = [...parser.parse(followed ? `${text}---\n` : text)].flatMap((token) => [...composer.next(token)]);
+  docs.push(...composer.end());
+  // The document the added `---` starts is not this piece's.
+  const own = followed ? docs.filter((doc) => doc.range[0] < text.length) : docs;
+  return {
+    items: own.flatMap((doc, i) => readDocument(doc, at.index + i, lines)),
+    documents: own.length,
+    streamProblems: [...streamProblems(composer, lines)],
+  };
 }

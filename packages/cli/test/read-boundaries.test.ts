@@ -10,7 +10,7 @@ import { PassThrough } from 'node:stream';
 import { after, describe, it } from 'node:test';
 import type { Io } from '../src/io.js';
 import { main } from '../src/main.js';
-import { readYamlDocuments, textOf } from '../src/yaml-documents.js';
+import { readYamlDocuments, textOf } from '../src/yaml-stream.js';
 
 /** Every kind of token a manifest has, block and flow style, with characters of 2, 3 and 4 bytes in UTF-8. */
 const MANIFEST = `# a file of several documents
