@@ -54,10 +54,32 @@ function cannotRead(file: string, err: unknown): LoadProblem {
   return { file, line: 0, col: 0, message: `cannot read: ${(err as NodeJS.ErrnoException).code ?? String(err)}` };
 }
 
+function typeName(value: unknown): string {
+  return value === null ? 'null' : Array.isArray(value) ? 'a sequence' : `a ${typeof value}`;
+}
+
+/**
+ * Why kubectl cannot take a document as an object, in its words, or undefined when it can: it
+ * decodes only a mapping with a kind, and finds the resource only with an apiVersion.
+ */
+function notAnObject(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return `a manifest is a mapping with apiVersion and kind, not ${typeName(value)}; kubectl cannot decode it`;
+  }
+  const { apiVersion, kind } = value as { apiVersion?: unknown; kind?: unknown };
+  if (typeof kind !== 'string' || kind === '') return "Object 'Kind' is missing: a manifest needs a kind, and kubectl cannot decode one without it";
+  if (typeof apiVersion !== 'string' || apiVersion === '') {
+    return `no matches for kind ${JSON.stringify(kind)} in version "": a manifest needs an apiVersion, and kubectl cannot find the resource without it`;
+  }
+  return undefined;
+}
+
 /** The documents of one stream of text, as manifests or problems, in order. */
 async function* readStream(text: AsyncIterable<string> | Iterable<string>, file: string): AsyncGenerator<Manifest | LoadProblem> {
   for await (const item of readYamlDocuments(text)) {
+    const refused = item.kind === 'document' ? notAnObject(item.value) : undefined;
     if (item.kind === 'problem') yield { file, line: item.line, col: item.col, message: item.message };
+    else if (refused) yield { file, line: item.root.line, col: item.root.col, message: refused };
     else
       yield {
         file,

@@ -97,6 +97,22 @@ function nonFiniteText(node: Scalar): string {
   return typeof node.source === 'string' ? node.source : String(node.value);
 }
 
+/** A node's weight with aliases expanded: one per node plus string lengths, and go-yaml's node count. */
+interface Weight {
+  value: number;
+  nodes: number;
+}
+
+/**
+ * The share of decoded nodes go-yaml (v2 and v3, which sigs.k8s.io/yaml uses for kubectl) lets come
+ * from aliases: 99% up to 400,000 nodes, falling linearly to 10% at 4,000,000 and beyond.
+ */
+function allowedAliasRatio(decoded: number): number {
+  if (decoded <= 400_000) return 0.99;
+  if (decoded >= 4_000_000) return 0.1;
+  return 0.99 - 0.89 * ((decoded - 400_000) / 3_600_000);
+}
+
 /** A node's positions and its value as JSON sees it. */
 interface Walked {
   at: PositionTree;
@@ -125,8 +141,14 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 class DocumentWalk {
   readonly problems: (Position & { message: string })[] = [];
   private readonly anchors = new Map<string, Node>();
-  /** Value and expanded weight of each anchored node, once walked. */
-  private readonly anchored = new Map<Node, { value: unknown; weight: number }>();
+  /** Value, expanded weight and expanded node count of each anchored node, once walked. */
+  private readonly anchored = new Map<Node, { value: unknown; weight: number; nodes: number }>();
+  /** go-yaml's count of the nodes it decodes (the document node first), aliases expanded. */
+  private decoded = 1;
+  /** How many of them it decodes inside an alias. */
+  private aliased = 0;
+  /** Where go-yaml would stop with "excessive aliasing". */
+  private excessive: { at: Position; allowed: number } | undefined;
   /** The nodes being walked: an alias to one of them would contain itself. */
   private readonly open = new Set<Node>();
   /** Weight of the nodes as written. */
@@ -140,16 +162,38 @@ class DocumentWalk {
     this.problems.push({ line: at.line, col: at.col, message });
   }
 
-  /** `weight` gets the node's weight with aliases expanded: one per node, plus string lengths. */
-  walk(node: Node | null, weight: { value: number }, near: number, isKey = false): Walked {
+  /**
+   * go-yaml's check as it decodes `nodes` more nodes at `at`, `aliased` of them inside an alias: it
+   * refuses a document once more than 100 nodes came from aliases and they are more than a share
+   * of all it decoded, the share falling with the size. Within one alias's expansion the share
+   * only grows, so checking once after it finds what checking after each node would.
+   */
+  private decode(at: Position, nodes: number, aliased: number): void {
+    this.decoded += nodes;
+    this.aliased += aliased;
+    if (this.excessive || this.aliased <= 100 || this.decoded <= 1000) return;
+    const allowed = allowedAliasRatio(this.decoded);
+    if (this.aliased / this.decoded > allowed) this.excessive = { at: { line: at.line, col: at.col }, allowed };
+  }
+
+  /**
+   * `weight` gets the node's weight with aliases expanded (`value`: one per node, plus string
+   * lengths; `nodes`: the nodes go-yaml decodes). `counted`: false for what go-yaml does not
+   * decode as a node (a `<<` key, the sequence around the mappings it merges).
+   */
+  walk(node: Node | null, weight: Weight, near: number, isKey = false, counted = true): Walked {
     const at: PositionTree = this.lines.position(startOf(node, near));
     this.ownWeight += 1;
     weight.value += 1;
+    if (counted) {
+      weight.nodes += 1;
+      this.decode(at, 1, 0);
+    }
     if (node === null) return { at, value: null };
     if (isAlias(node)) return { at, value: this.alias(node, at, weight) };
     if (node.anchor) this.anchors.set(node.anchor, node);
     this.open.add(node);
-    const inner = { value: 0 };
+    const inner: Weight = { value: 0, nodes: 0 };
     let value: unknown;
     if (isScalar(node)) {
       value = node.value;
@@ -176,13 +220,14 @@ class DocumentWalk {
       value = items;
     }
     this.open.delete(node);
-    if (node.anchor) this.anchored.set(node, { value, weight: inner.value + 1 });
+    if (node.anchor) this.anchored.set(node, { value, weight: inner.value + 1, nodes: inner.nodes + 1 });
     weight.value += inner.value;
+    weight.nodes += inner.nodes;
     return { at, value };
   }
 
   /** The value of the node an alias names (shared, not copied), counted by that node's weight. */
-  private alias(node: Alias, at: Position, weight: { value: number }): unknown {
+  private alias(node: Alias, at: Position, weight: Weight): unknown {
     const target = this.anchors.get(node.source);
     if (target === undefined) {
       this.problem(at, `unknown alias *${node.source}: no anchor &${node.source} before it in this document`);
@@ -192,8 +237,10 @@ class DocumentWalk {
       this.problem(at, `alias *${node.source} is inside the node it names, so its value would contain itself`);
       return undefined;
     }
-    const { value, weight: size } = this.anchored.get(target)!;
+    const { value, weight: size, nodes } = this.anchored.get(target)!;
     weight.value += size;
+    weight.nodes += nodes;
+    this.decode(at, nodes, nodes);
     this.added.push({ at, total: (this.added.at(-1)?.total ?? 0) + size });
     return value;
   }
@@ -203,17 +250,18 @@ class DocumentWalk {
    * `<<` sets the keys of the mapping, or of each mapping of a sequence (the first one winning),
    * in the order it comes, over keys set before it.
    */
-  private mapping(node: YAMLMap, at: PositionTree, weight: { value: number }): Record<string, unknown> {
+  private mapping(node: YAMLMap, at: PositionTree, weight: Weight): Record<string, unknown> {
     const object: Record<string, unknown> = {};
     const positions = new Map<string, PositionTree>();
     const written = new Set<string>();
     at.keys = positions;
     for (const pair of node.items) {
       const keyNode = pair.key as Node | null;
-      const key = this.walk(keyNode, weight, startOf(node), true);
+      const merge = isMergeKey(keyNode);
+      const key = this.walk(keyNode, weight, startOf(node), true, !merge);
       const valueNode = pair.value as Node | null;
-      const value = this.walk(valueNode, weight, startOf(keyNode, startOf(node)));
-      if (isMergeKey(keyNode)) {
+      const value = this.walk(valueNode, weight, startOf(keyNode, startOf(node)), false, !(merge && isSeq(valueNode)));
+      if (merge) {
         for (const source of this.mergeSources(valueNode, value)) {
           for (const [name, merged] of Object.entries(source)) {
             setKey(object, name, merged);
@@ -261,7 +309,13 @@ class DocumentWalk {
   finish(root: Walked): { value: unknown } | undefined {
     const allowance = Math.max(ALIAS_EXPANSION_FLOOR, this.ownWeight);
     const over = this.added.find((a) => a.total > allowance);
-    if (over) {
+    if (this.excessive) {
+      const { at, allowed } = this.excessive;
+      this.problems.push({
+        ...at,
+        message: `document contains excessive aliasing: kubectl refuses a document once more than ${Math.round(allowed * 100)}% of the nodes it has decoded (and more than 100) come from aliases; write the repeated part out or use fewer aliases`,
+      });
+    } else if (over) {
       this.problems.push({
         ...over.at,
         message: `aliases expand this document past ${allowance} characters (at most its own size, and at least ${ALIAS_EXPANSION_FLOOR}); write the repeated part out or use fewer aliases`,
@@ -280,7 +334,7 @@ function readDocument(doc: Document.Parsed, index: number, lines: LineStarts): (
   const problem = (offset: number, message: string): YamlProblem => ({ kind: 'problem', ...lines.position(offset), message });
   if (doc.errors.length > 0) return doc.errors.map((e) => problem(e.pos[0], `YAML syntax error: ${yamlErrorMessage(e.message)}`));
   const walk = new DocumentWalk(lines);
-  const root = walk.walk(doc.contents, { value: 0 }, doc.range[0]);
+  const root = walk.walk(doc.contents, { value: 0, nodes: 0 }, doc.range[0]);
   const read = walk.finish(root);
   const misfits = doc.warnings.filter((w) => MISFIT_TAG_WARNING.test(w.message));
   const problems = [
