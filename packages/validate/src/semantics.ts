@@ -71,7 +71,9 @@ function isLabelKey(key: string): boolean {
 function selectorWarnings(selector: Obj | undefined, out: Warning[]): void {
   const labels = obj(selector?.matchLabels);
   if (!labels) return;
-  for (const key of Object.keys(labels).sort()) {
+  const keys = Object.keys(labels);
+  if (keys.every(isLabelKey)) return;
+  for (const key of keys.sort()) {
     if (!isLabelKey(key)) {
       warn(
         out,

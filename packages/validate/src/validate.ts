@@ -1,7 +1,6 @@
 // validate(): the API server's admission-time treatment of one object, in its order: prune unknown
 // fields and disallowed nulls, default, validate the schema (and list types), then run the CEL
 // rules unless a blocking schema error makes them meaningless.
-import { toCelValue } from './cel/values.js';
 import { celErrors, compileAllRules } from './cel/rules.js';
 import { Correlated } from './correlation.js';
 import { ErrorList, rulesSkipped } from './field-errors.js';
@@ -45,7 +44,7 @@ function run(object: unknown, options: ValidateOptions): ValidationResult {
   schemaErrors(entry.validator, pruned, errors, history && ((pointer) => history.ratchets(pointer)));
   listTypeErrors(structure, pruned, errors);
   if (errors.blocking) errors.push(rulesSkipped());
-  else celErrors(structure, toCelValue(pruned, structure), old && { value: toCelValue(old, structure) }, errors);
+  else celErrors(structure, pruned, history, errors);
   warnings.push(...semanticWarnings(entry.kind, pruned, object));
   return { kind: entry.kind, valid: errors.size === 0, object: pruned, errors: errors.listed, omittedErrors: errors.omitted, warnings };
 }
