@@ -55,14 +55,14 @@ const WORDS = [
 ];
 
 /** Values shaped like `schema`: each field there or not, now and then of another type. */
-function valueOf(schema: StructuralSchema, depth = 0): fc.Arbitrary<unknown> {
+function shapedLike(schema: StructuralSchema, depth = 0): fc.Arbitrary<unknown> {
   const wrong = fc.oneof(fc.constant(null), fc.integer({ min: -2, max: 3 }), fc.constantFrom(...WORDS), fc.boolean());
   let right: fc.Arbitrary<unknown>;
   if (schema.type === 'object' && schema.properties && depth < 5) {
-    const entries = Object.entries(schema.properties).map(([k, child]) => [k, valueOf(child, depth + 1)] as const);
+    const entries = Object.entries(schema.properties).map(([k, child]) => [k, shapedLike(child, depth + 1)] as const);
     right = fc.record(Object.fromEntries(entries), { requiredKeys: [] });
   } else if (schema.type === 'array' && schema.items && depth < 5) {
-    right = fc.array(valueOf(schema.items, depth + 1), { maxLength: 4 });
+    right = fc.array(shapedLike(schema.items, depth + 1), { maxLength: 4 });
   } else if (schema.type === 'integer' || schema.intOrString) right = fc.integer({ min: 0, max: 3 });
   else if (schema.type === 'boolean') right = fc.boolean();
   else right = fc.constantFrom(...WORDS);
@@ -94,7 +94,7 @@ describe('CEL rules as closures', () => {
     it(`${rule.where}: ${rule.rule}`, () => {
       let decided = 0;
       fc.assert(
-        fc.property(valueOf(rule.schema), (self) => {
+        fc.property(shapedLike(rule.schema), (self) => {
           let result: unknown;
           try {
             result = fast(self, undefined);

@@ -4,7 +4,7 @@
 import type { Correlated } from '../correlation.js';
 import { type ErrorList, fieldError } from '../field-errors.js';
 import { fieldPath, isPlainObject, type Segment } from '../paths.js';
-import { prepareSchema, propertyOf, type CelRuleSpec, type StructuralSchema } from '../structural.js';
+import { prepareSchema, type CelRuleSpec, type StructuralSchema } from '../structural.js';
 import type { FieldError } from '../types.js';
 import { compileCel, type CelProgram } from './environment.js';
 import { compileFast, type FastRule, UNDECIDED } from './fast.js';
