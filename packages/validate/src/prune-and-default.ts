@@ -59,8 +59,21 @@ function child(value: unknown, schema: StructuralSchema, key: string | number, w
   return out;
 }
 
+/**
+ * Objects up to this many keys are copied whole with a spread, the fastest copy of a small object;
+ * V8 spreads an object of very many keys (a hostile map) far slower than it sets them one by one.
+ */
+const SPREAD_KEYS = 64;
+
 /** Whether every key of `value` is a field the schema keeps as it is: no unknown field, no null to drop. */
 function keepsEveryKey(value: Record<string, unknown>, keys: string[], schema: StructuralSchema): boolean {
+  const additional = schema.additionalProperties;
+  if (!schema.properties && additional) {
+    // A map: every key is kept; only a null it does not allow goes.
+    if (additional.nullable) return true;
+    for (const key of keys) if (value[key] === null) return false;
+    return true;
+  }
   for (const key of keys) {
     const childSchema = propertyOf(schema, key) ?? schema.additionalProperties;
     if (!childSchema || (value[key] === null && !childSchema.nullable)) return false;
@@ -72,7 +85,7 @@ function objectValue(value: Record<string, unknown>, schema: StructuralSchema, w
   const atRoot = walk.path.length === 0;
   const keys = Object.keys(value);
   let out: Record<string, unknown>;
-  if (!atRoot && keepsEveryKey(value, keys, schema)) {
+  if (!atRoot && keys.length <= SPREAD_KEYS && keepsEveryKey(value, keys, schema)) {
     // The common case: a copy of every key, then the objects and lists below copied in their turn.
     out = { ...value };
     for (const key of keys) {

@@ -41,11 +41,12 @@ function run(object: unknown, options: ValidateOptions): ValidationResult {
   const history = old && new Correlated(pruned, old, structure);
   const errors = new ErrorList(options.maxErrors);
   objectMetaErrors(pruned.metadata, errors);
-  schemaErrors(entry.validator, pruned, errors, history && ((pointer) => history.ratchets(pointer)));
+  schemaErrors(entry.validator, structure, pruned, errors, history && ((pointer) => history.ratchets(pointer)));
   listTypeErrors(structure, pruned, errors);
   if (errors.blocking) errors.push(rulesSkipped());
   else celErrors(structure, pruned, history, errors);
-  warnings.push(...semanticWarnings(entry.kind, pruned, object));
+  // Appended one by one: spread as arguments, a long list passes what a call can take.
+  for (const warning of semanticWarnings(entry.kind, pruned, object)) warnings.push(warning);
   return { kind: entry.kind, valid: errors.size === 0, object: pruned, errors: errors.listed, omittedErrors: errors.omitted, warnings };
 }
 
