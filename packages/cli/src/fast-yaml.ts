@@ -6,7 +6,7 @@
 // the caller reads the document with the full parser (yaml-documents.ts), which also reports
 // problems at their line and column. So it only has to be right about the documents it accepts,
 // and on those it gives exactly the full parser's value (test/fast-yaml.test.ts compares the two).
-import { resolvePlainScalar } from './kube-yaml.js';
+import { resolvePlainScalar, setKey } from './kube-yaml.js';
 
 /** Thrown to give up on a document; never escapes readFast. */
 const GIVE_UP: unique symbol = Symbol('give up');
@@ -86,12 +86,6 @@ const HEX = /^[0-9a-fA-F]+$/;
 
 /** The full parser refuses an implicit key longer than 1024 characters; leave long scalars to it. */
 const MAX_IMPLICIT_KEY = 1000;
-
-/** Sets a key of a plain object, `__proto__` included, as an own property. */
-function setKey(object: Record<string, unknown>, key: string, value: unknown): void {
-  if (key === '__proto__') Object.defineProperty(object, key, { value, writable: true, enumerable: true, configurable: true });
-  else object[key] = value;
-}
 
 /** A scalar token: its text and whether it was quoted (quoted scalars are always strings). */
 interface ScalarToken {

@@ -165,3 +165,9 @@ export const KUBECTL_YAML: ParseOptions & DocumentOptions & SchemaOptions = {
   merge: true,
   resolveKnownTags: false,
 };
+
+/** Sets a key of a plain object, `__proto__` included, as an own property. */
+export function setKey(object: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(object, key, { value, writable: true, enumerable: true, configurable: true });
+  else object[key] = value;
+}

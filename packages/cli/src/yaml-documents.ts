@@ -7,7 +7,7 @@
 // line and column, and the documents after it are still read. Every check is linear in the size
 // of the document.
 import { Composer, isAlias, isMap, isScalar, isSeq, Parser, Schema, type Alias, type Document, type Node, type Scalar, type YAMLMap } from 'yaml';
-import { KUBECTL_YAML, MISFIT_TAG_WARNING } from './kube-yaml.js';
+import { KUBECTL_YAML, MISFIT_TAG_WARNING, setKey } from './kube-yaml.js';
 
 /** 1-based line and column. */
 export interface Position {
@@ -120,12 +120,6 @@ interface Walked {
 }
 
 const MERGE_NEEDS_MAPPINGS = '`<<` merges a mapping or a sequence of mappings; kubectl refuses anything else';
-
-/** Sets a key of a plain object, `__proto__` included, as an own property. */
-function setKey(object: Record<string, unknown>, key: string, value: unknown): void {
-  if (key === '__proto__') Object.defineProperty(object, key, { value, writable: true, enumerable: true, configurable: true });
-  else object[key] = value;
-}
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
