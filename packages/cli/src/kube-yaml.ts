@@ -17,6 +17,7 @@ import { Buffer } from 'node:buffer';
 import type { DocumentOptions, ParseOptions, ScalarTag, SchemaOptions } from 'yaml';
 
 const TAG = 'tag:yaml.org,2002:';
+const NULL_WORDS = /^(?:~|null|Null|NULL)?$/;
 const TRUE_WORDS = new Set(['y', 'Y', 'yes', 'Yes', 'YES', 'true', 'True', 'TRUE', 'on', 'On', 'ON']);
 const FALSE_WORDS = new Set(['n', 'N', 'no', 'No', 'NO', 'false', 'False', 'FALSE', 'off', 'Off', 'OFF']);
 const SPECIAL_FLOATS: Record<string, number> = {};
@@ -81,7 +82,7 @@ const nullTag: ScalarTag = {
   identify: (value) => value === null,
   default: true,
   tag: `${TAG}null`,
-  test: /^(?:~|null|Null|NULL)?$/,
+  test: NULL_WORDS,
   resolve: () => null,
 };
 
@@ -127,6 +128,26 @@ const binaryTag: ScalarTag = {
 };
 
 /**
+ * The value of a plain (unquoted, untagged) scalar, as the tags above resolve it in their order:
+ * null, bool, int, float, else a string. Most scalars are words that none of them can take, and
+ * the first character tells.
+ */
+export function resolvePlainScalar(text: string): unknown {
+  if (text === '') return null;
+  const c = text.charCodeAt(0);
+  // Only these start a null (~ n N), a bool (y Y n N t T f F o O) or a number (- + . 0-9).
+  if (!(c <= 0x39 || c === 0x7e || 'nNyYtTfFoO'.includes(text[0]!))) return text;
+  if (NULL_WORDS.test(text)) return null;
+  if (TRUE_WORDS.has(text)) return true;
+  if (FALSE_WORDS.has(text)) return false;
+  if (NUMBER_START.test(text)) {
+    const n = goInteger(text) ?? goFloat(text);
+    if (n !== undefined) return n;
+  }
+  return text;
+}
+
+/**
  * A scalar with an explicit standard tag its text does not fit (`!!int foo`) is only a warning to
  * the `yaml` package, with this message; go-yaml refuses it ("cannot decode !!str `foo` as a !!int").
  */
@@ -144,3 +165,9 @@ export const KUBECTL_YAML: ParseOptions & DocumentOptions & SchemaOptions = {
   merge: true,
   resolveKnownTags: false,
 };
+
+/** Sets a key of a plain object, `__proto__` included, as an own property. */
+export function setKey(object: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(object, key, { value, writable: true, enumerable: true, configurable: true });
+  else object[key] = value;
+}

@@ -1,14 +1,15 @@
-// Reads Kubernetes manifests from files, folders and stdin, one YAML document at a time, keeping
-// where each node of a document starts so that a problem found later (by a validator or the
-// converter) can be reported at file:line:col.
+// Reads Kubernetes manifests from files, folders and stdin, one YAML document at a time, with
+// where each node of a document starts (made when first asked for) so that a problem found later
+// (by a validator or the converter) can be reported at file:line:col.
 import { createReadStream } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import { join, relative, resolve, isAbsolute } from 'node:path';
 import type { Io } from './io.js';
-import { readYamlDocuments, textOf, type PositionTree } from './yaml-documents.js';
+import type { Position, PositionTree } from './yaml-documents.js';
+import { readYamlDocuments, textOf } from './yaml-stream.js';
 
 const MANIFEST_FILE = /\.(ya?ml|json)$/i;
-/** The parser lexes an unfinished line again with each chunk, so chunks are large. */
+/** Bytes read from a file at a time. */
 const READ_CHUNK = 1 << 20;
 
 export interface Manifest {
@@ -17,7 +18,10 @@ export interface Manifest {
   /** 0-based index of the document within its file. */
   index: number;
   object: unknown;
-  positions: PositionTree;
+  /** Where the document's content starts. */
+  root: Position;
+  /** Where each node starts; made when first asked for. */
+  readonly positions: PositionTree;
 }
 
 /** A file that could not be read (line 0), or a YAML document kubectl would not read. */
@@ -50,11 +54,42 @@ function cannotRead(file: string, err: unknown): LoadProblem {
   return { file, line: 0, col: 0, message: `cannot read: ${(err as NodeJS.ErrnoException).code ?? String(err)}` };
 }
 
+function typeName(value: unknown): string {
+  return value === null ? 'null' : Array.isArray(value) ? 'a sequence' : `a ${typeof value}`;
+}
+
+/**
+ * Why kubectl cannot take a document as an object, in its words, or undefined when it can: it
+ * decodes only a mapping with a kind, and finds the resource only with an apiVersion.
+ */
+function notAnObject(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return `a manifest is a mapping with apiVersion and kind, not ${typeName(value)}; kubectl cannot decode it`;
+  }
+  const { apiVersion, kind } = value as { apiVersion?: unknown; kind?: unknown };
+  if (typeof kind !== 'string' || kind === '') return "Object 'Kind' is missing: a manifest needs a kind, and kubectl cannot decode one without it";
+  if (typeof apiVersion !== 'string' || apiVersion === '') {
+    return `no matches for kind ${JSON.stringify(kind)} in version "": a manifest needs an apiVersion, and kubectl cannot find the resource without it`;
+  }
+  return undefined;
+}
+
 /** The documents of one stream of text, as manifests or problems, in order. */
 async function* readStream(text: AsyncIterable<string> | Iterable<string>, file: string): AsyncGenerator<Manifest | LoadProblem> {
   for await (const item of readYamlDocuments(text)) {
+    const refused = item.kind === 'document' ? notAnObject(item.value) : undefined;
     if (item.kind === 'problem') yield { file, line: item.line, col: item.col, message: item.message };
-    else yield { file, index: item.index, object: item.value, positions: item.positions };
+    else if (refused) yield { file, line: item.root.line, col: item.root.col, message: refused };
+    else
+      yield {
+        file,
+        index: item.index,
+        object: item.value,
+        root: item.root,
+        get positions() {
+          return item.positions;
+        },
+      };
   }
 }
 
@@ -138,6 +173,7 @@ export function splitFieldPath(path: string): (string | number)[] {
  * the field is missing (a required field points at the object that lacks it).
  */
 export function positionOf(m: Manifest, fieldPath: string): { line: number; col: number } {
+  if (fieldPath === '') return m.root;
   let at = m.positions;
   for (const key of splitFieldPath(fieldPath)) {
     const next = typeof key === 'number' && at.items ? at.items[key] : at.keys?.get(String(key));

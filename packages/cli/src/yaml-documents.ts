@@ -1,14 +1,13 @@
-// Reads a YAML stream one document at a time, as kubectl would read it, and keeps for each
-// document only its value and where each of its nodes starts. Memory follows the largest document,
-// not the stream: text is parsed as it arrives and each document's syntax tree is dropped once read.
+// Reads YAML documents as kubectl would read them, and keeps for each document only its value and
+// where each of its nodes starts: the full reader, with the yaml package's parser, which knows all
+// of YAML (yaml-stream.ts cuts a stream into documents and reads most of them faster).
 // A document that kubectl would refuse — a syntax error, an unknown or self-containing alias,
 // aliases that blow it up, a number JSON cannot carry, a key that is not a string, number or
 // boolean, a key written twice, a `<<` of something other than mappings — becomes a problem at its
 // line and column, and the documents after it are still read. Every check is linear in the size
 // of the document.
-import { StringDecoder } from 'node:string_decoder';
 import { Composer, isAlias, isMap, isScalar, isSeq, Parser, Schema, type Alias, type Document, type Node, type Scalar, type YAMLMap } from 'yaml';
-import { KUBECTL_YAML, MISFIT_TAG_WARNING } from './kube-yaml.js';
+import { KUBECTL_YAML, MISFIT_TAG_WARNING, setKey } from './kube-yaml.js';
 
 /** 1-based line and column. */
 export interface Position {
@@ -27,7 +26,10 @@ export interface YamlDocument {
   /** 0-based index of the document in its stream, counting empty ones. */
   index: number;
   value: unknown;
-  positions: PositionTree;
+  /** Where its content starts. */
+  root: Position;
+  /** Where each of its nodes starts; a reader may build this only when it is asked for. */
+  readonly positions: PositionTree;
 }
 
 export interface YamlProblem extends Position {
@@ -49,8 +51,9 @@ const COMPOSE_OPTIONS = { ...KUBECTL_YAML, schema: new Schema(KUBECTL_YAML), uni
 /** Line starts of the text seen so far; those before the current document can be let go. */
 class LineStarts {
   private starts: number[] = [];
-  /** How many lines were let go. */
-  private dropped = 0;
+
+  /** `dropped`: how many lines were let go (or come before the text). */
+  constructor(private dropped = 0) {}
 
   /** The parser's onNewLine; it reports offset 0 again on each chunk until it has consumed one. */
   readonly add = (offset: number): void => {
@@ -94,6 +97,22 @@ function nonFiniteText(node: Scalar): string {
   return typeof node.source === 'string' ? node.source : String(node.value);
 }
 
+/** A node's weight with aliases expanded: one per node plus string lengths, and go-yaml's node count. */
+interface Weight {
+  value: number;
+  nodes: number;
+}
+
+/**
+ * The share of decoded nodes go-yaml (v2 and v3, which sigs.k8s.io/yaml uses for kubectl) lets come
+ * from aliases: 99% up to 400,000 nodes, falling linearly to 10% at 4,000,000 and beyond.
+ */
+function allowedAliasRatio(decoded: number): number {
+  if (decoded <= 400_000) return 0.99;
+  if (decoded >= 4_000_000) return 0.1;
+  return 0.99 - 0.89 * ((decoded - 400_000) / 3_600_000);
+}
+
 /** A node's positions and its value as JSON sees it. */
 interface Walked {
   at: PositionTree;
@@ -101,12 +120,6 @@ interface Walked {
 }
 
 const MERGE_NEEDS_MAPPINGS = '`<<` merges a mapping or a sequence of mappings; kubectl refuses anything else';
-
-/** Sets a key of a plain object, `__proto__` included, as an own property. */
-function setKey(object: Record<string, unknown>, key: string, value: unknown): void {
-  if (key === '__proto__') Object.defineProperty(object, key, { value, writable: true, enumerable: true, configurable: true });
-  else object[key] = value;
-}
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -122,8 +135,14 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 class DocumentWalk {
   readonly problems: (Position & { message: string })[] = [];
   private readonly anchors = new Map<string, Node>();
-  /** Value and expanded weight of each anchored node, once walked. */
-  private readonly anchored = new Map<Node, { value: unknown; weight: number }>();
+  /** Value, expanded weight and expanded node count of each anchored node, once walked. */
+  private readonly anchored = new Map<Node, { value: unknown; weight: number; nodes: number }>();
+  /** go-yaml's count of the nodes it decodes (the document node first), aliases expanded. */
+  private decoded = 1;
+  /** How many of them it decodes inside an alias. */
+  private aliased = 0;
+  /** Where go-yaml would stop with "excessive aliasing". */
+  private excessive: { at: Position; allowed: number } | undefined;
   /** The nodes being walked: an alias to one of them would contain itself. */
   private readonly open = new Set<Node>();
   /** Weight of the nodes as written. */
@@ -137,16 +156,38 @@ class DocumentWalk {
     this.problems.push({ line: at.line, col: at.col, message });
   }
 
-  /** `weight` gets the node's weight with aliases expanded: one per node, plus string lengths. */
-  walk(node: Node | null, weight: { value: number }, near: number, isKey = false): Walked {
+  /**
+   * go-yaml's check as it decodes `nodes` more nodes at `at`, `aliased` of them inside an alias: it
+   * refuses a document once more than 100 nodes came from aliases and they are more than a share
+   * of all it decoded, the share falling with the size. Within one alias's expansion the share
+   * only grows, so checking once after it finds what checking after each node would.
+   */
+  private decode(at: Position, nodes: number, aliased: number): void {
+    this.decoded += nodes;
+    this.aliased += aliased;
+    if (this.excessive || this.aliased <= 100 || this.decoded <= 1000) return;
+    const allowed = allowedAliasRatio(this.decoded);
+    if (this.aliased / this.decoded > allowed) this.excessive = { at: { line: at.line, col: at.col }, allowed };
+  }
+
+  /**
+   * `weight` gets the node's weight with aliases expanded (`value`: one per node, plus string
+   * lengths; `nodes`: the nodes go-yaml decodes). `counted`: false for what go-yaml does not
+   * decode as a node (a `<<` key, the sequence around the mappings it merges).
+   */
+  walk(node: Node | null, weight: Weight, near: number, isKey = false, counted = true): Walked {
     const at: PositionTree = this.lines.position(startOf(node, near));
     this.ownWeight += 1;
     weight.value += 1;
+    if (counted) {
+      weight.nodes += 1;
+      this.decode(at, 1, 0);
+    }
     if (node === null) return { at, value: null };
     if (isAlias(node)) return { at, value: this.alias(node, at, weight) };
     if (node.anchor) this.anchors.set(node.anchor, node);
     this.open.add(node);
-    const inner = { value: 0 };
+    const inner: Weight = { value: 0, nodes: 0 };
     let value: unknown;
     if (isScalar(node)) {
       value = node.value;
@@ -173,13 +214,14 @@ class DocumentWalk {
       value = items;
     }
     this.open.delete(node);
-    if (node.anchor) this.anchored.set(node, { value, weight: inner.value + 1 });
+    if (node.anchor) this.anchored.set(node, { value, weight: inner.value + 1, nodes: inner.nodes + 1 });
     weight.value += inner.value;
+    weight.nodes += inner.nodes;
     return { at, value };
   }
 
   /** The value of the node an alias names (shared, not copied), counted by that node's weight. */
-  private alias(node: Alias, at: Position, weight: { value: number }): unknown {
+  private alias(node: Alias, at: Position, weight: Weight): unknown {
     const target = this.anchors.get(node.source);
     if (target === undefined) {
       this.problem(at, `unknown alias *${node.source}: no anchor &${node.source} before it in this document`);
@@ -189,8 +231,10 @@ class DocumentWalk {
       this.problem(at, `alias *${node.source} is inside the node it names, so its value would contain itself`);
       return undefined;
     }
-    const { value, weight: size } = this.anchored.get(target)!;
+    const { value, weight: size, nodes } = this.anchored.get(target)!;
     weight.value += size;
+    weight.nodes += nodes;
+    this.decode(at, nodes, nodes);
     this.added.push({ at, total: (this.added.at(-1)?.total ?? 0) + size });
     return value;
   }
@@ -200,17 +244,18 @@ class DocumentWalk {
    * `<<` sets the keys of the mapping, or of each mapping of a sequence (the first one winning),
    * in the order it comes, over keys set before it.
    */
-  private mapping(node: YAMLMap, at: PositionTree, weight: { value: number }): Record<string, unknown> {
+  private mapping(node: YAMLMap, at: PositionTree, weight: Weight): Record<string, unknown> {
     const object: Record<string, unknown> = {};
     const positions = new Map<string, PositionTree>();
     const written = new Set<string>();
     at.keys = positions;
     for (const pair of node.items) {
       const keyNode = pair.key as Node | null;
-      const key = this.walk(keyNode, weight, startOf(node), true);
+      const merge = isMergeKey(keyNode);
+      const key = this.walk(keyNode, weight, startOf(node), true, !merge);
       const valueNode = pair.value as Node | null;
-      const value = this.walk(valueNode, weight, startOf(keyNode, startOf(node)));
-      if (isMergeKey(keyNode)) {
+      const value = this.walk(valueNode, weight, startOf(keyNode, startOf(node)), false, !(merge && isSeq(valueNode)));
+      if (merge) {
         for (const source of this.mergeSources(valueNode, value)) {
           for (const [name, merged] of Object.entries(source)) {
             setKey(object, name, merged);
@@ -258,7 +303,13 @@ class DocumentWalk {
   finish(root: Walked): { value: unknown } | undefined {
     const allowance = Math.max(ALIAS_EXPANSION_FLOOR, this.ownWeight);
     const over = this.added.find((a) => a.total > allowance);
-    if (over) {
+    if (this.excessive) {
+      const { at, allowed } = this.excessive;
+      this.problems.push({
+        ...at,
+        message: `document contains excessive aliasing: kubectl refuses a document once more than ${Math.round(allowed * 100)}% of the nodes it has decoded (and more than 100) come from aliases; write the repeated part out or use fewer aliases`,
+      });
+    } else if (over) {
       this.problems.push({
         ...over.at,
         message: `aliases expand this document past ${allowance} characters (at most its own size, and at least ${ALIAS_EXPANSION_FLOOR}); write the repeated part out or use fewer aliases`,
@@ -277,7 +328,7 @@ function readDocument(doc: Document.Parsed, index: number, lines: LineStarts): (
   const problem = (offset: number, message: string): YamlProblem => ({ kind: 'problem', ...lines.position(offset), message });
   if (doc.errors.length > 0) return doc.errors.map((e) => problem(e.pos[0], `YAML syntax error: ${yamlErrorMessage(e.message)}`));
   const walk = new DocumentWalk(lines);
-  const root = walk.walk(doc.contents, { value: 0 }, doc.range[0]);
+  const root = walk.walk(doc.contents, { value: 0, nodes: 0 }, doc.range[0]);
   const read = walk.finish(root);
   const misfits = doc.warnings.filter((w) => MISFIT_TAG_WARNING.test(w.message));
   const problems = [
@@ -286,36 +337,67 @@ function readDocument(doc: Document.Parsed, index: number, lines: LineStarts): (
   ];
   if (!read || problems.length > 0) return problems.sort((a, b) => a.line - b.line || a.col - b.col);
   if (read.value === null) return []; // an empty document between `---` lines
-  return [{ kind: 'document', index, value: read.value, positions: root.at }];
+  return [{ kind: 'document', index, value: read.value, root: { line: root.at.line, col: root.at.col }, positions: root.at }];
 }
 
-/** Text from a stream of bytes or strings, multi-byte characters kept whole across chunks. */
-export async function* textOf(chunks: AsyncIterable<Buffer | string>): AsyncGenerator<string> {
-  const decoder = new StringDecoder('utf8');
-  for await (const chunk of chunks) yield typeof chunk === 'string' ? chunk : decoder.write(chunk);
-  const rest = decoder.end();
-  if (rest) yield rest;
+/** Where a text starts in its stream: the line of its first character, the index of its first document. */
+export interface StreamPlace {
+  line: number;
+  index: number;
 }
 
 /**
- * Every document of a YAML stream, in order, as its value with positions or as the problems
- * that keep kubectl from reading it.
+ * Every document of a YAML stream (or of its rest, from `from`), in order, as its value with
+ * positions or as the problems that keep kubectl from reading it.
  */
-export async function* readYamlDocuments(text: AsyncIterable<string> | Iterable<string>): AsyncGenerator<YamlDocument | YamlProblem> {
-  const lines = new LineStarts();
+export function* readYamlDocumentsExactly(text: string, from: StreamPlace = { line: 1, index: 0 }): Generator<YamlDocument | YamlProblem> {
+  const lines = new LineStarts(from.line - 1);
   const parser = new Parser(lines.add);
   const composer = new Composer(COMPOSE_OPTIONS);
-  let index = 0;
+  let index = from.index;
   function* take(docs: Iterable<Document.Parsed>): Generator<YamlDocument | YamlProblem> {
     for (const doc of docs) {
       yield* readDocument(doc, index++, lines);
       lines.forgetBefore(doc.range[2]);
     }
   }
-  for await (const chunk of text) for (const token of parser.parse(chunk, true)) yield* take(composer.next(token));
-  for (const token of parser.parse('', false)) yield* take(composer.next(token));
+  // Whole, not in pieces: the yaml package's incremental lexer misreads some lines cut by a piece's end.
+  for (const token of parser.parse(text)) yield* take(composer.next(token));
   yield* take(composer.end());
-  // Errors outside any document (a stray `...`, a bad directive before the first one).
+  yield* streamProblems(composer, lines);
+}
+
+/** Errors outside any document (a stray `...`, a bad directive before the first one). */
+function* streamProblems(composer: Composer, lines: LineStarts): Generator<YamlProblem> {
   for (const e of composer.streamInfo().errors)
     yield { kind: 'problem', ...lines.position(e.pos[0]), message: `YAML syntax error: ${yamlErrorMessage(e.message)}` };
+}
+
+/** What readDocumentsExactly makes of one piece of a stream. */
+export interface ExactRead {
+  items: (YamlDocument | YamlProblem)[];
+  /** How many documents the piece holds, empty ones included. */
+  documents: number;
+  /** Errors outside any document, which the whole stream's reader would report at its end. */
+  streamProblems: YamlProblem[];
+}
+
+/**
+ * The documents of `text`, a piece of a stream cut just before a `---` line (`followed`) or at the
+ * stream's end, read as the stream's reader reads them there: the `---` that ends the piece in the
+ * stream ends it here too, so every error is the one, and at the place, the stream gives.
+ */
+export function readDocumentsExactly(text: string, at: StreamPlace, followed: boolean): ExactRead {
+  const lines = new LineStarts(at.line - 1);
+  const parser = new Parser(lines.add);
+  const composer = new Composer(COMPOSE_OPTIONS);
+  const docs = [...parser.parse(followed ? `${text}---\n` : text)].flatMap((token) => [...composer.next(token)]);
+  docs.push(...composer.end());
+  // The document the added `---` starts is not this piece's.
+  const own = followed ? docs.filter((doc) => doc.range[0] < text.length) : docs;
+  return {
+    items: own.flatMap((doc, i) => readDocument(doc, at.index + i, lines)),
+    documents: own.length,
+    streamProblems: [...streamProblems(composer, lines)],
+  };
 }

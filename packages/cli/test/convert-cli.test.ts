@@ -1,7 +1,7 @@
 // `extlb convert` end to end: files, stdin, formats, statuses, diagnostics at file:line:col, exit
 // codes, and --from-cluster against the shared in-process Kubernetes API server.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { loadEnvoyValidator } from '@extlb/envoy/validator';
 import { DEFAULT_KINDS, type KubeApiServer, type KubeObject, startKubeApiServer } from '@extlb/kube-api-server';
 import { parse, parseAllDocuments, stringify } from 'yaml';
-import { convertExamples } from '../src/commands/convert.js';
+import { convertExamples, gatewayFileName, MAX_FILE_NAME } from '../src/commands/convert.js';
 import type { Io } from '../src/io.js';
 import { main } from '../src/main.js';
 
@@ -128,6 +128,44 @@ describe('extlb convert on files', () => {
     ]) {
       const bootstrap = JSON.parse(readFileSync(join(dir, 'per-gateway', ns as string, `${name}.json`), 'utf8'));
       assert.deepEqual(loadEnvoyValidator('1.35').validateBootstrap(bootstrap), []);
+    }
+  });
+
+  it('--out-dir names a file for a Gateway of the longest name any file system takes, stable and distinct', async () => {
+    // Kubernetes' limit for a name is 253 characters (upstream GatewayNameMaximumLength).
+    const long = (end: string) => `${'a'.repeat(250)}${end}`;
+    const gateway = (name: string) =>
+      `apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: ${name}, namespace: default}\n` +
+      'spec: {gatewayClassName: extlb, listeners: [{name: http, port: 8080, protocol: HTTP}]}\n';
+    writeFileSync(join(dir, 'long-names.yaml'), `${gateway(long('-x1'))}---\n${gateway(long('-x2'))}`);
+    const read = async () => {
+      const r = await cli(['long-names.yaml', '--out-dir', 'long']);
+      assert.equal(r.code, 0, r.stderr);
+      return readdirSync(join(dir, 'long', 'default')).sort();
+    };
+    const files = await read();
+    assert.equal(files.length, 2, files.join(', '));
+    for (const name of files) {
+      assert.ok(Buffer.byteLength(name) <= MAX_FILE_NAME, name);
+      assert.match(name, /^a+-[0-9a-f]{16}\.yaml$/);
+      assert.deepEqual(loadEnvoyValidator('1.35').validateBootstrap(parse(readFileSync(join(dir, 'long', 'default', name), 'utf8'))), []);
+    }
+    rmSync(join(dir, 'long'), { recursive: true });
+    assert.deepEqual(await read(), files, 'the same names again');
+    assert.equal(gatewayFileName('shop', 'yaml'), 'shop.yaml');
+  });
+
+  it('a file it cannot write is exit 1 with the reason, not a usage error', async () => {
+    writeFileSync(join(dir, 'not-a-folder'), '');
+    for (const args of [
+      ['--out-dir', 'not-a-folder'],
+      ['--out', 'not-a-folder/envoy.yaml'],
+      ['--status-out', 'not-a-folder/status.yaml'],
+    ]) {
+      const r = await cli([scenario('backendpool-picker'), ...args]);
+      assert.equal(r.code, 1, r.stderr);
+      assert.match(r.stderr, /^extlb convert: cannot write not-a-folder\S*: E(NOTDIR|EXIST) \(/m);
+      assert.doesNotMatch(r.stderr, /usage:/);
     }
   });
 

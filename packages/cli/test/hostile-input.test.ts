@@ -67,7 +67,8 @@ function aliasBomb(): string {
 const BAD_DOCUMENTS: { name: string; text: string; at: string; message: RegExp }[] = [
   { name: 'an unresolved alias', text: 'kind: Thing\nvalue: *nowhere\n', at: '13:8', message: /unknown alias \*nowhere/ },
   { name: 'an alias inside the node it names', text: 'loop: &loop\n  again: *loop\n', at: '13:10', message: /would contain itself/ },
-  { name: 'an alias bomb', text: aliasBomb(), at: '17:40', message: /aliases expand this document past 1048576 characters/ },
+  // go-yaml's count: by the 4th alias of a3, 4,630 of the 4,671 nodes decoded came from aliases (over 99%).
+  { name: 'an alias bomb', text: aliasBomb(), at: '15:25', message: /document contains excessive aliasing: kubectl refuses/ },
   { name: 'a number JSON cannot carry', text: 'kind: Thing\nvalue: .inf\n', at: '13:8', message: /\.inf is not a number JSON can carry/ },
   { name: 'a null mapping key', text: 'kind: Thing\n~: x\n', at: '13:1', message: /mapping key is null/ },
   { name: 'a value that does not fit its tag', text: 'kind: Thing\nport: !!int eighty\n', at: '13:7', message: /does not fit its !!int tag/ },
@@ -123,24 +124,24 @@ describe('bad YAML documents', () => {
     const aliases =
       Array.from({ length: 10_000 }, (_, i) => `a${i}: &a${i} v${i}\n`).join('') + Array.from({ length: 10_000 }, (_, i) => `b${i}: *a${i}\n`).join('');
     const io: Io = { stdin: new PassThrough(), stdout: new PassThrough(), stderr: new PassThrough(), cwd: dir };
-    file('wide-map.yaml', `kind: Thing\n${keys}---\nkind: Thing\n${aliases}`);
+    file('wide-map.yaml', `apiVersion: v1\nkind: Thing\n${keys}---\napiVersion: v1\nkind: Thing\n${aliases}`);
     const read: Record<string, string>[] = [];
     for await (const item of streamManifests(['wide-map.yaml'], io)) read.push((item as { object: Record<string, string> }).object);
     assert.equal(read.length, 2);
-    assert.equal(Object.keys(read[0]!).length, 50_001);
+    assert.equal(Object.keys(read[0]!).length, 50_002);
     assert.equal(read[0]!.k49999, 'v49999');
     assert.equal(read[1]!.b9999, 'v9999');
   });
 
   it('reads more documents than a call can take arguments, from a file and from stdin', async () => {
-    const text = '---\n{}\n'.repeat(130_000);
+    const text = '---\n{apiVersion: v1, kind: ConfigMap}\n'.repeat(130_000);
     const r = await extlb(['validate', file('many.yaml', text), '-'], text);
     assert.equal(r.code, 0, r.stdout);
     assert.equal(r.stdout, '260000 documents, 0 valid, 0 invalid, 260000 skipped (not an extlb kind)\n');
   });
 
   it('prints a converter message shared by many objects a few times, then how many more there were', async () => {
-    const text = Array.from({ length: 2000 }, (_, i) => `kind: Thing\nmetadata: {name: t${i}}\n`).join('---\n');
+    const text = Array.from({ length: 2000 }, (_, i) => `apiVersion: example.com/v1\nkind: Thing\nmetadata: {name: t${i}}\n`).join('---\n');
     const r = await extlb(['convert', '-v', file('things.yaml', text)]);
     assert.equal(r.code, 0, r.stderr);
     // Apart from the warning that there was no Gateway to convert.

@@ -91,7 +91,7 @@ const SCALARS: [written: string, kubectl: unknown][] = [
 ];
 
 async function readValue(written: string): Promise<unknown> {
-  writeFileSync(join(dir, 'scalar.yaml'), `kind: Probe\nv: ${written}\n`);
+  writeFileSync(join(dir, 'scalar.yaml'), `apiVersion: v1\nkind: Probe\nv: ${written}\n`);
   const { manifests, problems } = await loadManifests(['scalar.yaml'], io());
   assert.deepEqual(problems, [], written);
   return (manifests[0]!.object as { v: unknown }).v;
@@ -111,19 +111,20 @@ describe('scalars as kubectl reads them', () => {
       ['+.INF', 4],
       ['.NaN', 4],
     ] as const) {
-      writeFileSync(join(dir, 'inf.yaml'), `kind: Probe\nv: ${written}\n`);
+      writeFileSync(join(dir, 'inf.yaml'), `apiVersion: v1\nkind: Probe\nv: ${written}\n`);
       const { manifests, problems } = await loadManifests(['inf.yaml'], io());
       assert.deepEqual(manifests, []);
       assert.equal(problems.length, 1);
-      assert.deepEqual({ ...problems[0], message: undefined }, { file: 'inf.yaml', line: 2, col, message: undefined });
+      assert.deepEqual({ ...problems[0], message: undefined }, { file: 'inf.yaml', line: 3, col, message: undefined });
       assert.match(problems[0]!.message, new RegExp(`^${written.replace('.', '\\.').replace('+', '\\+')} is not a number JSON can carry`));
     }
   });
 
   it('turns keys into strings as kubectl does, and merges `<<` keys', async () => {
-    writeFileSync(join(dir, 'keys.yaml'), 'kind: Probe\non: a\n0755: c\n1e3: d\nbase: &base {x: 1, y: 2}\nmerged:\n  <<: *base\n  x: 3\n');
+    writeFileSync(join(dir, 'keys.yaml'), 'apiVersion: v1\nkind: Probe\non: a\n0755: c\n1e3: d\nbase: &base {x: 1, y: 2}\nmerged:\n  <<: *base\n  x: 3\n');
     const { manifests } = await loadManifests(['keys.yaml'], io());
     assert.deepStrictEqual(manifests[0]!.object, {
+      apiVersion: 'v1',
       kind: 'Probe',
       true: 'a',
       '493': 'c',
@@ -134,7 +135,7 @@ describe('scalars as kubectl reads them', () => {
   });
 
   it('merges `<<` as go-yaml v2 does: in order, over the keys set before it, the first mapping of a list winning', async () => {
-    writeFileSync(join(dir, 'merge.yaml'), 'kind: Probe\np: &p {a: 1}\nq: &q {a: 2, c: 3}\nm: {a: 0, <<: *q, c: 4}\nlist: {<<: [*p, *q]}\n');
+    writeFileSync(join(dir, 'merge.yaml'), 'apiVersion: v1\nkind: Probe\np: &p {a: 1}\nq: &q {a: 2, c: 3}\nm: {a: 0, <<: *q, c: 4}\nlist: {<<: [*p, *q]}\n');
     const { manifests, problems } = await loadManifests(['merge.yaml'], io());
     assert.deepEqual(problems, []);
     const object = manifests[0]!.object as Record<string, unknown>;
@@ -143,14 +144,14 @@ describe('scalars as kubectl reads them', () => {
   });
 
   it('reports a mapping key kubectl cannot turn into a string', async () => {
-    writeFileSync(join(dir, 'bad-keys.yaml'), 'kind: Probe\nnull: a\n---\nkind: Probe\n? [a, b]\n: c\n');
+    writeFileSync(join(dir, 'bad-keys.yaml'), 'apiVersion: v1\nkind: Probe\nnull: a\n---\napiVersion: v1\nkind: Probe\n? [a, b]\n: c\n');
     const { manifests, problems } = await loadManifests(['bad-keys.yaml'], io());
     assert.deepEqual(manifests, []);
     assert.deepEqual(
       problems.map((p) => [p.line, p.col, p.message.split(';')[0]]),
       [
-        [2, 1, 'a mapping key is null (empty, ~ or null)'],
-        [5, 3, 'a mapping key is a mapping or a sequence'],
+        [3, 1, 'a mapping key is null (empty, ~ or null)'],
+        [7, 3, 'a mapping key is a mapping or a sequence'],
       ],
     );
   });
@@ -178,5 +179,62 @@ spec:
     const code = await main(['validate', 'pool.yaml'], { ...io(), stdout });
     assert.equal(text, '1 document, 1 valid, 0 invalid\n');
     assert.equal(code, 0);
+  });
+});
+
+describe('documents kubectl refuses as a whole', () => {
+  async function run(command: 'validate' | 'convert', name: string) {
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    const code = await main([command, name], {
+      ...io(),
+      stdout: new PassThrough().on('data', (b: Buffer) => out.push(b)),
+      stderr: new PassThrough().on('data', (b: Buffer) => err.push(b)),
+    });
+    return { code, stdout: Buffer.concat(out).toString(), stderr: Buffer.concat(err).toString() };
+  }
+
+  it('reports a document with no kind, no apiVersion or no mapping at its position, and reads the others', async () => {
+    const pool =
+      'apiVersion: extlb.dev/v1alpha1\nkind: BackendPool\nmetadata: {name: p, namespace: apps}\nspec: {selector: {matchLabels: {app: m}}, targetPorts: [{number: 80}], loadBalancer: {type: RoundRobin}}\n';
+    writeFileSync(
+      join(dir, 'kinds.yaml'),
+      `${pool}---\n# no kind\napiVersion: v1\nmetadata: {name: a}\n---\nkind: ConfigMap\nmetadata: {name: b}\n---\n{}\n---\n- a list\n---\n${pool}`,
+    );
+    const lines = [
+      "kinds.yaml:7:1: Object 'Kind' is missing: a manifest needs a kind, and kubectl cannot decode one without it",
+      'kinds.yaml:10:1: no matches for kind "ConfigMap" in version "": a manifest needs an apiVersion, and kubectl cannot find the resource without it',
+      "kinds.yaml:13:1: Object 'Kind' is missing: a manifest needs a kind, and kubectl cannot decode one without it",
+      'kinds.yaml:15:1: a manifest is a mapping with apiVersion and kind, not a sequence; kubectl cannot decode it',
+    ];
+    const validated = await run('validate', 'kinds.yaml');
+    assert.equal(validated.stdout, `${lines.join('\n')}\n2 documents, 2 valid, 0 invalid, 4 YAML problems\n`);
+    assert.equal(validated.code, 1);
+    const converted = await run('convert', 'kinds.yaml');
+    assert.equal(converted.code, 1);
+    for (const line of lines) assert.ok(converted.stderr.includes(line.replace(': ', ': error: ')), converted.stderr);
+  });
+
+  /** A mapping of 60 keys (121 nodes to go-yaml) and `copies` aliases to it, one per line. */
+  const aliasing = (copies: number) =>
+    `apiVersion: v1\nkind: ConfigMap\nbase: &b {${Array.from({ length: 60 }, (_, i) => `k${i}: v`).join(', ')}}\nlist:\n${'- *b\n'.repeat(copies)}`;
+
+  it('refuses a document whose aliases go past go-yaml’s share, as kubectl does, at the alias that passes it', async () => {
+    // go-yaml counts 130 nodes before the list (the document, the mapping, its keys and values),
+    // then 122 per alias, 121 of them from the alias: after the 586th, 70,906 of 71,622 nodes
+    // (99.000...%) come from aliases, which passes the 99% it allows a document of that size. The
+    // expansion is some 200,000 characters, well under extlb's own allowance of 1 MiB.
+    writeFileSync(join(dir, 'aliasing.yaml'), aliasing(600));
+    const { manifests, problems } = await loadManifests(['aliasing.yaml'], io());
+    assert.deepEqual(manifests, []);
+    assert.deepEqual(
+      problems.map((p) => [p.line, p.col, p.message.split(':')[0]]),
+      [[5 + 585, 3, 'document contains excessive aliasing']],
+    );
+    // One alias fewer than the one that passes it, and kubectl reads the document.
+    writeFileSync(join(dir, 'aliasing.yaml'), aliasing(585));
+    const fewer = await loadManifests(['aliasing.yaml'], io());
+    assert.deepEqual(fewer.problems, []);
+    assert.equal((fewer.manifests[0]!.object as { list: unknown[] }).list.length, 585);
   });
 });

@@ -1,5 +1,8 @@
 // Validations per second for a typical valid and a typical invalid BackendPool, every CEL rule
 // included, next to ajv schema validation alone (the floor the CEL and pruning work sits on).
+// Issue 19's row (valid BackendPool, aim >= 150,000/s, 0.085 of ajv's rate where it was set) is
+// measured in turns with ajv alone, in CPU time, the best turn of each: on a machine shared with
+// other work, wall time mostly measures the others.
 import { VALIDATORS } from '../src/generated/validators.js';
 import { validate } from '../src/index.js';
 
@@ -63,7 +66,27 @@ const fullBad = opsPerSecond('validate(): invalid BackendPool', () => validate(i
 const schema = opsPerSecond('ajv schema only: valid BackendPool', () => schemaOnly(prunedValid));
 const schemaBad = opsPerSecond('ajv schema only: invalid BackendPool', () => schemaOnly(prunedInvalid));
 console.log(`ratio full/schema-only: valid ${(full / schema).toFixed(3)}, invalid ${(fullBad / schemaBad).toFixed(3)}`);
-console.log(`target >= 50,000/s valid: ${full >= 50_000 ? 'met' : 'NOT met'}`);
+
+/** Calls per second of CPU time of each function, the best of `turns` turns taken in rotation. */
+function inTurns(fns: (() => unknown)[], calls: number[], turns = 25): number[] {
+  const best = fns.map(() => Number.POSITIVE_INFINITY);
+  for (let turn = 0; turn < turns; turn++) {
+    fns.forEach((fn, i) => {
+      const start = process.cpuUsage();
+      for (let n = 0; n < calls[i]!; n++) fn();
+      const used = process.cpuUsage(start);
+      best[i] = Math.min(best[i]!, (used.user + used.system) / calls[i]!);
+    });
+  }
+  return best.map((us) => 1e6 / us);
+}
+const AIM = 150_000;
+const [rate, ajvRate] = inTurns([() => validate(validPool), () => schemaOnly(prunedValid)], [4_000, 40_000]) as [number, number];
+const perSecond = (n: number) => `${Math.round(n).toLocaleString('en-US')}/s`;
+console.log(
+  `validate() on a valid BackendPool: ${perSecond(rate)} of CPU time (${(rate / ajvRate).toFixed(3)} of ajv); beside it: ajv schema only ${perSecond(ajvRate)}; ` +
+    `aim >= ${perSecond(AIM)}: ${rate >= AIM ? 'met' : 'NOT met'} (0.085 of ajv where the aim was set: ${rate / ajvRate >= 0.085 ? 'met' : 'NOT met'})`,
+);
 
 // The worst case ratcheting meets: an UPDATE of ~3 MiB (the API server's body limit) whose every
 // list item is invalid and unchanged, in a list that changed at its end, so no ancestor ratchets.

@@ -59,23 +59,56 @@ function child(value: unknown, schema: StructuralSchema, key: string | number, w
   return out;
 }
 
-function objectValue(value: Record<string, unknown>, schema: StructuralSchema, walk: Walk): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  const atRoot = walk.path.length === 0;
-  for (const key of Object.keys(value)) {
-    const v = value[key];
-    if (atRoot && key === 'metadata') {
-      if (v !== null) setOwn(out, key, metadataValue(v, walk));
-      continue;
-    }
+/**
+ * Objects up to this many keys are copied whole with a spread, the fastest copy of a small object;
+ * V8 spreads an object of very many keys (a hostile map) far slower than it sets them one by one.
+ */
+const SPREAD_KEYS = 64;
+
+/** Whether every key of `value` is a field the schema keeps as it is: no unknown field, no null to drop. */
+function keepsEveryKey(value: Record<string, unknown>, keys: string[], schema: StructuralSchema): boolean {
+  const additional = schema.additionalProperties;
+  if (!schema.properties && additional) {
+    // A map: every key is kept; only a null it does not allow goes.
+    if (additional.nullable) return true;
+    for (const key of keys) if (value[key] === null) return false;
+    return true;
+  }
+  for (const key of keys) {
     const childSchema = propertyOf(schema, key) ?? schema.additionalProperties;
-    if (!childSchema) {
-      if (schema.preserveUnknownFields) setOwn(out, key, v);
-      else unknownField(walk, key);
-      continue;
+    if (!childSchema || (value[key] === null && !childSchema.nullable)) return false;
+  }
+  return true;
+}
+
+function objectValue(value: Record<string, unknown>, schema: StructuralSchema, walk: Walk): Record<string, unknown> {
+  const atRoot = walk.path.length === 0;
+  const keys = Object.keys(value);
+  let out: Record<string, unknown>;
+  if (!atRoot && keys.length <= SPREAD_KEYS && keepsEveryKey(value, keys, schema)) {
+    // The common case: a copy of every key, then the objects and lists below copied in their turn.
+    out = { ...value };
+    for (const key of keys) {
+      const v = value[key];
+      if (typeof v === 'object' && v !== null) setOwn(out, key, child(v, (propertyOf(schema, key) ?? schema.additionalProperties)!, key, walk));
     }
-    if (v === null && !childSchema.nullable) continue;
-    setOwn(out, key, child(v, childSchema, key, walk));
+  } else {
+    out = {};
+    for (const key of keys) {
+      const v = value[key];
+      if (atRoot && key === 'metadata') {
+        if (v !== null) setOwn(out, key, metadataValue(v, walk));
+        continue;
+      }
+      const childSchema = propertyOf(schema, key) ?? schema.additionalProperties;
+      if (!childSchema) {
+        if (schema.preserveUnknownFields) setOwn(out, key, v);
+        else unknownField(walk, key);
+        continue;
+      }
+      if (v === null && !childSchema.nullable) continue;
+      setOwn(out, key, typeof v === 'object' && v !== null ? child(v, childSchema, key, walk) : v);
+    }
   }
   for (const [key, childSchema] of withDefaults(schema)) {
     if (!Object.hasOwn(out, key)) setOwn(out, key, child(cloneDefault(childSchema.default), childSchema, key, walk));
@@ -88,7 +121,7 @@ function pruneAndDefault(value: unknown, schema: StructuralSchema, walk: Walk): 
   if (schema.type === 'object' && isPlainObject(value)) return objectValue(value, schema, walk);
   if (schema.type === 'array' && Array.isArray(value)) {
     const items = schema.items;
-    return items ? value.map((v, i) => (v === null ? v : child(v, items, i, walk))) : [...value];
+    return items ? value.map((v, i) => (typeof v === 'object' && v !== null ? child(v, items, i, walk) : v)) : [...value];
   }
   return value;
 }

@@ -1,7 +1,8 @@
 // Turns ajv's errors into the API server's: kube-openapi's message for the keyword, wrapped the way
 // apiextensions-apiserver's kubeOpenAPIResultToFieldErrors wraps it in a field.Error.
 import { type ErrorList, fieldError, goQuote } from './field-errors.js';
-import { isPlainObject, openApiPath, pointerTokens, type Segment } from './paths.js';
+import { isPlainObject, openApiPath, pointerTokens, type Segment, setOwn } from './paths.js';
+import { propertyOf, type StructuralSchema } from './structural.js';
 import type { FieldError } from './types.js';
 
 /** The subset of ajv's ErrorObject (with `verbose: true`) this module reads. */
@@ -71,7 +72,7 @@ function count(v: unknown): number {
   return -1;
 }
 
-function toFieldError(err: AjvError, root: unknown): FieldError {
+function toFieldError(err: AjvError, root: unknown, sizes: ReadonlyMap<string, number>): FieldError {
   const path = pointerToPath(err.instancePath, root);
   const name = openApiPath(path);
   const p = err.params;
@@ -104,7 +105,7 @@ function toFieldError(err: AjvError, root: unknown): FieldError {
       return fieldError.invalid(name, err.data, `${name} in body should be a multiple of ${p.multipleOf}`);
     case 'maxItems':
     case 'maxProperties':
-      return fieldError.tooMany(name, count(err.data), Number(p.limit));
+      return fieldError.tooMany(name, sizes.get(err.instancePath) ?? count(err.data), Number(p.limit));
     case 'minItems':
       return fieldError.invalid(name, count(err.data), `${name} in body should have at least ${p.limit} items`);
     case 'minProperties':
@@ -130,15 +131,80 @@ function insideCountFailure(errors: AjvError[]): (e: AjvError) => boolean {
 /** The keywords whose errors toFieldError makes blocking (Required, Unsupported, Too long, Too many, type). */
 const BLOCKING_KEYWORDS = new Set(['required', 'type', 'enum', 'maxLength', 'maxItems', 'maxProperties', 'format']);
 
+const hasLimitsBelow = new WeakMap<StructuralSchema, boolean>();
+
+/** Whether an object at or under `schema` has a maxProperties. */
+function hasLimits(schema: StructuralSchema): boolean {
+  let known = hasLimitsBelow.get(schema);
+  if (known === undefined) {
+    known =
+      schema.maxProperties !== undefined ||
+      Object.values(schema.properties ?? {}).some(hasLimits) ||
+      (schema.additionalProperties !== undefined && hasLimits(schema.additionalProperties)) ||
+      (schema.items !== undefined && hasLimits(schema.items));
+    hasLimitsBelow.set(schema, known);
+  }
+  return known;
+}
+
+/**
+ * `value` as the schema validator needs to see it: an object with more properties than its schema's
+ * maxProperties cut to one past the limit, since kube-openapi refuses it whole ("Too many") and
+ * validates nothing inside it. So a 3 MiB map costs one count, not a check of every entry.
+ * `sizes` gets the real size of each object cut, by JSON pointer.
+ */
+function withoutOversized(schema: StructuralSchema, value: unknown, pointer: string, sizes: Map<string, number>): unknown {
+  if (!hasLimits(schema) || !isPlainObject(value)) {
+    if (Array.isArray(value) && schema.items && hasLimits(schema.items)) {
+      const items = schema.items;
+      let changed = false;
+      const out = value.map((item, i) => {
+        const cut = withoutOversized(items, item, `${pointer}/${i}`, sizes);
+        changed ||= cut !== item;
+        return cut;
+      });
+      return changed ? out : value;
+    }
+    return value;
+  }
+  const keys = Object.keys(value);
+  const limit = schema.maxProperties;
+  if (limit !== undefined && keys.length > limit) {
+    sizes.set(pointer, keys.length);
+    const cut: Record<string, unknown> = {};
+    for (const key of keys.slice(0, limit + 1)) setOwn(cut, key, value[key]);
+    return cut;
+  }
+  let out: Record<string, unknown> | undefined;
+  for (const key of keys) {
+    const child = propertyOf(schema, key) ?? schema.additionalProperties;
+    if (!child) continue;
+    const cut = withoutOversized(child, value[key], `${pointer}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`, sizes);
+    if (cut !== value[key]) {
+      out ??= { ...value };
+      setOwn(out, key, cut);
+    }
+  }
+  return out ?? value;
+}
+
 /**
  * Runs a generated validator and adds the API server's errors for `object` to `out`. `ratcheted`
  * says whether the value at an error's JSON pointer is unchanged on UPDATE, so its errors are ignored.
  */
-export function schemaErrors(validator: SchemaValidator, object: unknown, out: ErrorList, ratcheted?: (pointer: string) => boolean): void {
-  if (validator(object)) return;
+export function schemaErrors(
+  validator: SchemaValidator,
+  schema: StructuralSchema,
+  object: unknown,
+  out: ErrorList,
+  ratcheted?: (pointer: string) => boolean,
+): void {
+  const sizes = new Map<string, number>();
+  const seen = withoutOversized(schema, object, '', sizes);
+  if (validator(seen)) return;
   const errors = validator.errors ?? [];
   const skip = insideCountFailure(errors);
   for (const e of errors) {
-    if (!skip(e) && !ratcheted?.(e.instancePath)) out.add(BLOCKING_KEYWORDS.has(e.keyword), () => toFieldError(e, object));
+    if (!skip(e) && !ratcheted?.(e.instancePath)) out.add(BLOCKING_KEYWORDS.has(e.keyword), () => toFieldError(e, seen, sizes));
   }
 }

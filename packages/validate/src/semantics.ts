@@ -68,10 +68,18 @@ function isLabelKey(key: string): boolean {
   return name.length <= 63 && LABEL_NAME.test(name);
 }
 
+/**
+ * The schema's maxProperties for matchLabels: past it the API server refuses the selector (Too
+ * many), and a warning per key would only repeat that at the cost of one message per key.
+ */
+const MAX_SELECTOR_LABELS = 64;
+
 function selectorWarnings(selector: Obj | undefined, out: Warning[]): void {
   const labels = obj(selector?.matchLabels);
   if (!labels) return;
-  for (const key of Object.keys(labels).sort()) {
+  const keys = Object.keys(labels);
+  if (keys.length > MAX_SELECTOR_LABELS || keys.every(isLabelKey)) return;
+  for (const key of keys.sort()) {
     if (!isLabelKey(key)) {
       warn(
         out,

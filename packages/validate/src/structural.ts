@@ -25,6 +25,8 @@ export interface StructuralSchema {
   preserveUnknownFields?: boolean;
   /** An integer or a string; integers reach CEL as ints. */
   intOrString?: boolean;
+  /** An object with more properties than this is refused, and nothing inside it is validated. */
+  maxProperties?: number;
 }
 
 const prepared = new WeakSet<StructuralSchema>();

@@ -1,7 +1,6 @@
 // validate(): the API server's admission-time treatment of one object, in its order: prune unknown
 // fields and disallowed nulls, default, validate the schema (and list types), then run the CEL
 // rules unless a blocking schema error makes them meaningless.
-import { toCelValue } from './cel/values.js';
 import { celErrors, compileAllRules } from './cel/rules.js';
 import { Correlated } from './correlation.js';
 import { ErrorList, rulesSkipped } from './field-errors.js';
@@ -42,11 +41,12 @@ function run(object: unknown, options: ValidateOptions): ValidationResult {
   const history = old && new Correlated(pruned, old, structure);
   const errors = new ErrorList(options.maxErrors);
   objectMetaErrors(pruned.metadata, errors);
-  schemaErrors(entry.validator, pruned, errors, history && ((pointer) => history.ratchets(pointer)));
+  schemaErrors(entry.validator, structure, pruned, errors, history && ((pointer) => history.ratchets(pointer)));
   listTypeErrors(structure, pruned, errors);
   if (errors.blocking) errors.push(rulesSkipped());
-  else celErrors(structure, toCelValue(pruned, structure), old && { value: toCelValue(old, structure) }, errors);
-  warnings.push(...semanticWarnings(entry.kind, pruned, object));
+  else celErrors(structure, pruned, history, errors);
+  // Appended one by one: spread as arguments, a long list passes what a call can take.
+  for (const warning of semanticWarnings(entry.kind, pruned, object)) warnings.push(warning);
   return { kind: entry.kind, valid: errors.size === 0, object: pruned, errors: errors.listed, omittedErrors: errors.omitted, warnings };
 }
 

@@ -76,3 +76,35 @@ describe('maxErrors', () => {
     assert.deepEqual([r.errors.length, r.omittedErrors], [500, 0]);
   });
 });
+
+describe('a map past its maxProperties', () => {
+  // kube-openapi refuses the map whole and validates nothing inside it, so the API server answers
+  // with one error for it (and the note that the rules were skipped), however many entries it has.
+  const pool = (entries: number) => {
+    const matchLabels: Record<string, string> = {};
+    for (let i = 0; i < entries; i++) matchLabels[`bad key ${i}`] = i % 2 === 0 ? 'v' : '-not a label value-';
+    return withField(backendPool(), 'spec.selector.matchLabels', matchLabels);
+  };
+
+  it('is answered with the API server’s two errors, not one per entry and not a crash', () => {
+    const result = validate(pool(150_000), { maxErrors: 32 });
+    assert.deepEqual(
+      result.errors.map((e) => e.message),
+      [
+        'spec.selector.matchLabels: Too many: 150000: must have at most 64 items',
+        '<nil>: Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation',
+      ],
+    );
+    assert.equal(result.omittedErrors, 0);
+    assert.deepEqual(
+      result.warnings.filter((w) => w.field.includes('matchLabels')),
+      [],
+    );
+  });
+
+  it('is checked without looking at each entry', () => {
+    // The object is visited the same number of times whatever the size of the map.
+    const visits = (n: number) => objectsVisited(() => validate(pool(n)));
+    assert.equal(visits(4000), visits(1000));
+  });
+});

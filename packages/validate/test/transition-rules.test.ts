@@ -3,7 +3,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { celErrors } from '../src/cel/rules.js';
-import { toCelValue } from '../src/cel/values.js';
 import { Correlated } from '../src/correlation.js';
 import { ErrorList } from '../src/field-errors.js';
 import { validate } from '../src/index.js';
@@ -43,7 +42,7 @@ const schema: StructuralSchema = {
 
 function run(self: unknown, old?: unknown): string[] {
   const errors = new ErrorList();
-  celErrors(schema, toCelValue(self, schema), old === undefined ? undefined : { value: toCelValue(old, schema) }, errors);
+  celErrors(schema, self, old === undefined ? undefined : new Correlated(self, old, schema), errors);
   return errors.listed.map((e) => e.message);
 }
 

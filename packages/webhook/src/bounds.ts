@@ -52,7 +52,12 @@ function truncateRunes(s: string, max: number): string {
  */
 export function boundWarnings(warnings: readonly string[]): string[] {
   const unique = [...new Set(warnings)];
-  const total = unique.reduce((n, w) => n + runes(w), 0);
+  // Counted only as far as the limit: past it, how far past does not matter.
+  let total = 0;
+  for (const w of unique) {
+    total += w.length > MAX_WARNINGS_TOTAL ? w.length : runes(w);
+    if (total > MAX_WARNINGS_TOTAL) break;
+  }
   if (total <= MAX_WARNINGS_TOTAL) return unique;
   const kept: string[] = [];
   let written = 0;

@@ -40,9 +40,11 @@ const STRUCTURAL_KEYS: Record<string, string> = {
   'x-kubernetes-map-type': 'mapType',
   'x-kubernetes-preserve-unknown-fields': 'preserveUnknownFields',
   'x-kubernetes-int-or-string': 'intOrString',
+  // kube-openapi validates nothing inside an object with more properties than this.
+  maxProperties: 'maxProperties',
 };
 
-/** Strips descriptions and validation keywords, keeping what pruning, defaulting and CEL read. */
+/** Strips descriptions and validation keywords, keeping what pruning, defaulting, CEL and the size checks read. */
 export function structuralProjection(node: JsonObject): JsonObject {
   const out: JsonObject = {};
   for (const [key, name] of Object.entries(STRUCTURAL_KEYS)) {

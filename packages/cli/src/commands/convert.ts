@@ -1,5 +1,6 @@
 // `extlb convert PATH...` (or `--from-cluster`): Gateway API and extlb objects in, Envoy
 // configuration on stdout, statuses to a file, diagnostics on stderr at file:line:col.
+import { createHash } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -213,16 +214,38 @@ function parseFlags(args: string[]) {
   );
 }
 
-/** Writes an output file, creating its folder; a path that cannot be written is the user's to fix. */
+/** An output file that could not be written: the input was fine, the run failed (exit 1). */
+class WriteError extends Error {}
+
+/** Writes an output file, creating its folder. */
 async function writeOut(io: Io, file: string, text: string): Promise<string> {
   const path = isAbsolute(file) ? file : resolve(io.cwd, file);
   try {
     await mkdir(dirname(path), { recursive: true });
     await writeFile(path, text);
   } catch (err) {
-    throw new UsageError(`cannot write ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+    const { code, message } = err as NodeJS.ErrnoException;
+    throw new WriteError(`cannot write ${file}: ${code ? `${code} (${message})` : String(err)}`);
   }
   return path;
+}
+
+/**
+ * Longest file name --out-dir writes, in bytes: under every common file system's limit (255 on
+ * most, 143 on eCryptfs) with room to spare, whatever a Gateway's name (up to 253 characters).
+ */
+export const MAX_FILE_NAME = 128;
+
+/**
+ * The file name of a Gateway's configuration: its name, or when that is too long its start and a
+ * hash of the whole name, so that the same Gateway always gets the same file and two never share one.
+ */
+export function gatewayFileName(name: string, ext: string): string {
+  const whole = `${name}.${ext}`;
+  if (Buffer.byteLength(whole) <= MAX_FILE_NAME) return whole;
+  const hash = createHash('sha256').update(name).digest('hex').slice(0, 16);
+  // Names are DNS subdomains (ASCII), so characters are bytes here.
+  return `${name.slice(0, MAX_FILE_NAME - hash.length - ext.length - 2)}-${hash}.${ext}`;
 }
 
 export const command: Command = {
@@ -230,90 +253,103 @@ export const command: Command = {
   summary: 'Convert Gateway API routes and extlb backends into Envoy configuration (override_host + ext_proc), with the status each object should get.',
   usage: USAGE,
   async run(args: string[], io: Io): Promise<number> {
-    const { values, positionals } = parseFlags(args);
-    const fromCluster = values['from-cluster'] === true;
-    if (fromCluster && positionals.length > 0) throw new UsageError('give either PATHs or --from-cluster, not both');
-    if (!fromCluster && positionals.length === 0) throw new UsageError('name at least one file, folder, or - for stdin, or use --from-cluster');
-    if (!fromCluster && (values.context !== undefined || values.kubeconfig !== undefined))
-      throw new UsageError('--context and --kubeconfig need --from-cluster');
-    const renderOptions: RenderOptions = {
-      format: oneOf('--format', values.format, ['bootstrap', 'xds'] as const) ?? 'bootstrap',
-      output: oneOf('-o', values.output, ['yaml', 'json'] as const) ?? 'yaml',
-    };
-    const options: ConvertOptions = {
-      envoy: oneOf<EnvoyTarget>('--envoy', values.envoy, ['1.35', '1.38', 'legacy']) ?? '1.35',
-      endpoints: oneOf<EndpointMode>('--endpoints', values.endpoints, ['static', 'dns', 'eds']) ?? 'static',
-    };
-    const xdsServer = values['xds-server'];
-    if (xdsServer !== undefined && !parseHostPort(xdsServer)) throw new UsageError(`--xds-server must be HOST:PORT, not ${JSON.stringify(xdsServer)}`);
-    if (options.endpoints === 'eds' && renderOptions.format === 'bootstrap' && xdsServer === undefined) {
-      throw new UsageError('--endpoints eds with a bootstrap needs --xds-server HOST:PORT: the proxy gets its endpoints from that server');
+    try {
+      return await convertCommand(args, io);
+    } catch (err) {
+      if (!(err instanceof WriteError)) throw err;
+      await write(io.stderr, `extlb convert: ${err.message}\n`);
+      return EXIT_INVALID;
     }
-    if (xdsServer !== undefined) renderOptions.xdsServer = xdsServer;
-    if (values['node-id'] !== undefined) renderOptions.nodeId = values['node-id'];
-    if (values['node-cluster'] !== undefined) renderOptions.nodeCluster = values['node-cluster'];
-    if (values.gateway !== undefined) {
-      if (!/^[^/]+\/[^/]+$/.test(values.gateway)) throw new UsageError(`--gateway must be NAMESPACE/NAME, not ${JSON.stringify(values.gateway)}`);
-      renderOptions.gateway = values.gateway;
-    }
-    const outDir = values['out-dir'];
-    if (outDir !== undefined && values.out !== undefined) throw new UsageError('give either --out or --out-dir, not both');
-    if (values['controller-name'] !== undefined) options.controllerName = values['controller-name'];
-    if (values['cluster-domain'] !== undefined) options.clusterDomain = values['cluster-domain'];
-    if (values['per-try-timeout'] !== undefined) options.perTryTimeout = values['per-try-timeout'];
-    if (values['gateway-class'] !== undefined) options.gatewayClassNames = values['gateway-class'];
-
-    // Concatenated, not pushed with spread arguments: a stream of 100k documents is 100k lines.
-    let lines: DiagnosticLine[] = [];
-    let objects: unknown[];
-    let where = new Map<string, Manifest>();
-    let failed = 0;
-    if (fromCluster) {
-      try {
-        const listed = await listFromCluster(values.kubeconfig, values.context);
-        objects = listed.objects;
-        lines = lines.concat(listed.messages);
-      } catch (err) {
-        await write(io.stderr, `extlb convert: cannot read the cluster: ${err instanceof Error ? err.message : String(err)}\n`);
-        return EXIT_INVALID;
-      }
-    } else {
-      const loaded = await loadManifests(positionals, io);
-      objects = loaded.manifests.map((m) => m.object);
-      where = indexManifests(loaded.manifests);
-      lines = lines.concat(loaded.problems.map(formatProblem));
-      failed += loaded.problems.length;
-    }
-    const run = runConversion(objects, options, renderOptions, where, fromCluster ? 'cluster' : 'input');
-    lines = lines.concat(run.messages);
-    if (values.verbose === true) lines = lines.concat(run.infos);
-    else if (run.infos.length > 0) lines.push(note('', `${run.infos.length} info message(s), such as ignored kinds; -v shows them`));
-    failed += run.errors;
-    const ext = renderOptions.output === 'json' ? 'json' : 'yaml';
-    if (outDir !== undefined) {
-      for (const [name, text] of run.outputs) await writeOut(io, join(outDir, `${name}.${ext}`), text);
-    } else if (run.outputs.size > 1) {
-      const names = [...run.outputs.keys()].join(', ');
-      throw new UsageError(
-        `the input has ${run.outputs.size} Gateways (${names}); each is its own proxy: pick one with --gateway NAMESPACE/NAME, or write them all with --out-dir DIR`,
-      );
-    } else {
-      const [only] = run.outputs.values();
-      if (only === undefined) {
-        lines.push(note(fromCluster ? 'cluster' : 'input', 'warning: no Gateway is converted, so there is no Envoy configuration to write'));
-      } else if (values.out !== undefined) await writeOut(io, values.out, only);
-      else await write(io.stdout, only);
-    }
-    if (values['status-out'] !== undefined) await writeOut(io, values['status-out'], run.statuses);
-    if (values['manifests-out'] !== undefined) await writeOut(io, values['manifests-out'], run.manifests);
-    else if (run.manifestCount > 0)
-      lines.push(note(fromCluster ? 'cluster' : 'input', 'warning: the dns endpoints need headless Services; write them with --manifests-out FILE'));
-    const diagnostics = new DiagnosticWriter(io.stderr);
-    for (const line of lines) await diagnostics.line(line);
-    await diagnostics.end();
-    return failed > 0 ? EXIT_INVALID : EXIT_OK;
   },
 };
+
+/** The command itself; a file it cannot write ends it with a WriteError. */
+async function convertCommand(args: string[], io: Io): Promise<number> {
+  const { values, positionals } = parseFlags(args);
+  const fromCluster = values['from-cluster'] === true;
+  if (fromCluster && positionals.length > 0) throw new UsageError('give either PATHs or --from-cluster, not both');
+  if (!fromCluster && positionals.length === 0) throw new UsageError('name at least one file, folder, or - for stdin, or use --from-cluster');
+  if (!fromCluster && (values.context !== undefined || values.kubeconfig !== undefined)) throw new UsageError('--context and --kubeconfig need --from-cluster');
+  const renderOptions: RenderOptions = {
+    format: oneOf('--format', values.format, ['bootstrap', 'xds'] as const) ?? 'bootstrap',
+    output: oneOf('-o', values.output, ['yaml', 'json'] as const) ?? 'yaml',
+  };
+  const options: ConvertOptions = {
+    envoy: oneOf<EnvoyTarget>('--envoy', values.envoy, ['1.35', '1.38', 'legacy']) ?? '1.35',
+    endpoints: oneOf<EndpointMode>('--endpoints', values.endpoints, ['static', 'dns', 'eds']) ?? 'static',
+  };
+  const xdsServer = values['xds-server'];
+  if (xdsServer !== undefined && !parseHostPort(xdsServer)) throw new UsageError(`--xds-server must be HOST:PORT, not ${JSON.stringify(xdsServer)}`);
+  if (options.endpoints === 'eds' && renderOptions.format === 'bootstrap' && xdsServer === undefined) {
+    throw new UsageError('--endpoints eds with a bootstrap needs --xds-server HOST:PORT: the proxy gets its endpoints from that server');
+  }
+  if (xdsServer !== undefined) renderOptions.xdsServer = xdsServer;
+  if (values['node-id'] !== undefined) renderOptions.nodeId = values['node-id'];
+  if (values['node-cluster'] !== undefined) renderOptions.nodeCluster = values['node-cluster'];
+  if (values.gateway !== undefined) {
+    if (!/^[^/]+\/[^/]+$/.test(values.gateway)) throw new UsageError(`--gateway must be NAMESPACE/NAME, not ${JSON.stringify(values.gateway)}`);
+    renderOptions.gateway = values.gateway;
+  }
+  const outDir = values['out-dir'];
+  if (outDir !== undefined && values.out !== undefined) throw new UsageError('give either --out or --out-dir, not both');
+  if (values['controller-name'] !== undefined) options.controllerName = values['controller-name'];
+  if (values['cluster-domain'] !== undefined) options.clusterDomain = values['cluster-domain'];
+  if (values['per-try-timeout'] !== undefined) options.perTryTimeout = values['per-try-timeout'];
+  if (values['gateway-class'] !== undefined) options.gatewayClassNames = values['gateway-class'];
+
+  // Concatenated, not pushed with spread arguments: a stream of 100k documents is 100k lines.
+  let lines: DiagnosticLine[] = [];
+  let objects: unknown[];
+  let where = new Map<string, Manifest>();
+  let failed = 0;
+  if (fromCluster) {
+    try {
+      const listed = await listFromCluster(values.kubeconfig, values.context);
+      objects = listed.objects;
+      lines = lines.concat(listed.messages);
+    } catch (err) {
+      await write(io.stderr, `extlb convert: cannot read the cluster: ${err instanceof Error ? err.message : String(err)}\n`);
+      return EXIT_INVALID;
+    }
+  } else {
+    const loaded = await loadManifests(positionals, io);
+    objects = loaded.manifests.map((m) => m.object);
+    where = indexManifests(loaded.manifests);
+    lines = lines.concat(loaded.problems.map(formatProblem));
+    failed += loaded.problems.length;
+  }
+  const run = runConversion(objects, options, renderOptions, where, fromCluster ? 'cluster' : 'input');
+  lines = lines.concat(run.messages);
+  if (values.verbose === true) lines = lines.concat(run.infos);
+  else if (run.infos.length > 0) lines.push(note('', `${run.infos.length} info message(s), such as ignored kinds; -v shows them`));
+  failed += run.errors;
+  const ext = renderOptions.output === 'json' ? 'json' : 'yaml';
+  if (outDir !== undefined) {
+    for (const [name, text] of run.outputs) {
+      const [namespace, gateway] = name.split('/') as [string, string];
+      await writeOut(io, join(outDir, namespace, gatewayFileName(gateway, ext)), text);
+    }
+  } else if (run.outputs.size > 1) {
+    const names = [...run.outputs.keys()].join(', ');
+    throw new UsageError(
+      `the input has ${run.outputs.size} Gateways (${names}); each is its own proxy: pick one with --gateway NAMESPACE/NAME, or write them all with --out-dir DIR`,
+    );
+  } else {
+    const [only] = run.outputs.values();
+    if (only === undefined) {
+      lines.push(note(fromCluster ? 'cluster' : 'input', 'warning: no Gateway is converted, so there is no Envoy configuration to write'));
+    } else if (values.out !== undefined) await writeOut(io, values.out, only);
+    else await write(io.stdout, only);
+  }
+  if (values['status-out'] !== undefined) await writeOut(io, values['status-out'], run.statuses);
+  if (values['manifests-out'] !== undefined) await writeOut(io, values['manifests-out'], run.manifests);
+  else if (run.manifestCount > 0)
+    lines.push(note(fromCluster ? 'cluster' : 'input', 'warning: the dns endpoints need headless Services; write them with --manifests-out FILE'));
+  const diagnostics = new DiagnosticWriter(io.stderr);
+  for (const line of lines) await diagnostics.line(line);
+  await diagnostics.end();
+  return failed > 0 ? EXIT_INVALID : EXIT_OK;
+}
 
 /**
  * What `npm start` runs: converts a folder of examples, writes the bootstrap and statuses next to

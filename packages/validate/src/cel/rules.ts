@@ -1,16 +1,20 @@
 // x-kubernetes-validations: every rule compiled once when a structural schema is first seen, then
 // evaluated top-down over an object, with oldSelf bound wherever the old object has a value to
 // correlate with (object properties, map keys, list-type=map entries), as the API server does.
-import { Correlated } from '../correlation.js';
+import type { Correlated } from '../correlation.js';
 import { type ErrorList, fieldError } from '../field-errors.js';
 import { fieldPath, isPlainObject, type Segment } from '../paths.js';
-import { prepareSchema, propertyOf, type CelRuleSpec, type StructuralSchema } from '../structural.js';
+import { prepareSchema, type CelRuleSpec, type StructuralSchema } from '../structural.js';
 import type { FieldError } from '../types.js';
 import { compileCel, type CelProgram } from './environment.js';
+import { compileFast, type FastRule, UNDECIDED } from './fast.js';
+import { toCelValue } from './values.js';
 
 interface CompiledRule {
   spec: CelRuleSpec;
   program: CelProgram;
+  /** The rule as a closure over decoded values, when its expression is one the closures take. */
+  fast: FastRule | undefined;
   messageProgram?: CelProgram;
   /** A transition rule: only checked when there is an old value to compare with. */
   usesOldSelf: boolean;
@@ -20,7 +24,7 @@ interface CompiledRule {
 
 const SCALAR_CACHE_LIMIT = 1024;
 
-/** Evaluates a rule, reusing the result for a scalar `self` it has already seen (e.g. "200ms"). */
+/** Evaluates a rule with cel-js, reusing the result for a scalar `self` it has already seen (e.g. "200ms"). */
 function evaluate(rule: CompiledRule, context: { self: unknown; oldSelf: unknown }): unknown {
   const { self } = context;
   if (rule.usesOldSelf || (typeof self !== 'string' && typeof self !== 'bigint')) return rule.program(context);
@@ -33,39 +37,62 @@ function evaluate(rule: CompiledRule, context: { self: unknown; oldSelf: unknown
   return result;
 }
 
-const compiled = new WeakMap<StructuralSchema, CompiledRule[]>();
-const hasRulesBelow = new WeakMap<StructuralSchema, boolean>();
+/**
+ * What the walk does at a schema node, worked out once: its rules, compiled, and the children under
+ * which there are rules at all (a subtree without one is never walked).
+ */
+interface RulePlan {
+  schema: StructuralSchema;
+  rules: CompiledRule[];
+  /** Properties with rules at or under them (null prototype: keys come from user input). */
+  properties: Record<string, RulePlan>;
+  /** The schema's own properties, with or without rules: a key among them is never an additional property. */
+  known: Record<string, StructuralSchema> | undefined;
+  additional: RulePlan | undefined;
+  items: RulePlan | undefined;
+}
+
+const plans = new WeakMap<StructuralSchema, RulePlan | null>();
 
 const OLD_SELF = /\boldSelf\b/;
 
 function compileRules(schema: StructuralSchema): CompiledRule[] {
-  let rules = compiled.get(schema);
-  if (!rules) {
-    rules = (schema.rules ?? []).map((spec) => ({
+  return (schema.rules ?? []).map((spec) => {
+    const program = compileCel(spec.rule);
+    return {
       spec,
-      program: compileCel(spec.rule),
+      program,
+      fast: compileFast((program as CelProgram & { ast?: unknown }).ast),
       ...(spec.messageExpression ? { messageProgram: compileCel(spec.messageExpression) } : {}),
       usesOldSelf: OLD_SELF.test(spec.rule),
-    }));
-    compiled.set(schema, rules);
-  }
-  return rules;
+    };
+  });
 }
 
-/** Compiles every rule under `schema` now, so a bad rule fails at load, not on the first request. */
-export function compileAllRules(schema: StructuralSchema): number {
+/** The plan of `schema`, null when nothing at or under it has a rule; every rule compiled now, so a bad rule fails at load. */
+function planOf(schema: StructuralSchema): RulePlan | null {
+  const known = plans.get(schema);
+  if (known !== undefined) return known;
   prepareSchema(schema);
-  let n = compileRules(schema).length;
-  for (const child of children(schema)) n += compileAllRules(child);
-  hasRulesBelow.set(schema, n > 0);
-  return n;
+  const properties: Record<string, RulePlan> = Object.create(null);
+  for (const [key, child] of Object.entries(schema.properties ?? {})) {
+    const plan = planOf(child);
+    if (plan) properties[key] = plan;
+  }
+  const additional = schema.additionalProperties ? (planOf(schema.additionalProperties) ?? undefined) : undefined;
+  const items = schema.items ? (planOf(schema.items) ?? undefined) : undefined;
+  const rules = compileRules(schema);
+  const hasAny = rules.length > 0 || Object.keys(properties).length > 0 || additional !== undefined || items !== undefined;
+  const plan = hasAny ? { schema, rules, properties, known: schema.properties, additional, items } : null;
+  plans.set(schema, plan);
+  return plan;
 }
 
-function children(schema: StructuralSchema): StructuralSchema[] {
-  const out = Object.values(schema.properties ?? {});
-  if (schema.additionalProperties) out.push(schema.additionalProperties);
-  if (schema.items) out.push(schema.items);
-  return out;
+/** Compiles every rule under `schema` now; returns how many there are. */
+export function compileAllRules(schema: StructuralSchema): number {
+  const count = (plan: RulePlan | null | undefined): number =>
+    plan ? plan.rules.length + Object.values(plan.properties).reduce((n, p) => n + count(p), 0) + count(plan.additional) + count(plan.items) : 0;
+  return count(planOf(schema));
 }
 
 /** apiextensions' fieldErrorForReason, with the value a rule error shows: the schema type. */
@@ -125,54 +152,77 @@ interface Evaluation {
   path: Segment[];
 }
 
-/** `old` pairs `self` with its old value, when the update has one to correlate. */
-function evaluateRules(schema: StructuralSchema, self: unknown, old: Correlated | undefined, ev: Evaluation): void {
-  for (const rule of compileRules(schema)) {
+/** `self` and `oldSelf` as cel-js takes them (integers as bigint). */
+function celContext(schema: StructuralSchema, self: unknown, old: Correlated | undefined): { self: unknown; oldSelf: unknown } {
+  return { self: toCelValue(self, schema), oldSelf: old && toCelValue(old.old, schema) };
+}
+
+/**
+ * The rules at one node. Each is decided by its closure on the decoded values when it can be;
+ * cel-js, with the values converted for it (made once per node, only if needed), decides the rest.
+ * `old` pairs `self` with its old value, when the update has one to correlate.
+ */
+function evaluateRules(plan: RulePlan, self: unknown, old: Correlated | undefined, ev: Evaluation): void {
+  const { schema } = plan;
+  let cel: { self: unknown; oldSelf: unknown } | undefined;
+  for (const rule of plan.rules) {
     if (rule.usesOldSelf && !old && !rule.spec.optionalOldSelf) continue;
     // Ratcheting: a rule without oldSelf is not re-checked on a value the update left unchanged.
     if (!rule.usesOldSelf && old?.unchanged()) continue;
-    const context = { self, oldSelf: old?.old };
-    let ok: unknown;
-    try {
-      ok = evaluate(rule, context);
-    } catch (err) {
-      // The node's path, not the rule's fieldPath, as the API server reports evaluation errors.
-      ev.errors.push(fieldError.invalid(fieldPath(ev.path), schema.type ?? '', evaluationErrorDetail(err, rule.spec)));
-      continue;
+    let ok: unknown = UNDECIDED;
+    if (rule.fast) {
+      try {
+        ok = rule.fast(self, old?.old);
+      } catch (err) {
+        if (err !== UNDECIDED) throw err;
+      }
     }
-    if (ok !== true) ev.errors.push(ruleError(fieldPath(rulePath(ev.path, rule.spec.fieldPath)), schema, rule, messageOf(rule, context)));
+    // A string has one value for cel-js too, so a result it gave for the same string stands.
+    if (ok === UNDECIDED && typeof self === 'string' && !rule.usesOldSelf && rule.scalarResults?.has(self)) ok = rule.scalarResults.get(self);
+    if (ok === UNDECIDED) {
+      cel ??= celContext(schema, self, old);
+      try {
+        ok = evaluate(rule, cel);
+      } catch (err) {
+        // The node's path, not the rule's fieldPath, as the API server reports evaluation errors.
+        ev.errors.push(fieldError.invalid(fieldPath(ev.path), schema.type ?? '', evaluationErrorDetail(err, rule.spec)));
+        continue;
+      }
+    }
+    if (ok !== true) {
+      cel ??= celContext(schema, self, old);
+      ev.errors.push(ruleError(fieldPath(rulePath(ev.path, rule.spec.fieldPath)), schema, rule, messageOf(rule, cel)));
+    }
   }
 }
 
-function walkChild(schema: StructuralSchema, self: unknown, old: Correlated | undefined, segment: Segment, ev: Evaluation): void {
+function walkChild(plan: RulePlan, self: unknown, old: Correlated | undefined, segment: Segment, ev: Evaluation): void {
   ev.path.push(segment);
-  walk(schema, self, old, ev);
+  walk(plan, self, old, ev);
   ev.path.pop();
 }
 
-function walk(schema: StructuralSchema, self: unknown, old: Correlated | undefined, ev: Evaluation): void {
-  if (!hasRulesBelow.get(schema)) return;
-  if (schema.rules) evaluateRules(schema, self, old, ev);
+/** Rules top-down, children in the order the object has them. */
+function walk(plan: RulePlan, self: unknown, old: Correlated | undefined, ev: Evaluation): void {
+  if (plan.rules.length > 0) evaluateRules(plan, self, old, ev);
   if (isPlainObject(self)) {
+    const { properties, known, additional } = plan;
     for (const key of Object.keys(self)) {
-      const prop = propertyOf(schema, key);
-      const child = prop ?? schema.additionalProperties;
-      if (!child || !hasRulesBelow.get(child)) continue;
-      walkChild(child, self[key], old?.key(key), prop ? key : { key }, ev);
+      const property = properties[key];
+      if (property) walkChild(property, self[key], old?.key(key), key, ev);
+      else if (additional && !(known && key in known)) walkChild(additional, self[key], old?.key(key), { key }, ev);
     }
-  } else if (Array.isArray(self) && schema.items && hasRulesBelow.get(schema.items)) {
-    const items = schema.items;
-    self.forEach((item, i) => {
-      walkChild(items, item, old?.index(i), i, ev);
-    });
+  } else if (Array.isArray(self) && plan.items) {
+    const items = plan.items;
+    for (let i = 0; i < self.length; i++) walkChild(items, self[i], old?.index(i), i, ev);
   }
 }
 
 /**
- * Runs every rule under `schema` on `self` (CEL values: integers as bigint) and adds the failures
- * to `errors`. `old` is the old object's value on UPDATE; transition rules run only where it correlates.
+ * Runs every rule under `schema` on `self` (decoded JSON) and adds the failures to `errors`. `old`
+ * pairs it with the old object on UPDATE; transition rules run only where it correlates.
  */
-export function celErrors(schema: StructuralSchema, self: unknown, old: { value: unknown } | undefined, errors: ErrorList): void {
-  if (!hasRulesBelow.has(schema)) compileAllRules(schema);
-  walk(schema, self, old && new Correlated(self, old.value, schema), { errors, path: [] });
+export function celErrors(schema: StructuralSchema, self: unknown, old: Correlated | undefined, errors: ErrorList): void {
+  const plan = planOf(schema);
+  if (plan) walk(plan, self, old, { errors, path: [] });
 }

@@ -23,6 +23,7 @@ export const backendPool: StructuralSchema = {
             "matchLabels": {
               "type": "object",
               "mapType": "atomic",
+              "maxProperties": 64,
               "additionalProperties": {
                 "type": "string"
               }
@@ -316,6 +317,7 @@ export const inferencePool: StructuralSchema = {
           "properties": {
             "matchLabels": {
               "type": "object",
+              "maxProperties": 64,
               "additionalProperties": {
                 "type": "string"
               }
