@@ -9,6 +9,8 @@ export interface Meta {
   /** ISO timestamp; objects without one sort as the newest. */
   creationTimestamp: string;
   generation?: number;
+  /** metadata.uid, when the object comes from an API server (an owner reference needs it). */
+  uid?: string;
   labels: Record<string, string>;
 }
 
@@ -350,6 +352,8 @@ export interface LoadBalancer {
 
 export interface Pool extends Base {
   kind: 'BackendPool' | 'InferencePool';
+  /** The apiVersion the object was written in (its shadow Service's owner reference names it). */
+  apiVersion: string;
   selector: Record<string, string>;
   targetPorts: number[];
   h2c: boolean;
