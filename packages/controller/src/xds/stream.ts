@@ -4,7 +4,7 @@ import * as grpc from '@grpc/grpc-js';
 import type { StatsRecorder, StreamInfo, XdsCallbacks, XdsLogger, XdsVariant } from './events.js';
 import { nodeFromJson, type XdsNode } from './node.js';
 import type { JsonObject } from './proto-json.js';
-import { isTypeUrl, PUSH_ORDER, shortTypeName, type TypeUrl } from './resource-types.js';
+import { isTypeUrl, PUSH_ORDER, shortTypeName, TYPE_URL, type TypeUrl } from './resource-types.js';
 import type { EncodedResource, Snapshot, SnapshotCache, TypeResources } from './snapshot.js';
 import type { Subscription } from './subscription.js';
 
@@ -40,6 +40,8 @@ interface Sent {
   version: string;
   /** `performance.now()` from which latency counts. */
   since: number;
+  /** Clusters and assignments: the names it carried, not yet answered for (make before break reads them). */
+  names?: readonly string[];
 }
 
 export interface NackState {
@@ -49,12 +51,17 @@ export interface NackState {
   at: Date;
 }
 
+/** How many unanswered responses of a type a stream remembers; older ones are forgotten. */
+const MAX_INFLIGHT = 32;
+
 /** One type on one stream. */
 export class TypeState {
   /** Name -> version of what the client holds, as far as the server knows. */
   readonly known = new Map<string, string>();
   /** Responses not yet answered, by nonce. */
   readonly inflight = new Map<string, Sent>();
+  /** Of clusters and assignments: names the client has answered a response for (make before break reads them). */
+  readonly answered = new Set<string>();
   requestedAt = performance.now();
   sentVersion: string | undefined;
   ackedVersion: string | undefined;
@@ -98,9 +105,46 @@ export class TypeState {
     return out;
   }
 
+  /** Records a response sent, with its names when they are of a type listeners and routes wait for. */
+  track(nonce: string, sent: Sent): void {
+    this.inflight.set(nonce, sent);
+    if (this.inflight.size > MAX_INFLIGHT) {
+      // A client this far behind is not waited for: its oldest response counts as answered.
+      const oldest = this.inflight.keys().next().value;
+      if (oldest !== undefined) this.answer(oldest);
+    }
+  }
+
+  /** The response a request answers (ACK or NACK), if this stream still waits for it. */
+  answer(nonce: string): Sent | undefined {
+    const sent = this.inflight.get(nonce);
+    if (!sent) return undefined;
+    this.inflight.delete(nonce);
+    for (const name of sent.names ?? []) this.answered.add(name);
+    return sent;
+  }
+
+  /** Forgets every unanswered response (a newer one supersedes them); returns the names they carried. */
+  supersede(): string[] {
+    const names = [...this.inflight.values()].flatMap((s) => s.names ?? []);
+    this.inflight.clear();
+    return names;
+  }
+
+  /** The client no longer holds `name`. */
+  drop(name: string): void {
+    this.known.delete(name);
+    this.answered.delete(name);
+  }
+
+  /** Whether the client holds `name` and has answered a response that carried it. */
+  holds(name: string): boolean {
+    return this.answered.has(name) && this.known.has(name);
+  }
+
   /** Forgets what the client holds outside its subscription. */
   prune(): void {
-    for (const name of this.known.keys()) if (!this.sub.covers(name)) this.known.delete(name);
+    for (const name of this.known.keys()) if (!this.sub.covers(name)) this.drop(name);
   }
 }
 
@@ -120,9 +164,6 @@ export interface StreamStatus extends StreamInfo {
   types: TypeStatus[];
 }
 
-/** How many unanswered responses of a type a stream remembers; older ones are forgotten. */
-const MAX_INFLIGHT = 32;
-
 export abstract class AdsStream<Req extends DecodedRequest> {
   info: StreamInfo | undefined;
   readonly openedAt = new Date();
@@ -133,6 +174,8 @@ export abstract class AdsStream<Req extends DecodedRequest> {
   private ending = false;
   private closed = false;
   private readonly dirty = new Set<TypeUrl>();
+  /** Types whose response waits for the clusters it names to be in place (make before break). */
+  private readonly held = new Set<TypeUrl>();
   private readonly ignoredTypes = new Set<string>();
 
   constructor(
@@ -197,13 +240,9 @@ export abstract class AdsStream<Req extends DecodedRequest> {
     return String(this.nonces);
   }
 
-  /** Writes one response and records it. `state.inflight` must already hold its nonce. */
+  /** Writes one response and records it. `state.track` must already have its nonce. */
   protected send(typeUrl: TypeUrl, state: TypeState, bytes: Buffer, sent: { version: string; nonce: string; resources: number; removed: number }): void {
     state.sentVersion = sent.version;
-    if (state.inflight.size > MAX_INFLIGHT) {
-      const oldest = state.inflight.keys().next().value;
-      if (oldest !== undefined) state.inflight.delete(oldest);
-    }
     if (!this.call.write(bytes)) this.blocked = true;
     this.ctx.stats.counts.responses++;
     this.ctx.stats.counts.responseBytes += bytes.length;
@@ -214,9 +253,8 @@ export abstract class AdsStream<Req extends DecodedRequest> {
 
   /** Records the response a request answers, if it is one this stream still waits for. */
   protected settle(typeUrl: TypeUrl, state: TypeState, req: Req): void {
-    const sent = state.inflight.get(req.response_nonce);
+    const sent = state.answer(req.response_nonce);
     if (!sent) return;
-    state.inflight.delete(req.response_nonce);
     const info = this.info;
     if (!info) return;
     const latencyMs = performance.now() - sent.since;
@@ -242,9 +280,51 @@ export abstract class AdsStream<Req extends DecodedRequest> {
     }
   }
 
+  /**
+   * Make before break: whether the clusters `entries` name are in place on the proxy, so that a
+   * listener or route using them can go out. A cluster counts once the proxy has answered the CDS
+   * response that carried it and, for an EDS cluster whose assignment it has asked for, the EDS
+   * response that carried that. A cluster the stream does not take over CDS, or whose assignment
+   * the proxy has not asked for by the time it answered CDS (Envoy asks before it answers), is not
+   * waited for: such a client orders its own subscriptions. When false, the type is held and
+   * looked at again on the proxy's next answer.
+   */
+  protected warm(typeUrl: TypeUrl, entries: readonly EncodedResource[]): boolean {
+    const cds = this.types.get(TYPE_URL.cluster);
+    const clusters = this.snapshot?.types.get(TYPE_URL.cluster);
+    if (!cds || !clusters) return true;
+    const eds = this.types.get(TYPE_URL.endpoint);
+    for (const entry of entries) {
+      for (const name of entry.needs) {
+        const cluster = clusters.resources.get(name);
+        if (!cluster || !cds.sub.covers(name)) continue;
+        let ready = cds.holds(name);
+        const assignment = cluster.edsName;
+        if (ready && assignment !== undefined && eds?.sub.covers(assignment)) ready = eds.holds(assignment);
+        if (!ready) {
+          this.held.add(typeUrl);
+          this.ctx.stats.counts.heldForWarming++;
+          return false;
+        }
+      }
+    }
+    return true;
+  }
+
   /** Where latency counts from for a response sent now. */
   protected since(state: TypeState, resources: TypeResources): number {
     return Math.max(state.requestedAt, resources.since);
+  }
+
+  /** What `state.track` keeps of a response: its names, for the types listeners and routes wait for. */
+  protected sent(
+    typeUrl: TypeUrl,
+    state: TypeState,
+    resources: TypeResources,
+    entries: readonly EncodedResource[],
+  ): { version: string; since: number; names?: string[] } {
+    const sent = { version: resources.version, since: this.since(state, resources) };
+    return typeUrl === TYPE_URL.cluster || typeUrl === TYPE_URL.endpoint ? { ...sent, names: entries.map((r) => r.name) } : sent;
   }
 
   private receive(req: Req): void {
@@ -267,13 +347,15 @@ export abstract class AdsStream<Req extends DecodedRequest> {
       state = this.subscribe(typeUrl, req);
       this.types.set(typeUrl, state);
     } else if (!this.update(typeUrl, req, state)) {
-      // Most requests are ACKs of what was pushed; nothing new is due for them.
+      // Most requests are ACKs of what was pushed; nothing new is due for them, unless a response
+      // was waiting for this one to be answered.
+      this.release();
       return;
     }
     state.syncedWith = undefined;
     state.requestedAt = performance.now();
     this.dirty.add(typeUrl);
-    this.flush();
+    this.release();
   }
 
   /** Reads the node of the first request and joins its group; false when the stream was refused. */
@@ -301,6 +383,13 @@ export abstract class AdsStream<Req extends DecodedRequest> {
     this.info = { id: this.id, variant: this.variant, node, group, peer: this.call.getPeer() };
     this.ctx.attach(this);
     return true;
+  }
+
+  /** Looks again at the responses held for warming, and sends what is due. */
+  private release(): void {
+    for (const t of this.held) this.dirty.add(t);
+    this.held.clear();
+    if (this.dirty.size > 0) this.flush();
   }
 
   private flush(): void {
