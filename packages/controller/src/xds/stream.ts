@@ -6,6 +6,7 @@ import { nodeFromJson, type XdsNode } from './node.js';
 import type { JsonObject } from './proto-json.js';
 import { isTypeUrl, PUSH_ORDER, shortTypeName, TYPE_URL, type TypeUrl } from './resource-types.js';
 import type { EncodedResource, Snapshot, SnapshotCache, TypeResources } from './snapshot.js';
+import { clip, MAX_NACK_MESSAGE_CHARS, type XdsLimits } from './limits.js';
 import type { Subscription } from './subscription.js';
 
 /** What gRPC tells of a call's peer: its transport security and, over TLS, the certificate the handshake verified. */
@@ -26,6 +27,7 @@ export interface StreamContext {
   readonly stats: StatsRecorder;
   readonly callbacks: XdsCallbacks;
   readonly controlPlane: string | undefined;
+  readonly limits: XdsLimits;
   nodeJson(node: unknown): JsonObject;
   nodeGroup(node: XdsNode): string;
   /** A refusal message for a stream whose peer may not have its group's resources. */
@@ -216,9 +218,10 @@ export abstract class AdsStream<Req extends DecodedRequest> {
       stream: this.id,
       ...this.logFields(),
       code: grpc.status[code],
-      details,
+      details: clip(details, 1024),
     });
-    this.call.emit('error', { code, details });
+    // A status rides in the HTTP/2 trailers, whose size the client bounds: a long one would never arrive.
+    this.call.emit('error', { code, details: clip(details, 1024) });
   }
 
   status(): StreamStatus | undefined {
@@ -261,7 +264,7 @@ export abstract class AdsStream<Req extends DecodedRequest> {
     this.ctx.stats.latency(latencyMs);
     const detail = req.error_detail;
     if (detail) {
-      const errorDetail = { code: detail.code ?? 0, message: detail.message ?? '' };
+      const errorDetail = { code: detail.code ?? 0, message: clip(detail.message ?? '', MAX_NACK_MESSAGE_CHARS) };
       state.nack = { version: sent.version, code: errorDetail.code, message: errorDetail.message, at: new Date() };
       this.ctx.stats.counts.nacks++;
       this.ctx.log.log('warn', 'xDS update rejected by the proxy, which keeps its last accepted version', {
@@ -269,7 +272,7 @@ export abstract class AdsStream<Req extends DecodedRequest> {
         ...this.logFields(),
         type: shortTypeName(typeUrl),
         version: sent.version,
-        error: errorDetail.message,
+        error: clip(errorDetail.message),
       });
       this.ctx.notify('onNack', () => this.ctx.callbacks.onNack?.(info, { typeUrl, version: sent.version, nonce: req.response_nonce, latencyMs, errorDetail }));
     } else {
@@ -337,21 +340,30 @@ export abstract class AdsStream<Req extends DecodedRequest> {
       return;
     }
     if (!isTypeUrl(typeUrl)) {
-      if (!this.ignoredTypes.has(typeUrl))
-        this.ctx.log.log('warn', 'xDS request for a type this server does not serve', { stream: this.id, ...this.logFields(), type: typeUrl });
-      this.ignoredTypes.add(typeUrl);
+      // Kept, cut short, to log each once; the stream's bound on how many bounds the set.
+      const key = clip(typeUrl, 512);
+      if (this.ignoredTypes.has(key)) return;
+      if (this.ignoredTypes.size >= this.ctx.limits.maxUnknownTypes) {
+        this.exhausted(`more than ${this.ctx.limits.maxUnknownTypes} type URLs this server does not serve`);
+        return;
+      }
+      this.ctx.log.log('warn', 'xDS request for a type this server does not serve', { stream: this.id, ...this.logFields(), type: clip(typeUrl) });
+      this.ignoredTypes.add(key);
       return;
     }
     let state = this.types.get(typeUrl);
     if (!state) {
       state = this.subscribe(typeUrl, req);
       this.types.set(typeUrl, state);
+      if (this.overBounds(typeUrl, state)) return;
     } else if (!this.update(typeUrl, req, state)) {
+      if (this.overBounds(typeUrl, state)) return;
       // Most requests are ACKs of what was pushed; nothing new is due for them, unless a response
       // was waiting for this one to be answered.
       this.release();
       return;
     }
+    if (this.overBounds(typeUrl, state)) return;
     state.syncedWith = undefined;
     state.requestedAt = performance.now();
     this.dirty.add(typeUrl);
@@ -383,6 +395,34 @@ export abstract class AdsStream<Req extends DecodedRequest> {
     this.info = { id: this.id, variant: this.variant, node, group, peer: this.call.getPeer() };
     this.ctx.attach(this);
     return true;
+  }
+
+  /**
+   * Whether the stream's subscription has grown past the server's bounds; if so the stream ends
+   * with RESOURCE_EXHAUSTED and its state is let go.
+   */
+  private overBounds(typeUrl: TypeUrl, state: TypeState): boolean {
+    const limits = this.ctx.limits;
+    let why: string | undefined;
+    if (state.sub.longest > limits.maxNameBytes)
+      why = `a ${shortTypeName(typeUrl)} resource name of ${state.sub.longest} bytes (at most ${limits.maxNameBytes})`;
+    else if (Math.max(state.sub.names.size, state.known.size) > limits.maxNamesPerType)
+      why = `${Math.max(state.sub.names.size, state.known.size)} ${shortTypeName(typeUrl)} names (at most ${limits.maxNamesPerType} per type)`;
+    else {
+      let total = 0;
+      for (const t of this.types.values()) total += t.sub.bytes;
+      if (total > limits.maxSubscriptionBytes) why = `${total} bytes of resource names (at most ${limits.maxSubscriptionBytes} per stream)`;
+    }
+    if (why === undefined) return false;
+    this.exhausted(`the stream subscribes to ${why}`);
+    return true;
+  }
+
+  private exhausted(why: string): void {
+    this.ctx.stats.counts.streamsExhausted++;
+    this.fail(grpc.status.RESOURCE_EXHAUSTED, `${why}; the xDS server bounds what one stream may hold`);
+    this.types.clear();
+    this.ignoredTypes.clear();
   }
 
   /** Looks again at the responses held for warming, and sends what is due. */
@@ -422,6 +462,6 @@ export abstract class AdsStream<Req extends DecodedRequest> {
   }
 
   protected logFields(): Record<string, unknown> {
-    return this.info ? { group: this.info.group, node: this.info.node.id, variant: this.variant } : { variant: this.variant };
+    return this.info ? { group: this.info.group, node: clip(this.info.node.id), variant: this.variant } : { variant: this.variant };
   }
 }
