@@ -121,6 +121,12 @@ export const DEFAULT_KINDS: readonly KindSpec[] = [
   crd(GATEWAY, 'v1', 'BackendTLSPolicy', 'backendtlspolicies', true, { shortNames: ['btlspolicy'], categories: ['gateway-api'] }),
   crd('extlb.dev', 'v1alpha1', 'BackendPool', 'backendpools', true, { shortNames: ['bpool'], categories: ['gateway-api', 'extlb'] }),
   crd('extlb.dev', 'v1alpha1', 'LoadBalancerPolicy', 'loadbalancerpolicies', true, { shortNames: ['lbpolicy'], categories: ['gateway-api', 'extlb'] }),
+  crd('extlb.dev', 'v1alpha1', 'GatewayParameters', 'gatewayparameters', true, {
+    status: false,
+    singular: 'gatewayparameters',
+    shortNames: ['gwparams'],
+    categories: ['gateway-api', 'extlb'],
+  }),
   crd('inference.networking.k8s.io', 'v1', 'InferencePool', 'inferencepools', true, { shortNames: ['infpool'] }),
 ];
 
