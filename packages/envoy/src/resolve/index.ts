@@ -139,7 +139,7 @@ export function resolve(inputs: Inputs, options: ResolveOptions, diags: Diagnost
       others.set(gatewayName(gateway), gateway);
       continue;
     }
-    const spec = checkGatewaySpec(gateway, tlsRefs, diags);
+    const spec = checkGatewaySpec(gateway, inputs, tlsRefs, diags);
     const rejected = classes.rejects(gateway) ?? spec.rejected;
     const listeners = resolveListeners(gateway, tlsRefs, diags);
     if (rejected) {
