@@ -5,17 +5,10 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { makeCertificate } from '@extlb/kube-api-server';
 import { type ConfigDump, type DebugHealth, type ProxiesReport, REDACTED, SnapshotCache, startDebugServer, TYPE_URL } from '../src/index.js';
-import { gatewaySnapshot, names, serveXds, sotwAnswer, sotwRequest, waitFor } from './helpers.js';
+import { gatewaySnapshot, keyForms, names, serveXds, sotwAnswer, sotwRequest, waitFor } from './helpers.js';
 
 const GW = 'shop/edge';
 const NODE = { id: 'envoy-a', cluster: GW };
-
-/** Every form a key's bytes could leak in: the PEM, each base64 line of its body, its DER in base64 and hex. */
-export function keyForms(pem: string): string[] {
-  const body = pem.split('\n').filter((l) => l !== '' && !l.startsWith('-----'));
-  const der = Buffer.from(body.join(''), 'base64');
-  return [pem, ...body.filter((l) => l.length >= 16), der.toString('base64'), der.toString('hex'), Buffer.from(pem).toString('base64')];
-}
 
 function withSecrets(key: string) {
   const snapshot = gatewaySnapshot(GW, { tlsSecret: 'shop/edge-tls' });
