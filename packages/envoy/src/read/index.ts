@@ -11,7 +11,8 @@ import { readGrpcRoute } from './grpc-route.js';
 import { readConfigMap, readPod, readSecret, readService, readSlice } from './kubernetes.js';
 import { byAge, byName, namespaceOf, readMeta } from './meta.js';
 import { Reader } from './reader.js';
-import { type Inputs, key } from './records.js';
+import { readStreamRoute } from './stream-routes.js';
+import { type Inputs, type StreamRouteKind, key } from './records.js';
 
 export { GATEWAY_GROUP } from './gateway-api.js';
 export { byAge } from './meta.js';
@@ -23,6 +24,9 @@ const KNOWN: Record<string, string> = {
   [`${GATEWAY_GROUP}/Gateway`]: 'Gateway',
   [`${GATEWAY_GROUP}/HTTPRoute`]: 'HTTPRoute',
   [`${GATEWAY_GROUP}/GRPCRoute`]: 'GRPCRoute',
+  [`${GATEWAY_GROUP}/TLSRoute`]: 'TLSRoute',
+  [`${GATEWAY_GROUP}/TCPRoute`]: 'TCPRoute',
+  [`${GATEWAY_GROUP}/UDPRoute`]: 'UDPRoute',
   [`${GATEWAY_GROUP}/BackendTLSPolicy`]: 'BackendTLSPolicy',
   [`${GATEWAY_GROUP}/ReferenceGrant`]: 'ReferenceGrant',
   [`${GATEWAY_GROUP}/GatewayClass`]: 'GatewayClass',
@@ -160,6 +164,11 @@ export function readInputs(objects: readonly unknown[], diags: Diagnostics, defa
         break;
       case 'GRPCRoute':
         inputs.routes.push(readGrpcRoute(r, spec, meta));
+        break;
+      case 'TLSRoute':
+      case 'TCPRoute':
+      case 'UDPRoute':
+        inputs.routes.push(readStreamRoute(kind as StreamRouteKind, r, spec, meta));
         break;
       case 'BackendTLSPolicy':
         inputs.backendTlsPolicies.push(readBackendTlsPolicy(r, spec, meta));

@@ -219,10 +219,23 @@ export interface Rule {
   sessionPersistence: boolean;
 }
 
-/** The route kinds the converter serves; both read into the same record. */
-export type RouteKind = 'HTTPRoute' | 'GRPCRoute';
+/** Routes that forward whole connections (TLS, TCP) or datagrams (UDP): rules of backendRefs only. */
+export type StreamRouteKind = 'TLSRoute' | 'TCPRoute' | 'UDPRoute';
 
-/** An HTTPRoute or a GRPCRoute (whose rules have no redirects, rewrites, timeouts or retries). */
+/** The route kinds the converter serves; all read into the same record. */
+export type RouteKind = 'HTTPRoute' | 'GRPCRoute' | StreamRouteKind;
+
+export const STREAM_ROUTE_KINDS: readonly StreamRouteKind[] = ['TLSRoute', 'TCPRoute', 'UDPRoute'];
+
+export function isStreamRoute(kind: RouteKind): kind is StreamRouteKind {
+  return (STREAM_ROUTE_KINDS as readonly string[]).includes(kind);
+}
+
+/**
+ * An HTTPRoute or a GRPCRoute (whose rules have no redirects, rewrites, timeouts or retries), or a
+ * TLSRoute, TCPRoute or UDPRoute (whose rules have backendRefs and no matches; only a TLSRoute has
+ * hostnames, its SNI names).
+ */
 export interface HttpRoute extends Base {
   kind: RouteKind;
   parentRefs: ParentRef[];
