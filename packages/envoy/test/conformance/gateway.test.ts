@@ -108,7 +108,8 @@ conformance(
   'GatewayInfrastructure',
   {
     status: 'partial',
-    missing: 'the Gateway is Accepted and its infrastructure labels and annotations draw no warning, but the controller does not yet provision the objects that carry them',
+    missing:
+      'the Gateway is Accepted and its infrastructure labels and annotations draw no warning, but the controller does not yet provision the objects that carry them',
   },
   () => {
     const gw = 'gateway-with-infrastructure-metadata';
