@@ -23,6 +23,7 @@ import { Informers } from './cluster/informers.js';
 import { CONFIG_MAP, WATCHED_KINDS } from './cluster/kinds.js';
 import { LeaderElector } from './cluster/lease.js';
 import { quote } from './cluster/wire.js';
+import type { DebugSource } from './ops/debug.js';
 import { type ControllerMetrics, controllerMetrics, xdsMetricCallbacks } from './ops/metrics.js';
 import { type Batch, Scheduler } from './reconcile/scheduler.js';
 import { isShadowService, serviceKey, syncShadowService } from './reconcile/shadow.js';
@@ -112,6 +113,8 @@ export class Controller {
   readonly xds: XdsServer;
   readonly informers: Informers;
   readonly elector: LeaderElector;
+  /** This replica's name, in the Lease, the logs and the debug endpoints. */
+  readonly replica: string;
   /** Undefined when xDS is plain text. */
   readonly identity: XdsIdentity | undefined;
   private readonly api: KubeApi;
@@ -138,6 +141,7 @@ export class Controller {
   constructor(private readonly options: ControllerOptions) {
     this.controllerName = options.controllerName ?? DEFAULT_CONTROLLER;
     const identity = options.identity ?? `${hostname()}_${randomUUID().slice(0, 8)}`;
+    this.replica = identity;
     this.log = options.logger ?? createLogger({ base: { component: 'controller', replica: identity } });
     this.api = new KubeApi(options.kubeConfig, options.api);
     this.metrics = controllerMetrics(
@@ -304,6 +308,18 @@ export class Controller {
       'xDS stream refused',
     );
     return refusal.message;
+  }
+
+  /** What the loopback debug endpoints read (`startDebugServer`). */
+  debugSource(): DebugSource {
+    return {
+      replica: this.replica,
+      isLeader: () => this.elector.isLeader(),
+      streams: () => this.xds.streams(),
+      cache: this.cache,
+      notReady: () => this.notReady(),
+      servingExpiresAt: () => this.identity?.servingExpiresAt,
+    };
   }
 
   /** Undefined when ready; else why not. */

@@ -9,6 +9,8 @@ export { MalformedResponse } from './cluster/wire.js';
 export { WATCHED_KINDS, type WatchedKind } from './cluster/kinds.js';
 export { LeaderElector, type LeaderElectionOptions } from './cluster/lease.js';
 export { startOpsServer, type OpsServerOptions } from './ops/http.js';
+export { DEFAULT_DEBUG_PORT, type DebugHealth, type DebugSource, debugHandler, isLoopback, startDebugServer } from './ops/debug.js';
+export { type ConfigDump, configDump, type ProxiesReport, type ProxyStatus, type ProxyTypeStatus, proxyStatus, REDACTED, redact } from './ops/debug-state.js';
 export { Scheduler, type Batch, type SchedulerOptions } from './reconcile/scheduler.js';
 export { isShadowService, syncShadowService } from './reconcile/shadow.js';
 export { WorkQueue, type WorkQueueOptions } from './reconcile/work-queue.js';

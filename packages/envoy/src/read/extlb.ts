@@ -6,6 +6,7 @@ import type {
   ExternalLoadBalancer,
   InferencePoolSpec,
   LoadBalancer as ApiLoadBalancer,
+  GatewayParametersSpec,
   LoadBalancerPolicySpec,
   PickerRef as ApiPickerRef,
 } from '@extlb/types';
@@ -13,7 +14,7 @@ import { validate } from '@extlb/validate';
 import { parseDuration } from '../duration.js';
 import { type JsonObject, isObject } from '../json.js';
 import type { Reader } from './reader.js';
-import type { External, LoadBalancer, Meta, PickerRef, Policy, Pool } from './records.js';
+import type { External, GatewayParametersRecord, LoadBalancer, Meta, PickerRef, Policy, Pool } from './records.js';
 
 /** How many of an object's errors its `invalid` summary names; the diagnostics list them all. */
 const SUMMARY_ERRORS = 3;
@@ -145,4 +146,10 @@ export function readPolicy(r: Reader, raw: JsonObject, meta: Meta): Policy {
     })),
     lb: loadBalancer(v.spec.loadBalancer, 'spec.loadBalancer'),
   };
+}
+
+/** A GatewayParameters, validated as the API server would (no defaults: the provisioner has them). */
+export function readGatewayParameters(r: Reader, raw: JsonObject, meta: Meta): GatewayParametersRecord {
+  const v = validated<GatewayParametersSpec>(r, raw);
+  return 'spec' in v ? { meta, spec: v.spec } : { meta, invalid: v.invalid };
 }
