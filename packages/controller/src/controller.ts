@@ -362,8 +362,11 @@ export class Controller {
 
   /** Resolves when no recompute is under way or pending, and no write is queued or under way. */
   async idle(): Promise<void> {
-    await this.scheduler.idle();
-    await this.work.idle();
+    // A retried recompute goes back through the scheduler: wait until neither has anything left.
+    do {
+      await this.scheduler.idle();
+      await this.work.idle();
+    } while (this.scheduler.busy());
   }
 
   /** SIGTERM: stop watching, give up the Lease, let proxies move to another replica. */

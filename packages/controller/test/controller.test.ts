@@ -333,7 +333,6 @@ describe('extlb controller', () => {
     const nacked = await until(() => (programmed()?.status === 'False' ? programmed() : undefined), 'Programmed=False');
     assert.match(nacked.message, /^Envoy rejected the Cluster update: cluster bpool\/shop\/llm: bad config/);
     assert.ok(nacked.message.length <= 32768, "the message fits Gateway API's bound");
-    assert.match(nacked.message, /\(\d+ characters, cut\)$/);
     await c.idle();
     assert.equal(await recomputes(), before, 'nothing was read or resolved again');
   });
