@@ -5,7 +5,7 @@
 // after the Envoy stage (a configuration past the size limit is not Programmed), and proxy facts
 // (NACKs, infrastructure) merge into them without running any stage again.
 import { type Diagnostic, Diagnostics } from '../diagnostics.js';
-import { parseDuration } from '../duration.js';
+import { parseDuration } from '../gateway-duration.js';
 import type { EndpointMode, EnvoyTarget } from '../envoy-target.js';
 import { type EnvoyConfig, type EnvoyOptions, endpointAssignments, toEnvoy } from '../envoy/index.js';
 import { compare, isObject, type JsonObject } from '../json.js';
@@ -13,7 +13,7 @@ import { DEFAULT_MAX_OUTPUT_BYTES, jsonSize } from '../output-size.js';
 import { type EndpointSlice, type Inputs, key, readInputs, textOf } from '../read/index.js';
 import { byName, namespaceOf } from '../read/meta.js';
 import { InputEndpoints } from '../resolve/endpoints.js';
-import { DEFAULT_CONTROLLER, type Gateway as IrGateway, type IR, InputCertificates, type Resolved, resolve } from '../resolve/index.js';
+import { DEFAULT_CONTROLLER, type Gateway, type IR, InputCertificates, type Resolved, resolve } from '../resolve/index.js';
 import { statuses as statusStage } from '../status/index.js';
 import { type ClusterNeeds, clusterNeeds } from './cluster-needs.js';
 import { type GatewayProxyFacts, notProgrammed, withProxyFacts } from './proxy-facts.js';
@@ -127,7 +127,7 @@ const gatewayStatusKey = (gateway: string) => {
 };
 
 /** The Services (`namespace/name`) whose EndpointSlices feed a Gateway's backends and pickers. */
-function fedBy(gateway: IrGateway): Set<string> {
+function fedBy(gateway: Gateway): Set<string> {
   const out = new Set<string>();
   for (const b of Object.values(gateway.backends)) {
     const e = b.endpoints;
