@@ -94,11 +94,23 @@ function changeKey(o: JsonObject): string {
   return `${String(o.apiVersion)} ${String(o.kind)} ${String(m.namespace ?? '')}/${String(m.name)}`;
 }
 
+/** Each list of a configuration, rendered as xDS resources once: a list the Converter kept (an endpoint change keeps all but the ClusterLoadAssignments) keeps its resources, which the cache then need not encode again. */
+const rendered = new WeakMap<object, XdsResource[]>();
+const FIELDS = ['listeners', 'routes', 'clusters', 'endpoints', 'secrets'] as const;
+
 /** A Gateway's configuration as the snapshot its proxies get. */
 function snapshotOf(config: EnvoyConfig): SnapshotResources {
-  const xds = toXds(config) as unknown as Record<string, XdsResource[]>;
-  const out: SnapshotResources = { listeners: xds.listeners ?? [], routes: xds.routes ?? [], clusters: xds.clusters ?? [], endpoints: xds.endpoints ?? [] };
-  if (xds.secrets && xds.secrets.length > 0) out.secrets = xds.secrets;
+  const none: EnvoyConfig = { gateway: config.gateway, listeners: [], routes: [], clusters: [], endpoints: [], secrets: [], manifests: [] };
+  const out: SnapshotResources = {};
+  for (const field of FIELDS) {
+    const list = config[field];
+    let resources = rendered.get(list);
+    if (!resources) {
+      resources = (toXds({ ...none, [field]: list }) as unknown as Record<string, XdsResource[]>)[field] ?? [];
+      rendered.set(list, resources);
+    }
+    if (field !== 'secrets' || resources.length > 0) out[field] = resources;
+  }
   return out;
 }
 
@@ -362,8 +374,11 @@ export class Controller {
 
   /** Resolves when no recompute is under way or pending, and no write is queued or under way. */
   async idle(): Promise<void> {
-    await this.scheduler.idle();
-    await this.work.idle();
+    // A retried recompute goes back through the scheduler: wait until neither has anything left.
+    do {
+      await this.scheduler.idle();
+      await this.work.idle();
+    } while (this.scheduler.busy());
   }
 
   /** SIGTERM: stop watching, give up the Lease, let proxies move to another replica. */

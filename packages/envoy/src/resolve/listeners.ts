@@ -2,7 +2,7 @@
 // share anything (each is its own proxy); inside one Gateway, listeners on the same port and
 // protocol share one proxy listener, and the ones that cannot are Conflicted.
 import type { Diagnostics } from '../diagnostics.js';
-import { GATEWAY_GROUP, type Gateway, type ListenerSpec, type RouteGroupKind, type RouteKind } from '../read/index.js';
+import { GATEWAY_GROUP, type GatewayRecord, type ListenerSpec, type RouteGroupKind, type RouteKind } from '../read/index.js';
 import type { TlsRefs } from './certificates.js';
 import type { ServerTls } from './ir.js';
 import { listenerTls } from './listener-tls.js';
@@ -102,7 +102,7 @@ function rejected(l: ListenerSpec, accepted: Verdict, resolvedRefs: Verdict, con
 }
 
 /** Why a listener cannot be served on its own (before ports are shared), or undefined. */
-function unsupported(gw: Gateway, l: ListenerSpec, diags: Diagnostics): ListenerOutcome | undefined {
+function unsupported(gw: GatewayRecord, l: ListenerSpec, diags: Diagnostics): ListenerOutcome | undefined {
   const p = `spec.listeners[${l.index}]`;
   if (l.problem) {
     // Already reported (Invalid) where it was read.
@@ -144,7 +144,7 @@ function unsupported(gw: Gateway, l: ListenerSpec, diags: Diagnostics): Listener
 }
 
 function conflict(
-  gw: Gateway,
+  gw: GatewayRecord,
   l: ListenerSpec,
   reason: 'ProtocolConflict' | 'HostnameConflict',
   message: string,
@@ -156,7 +156,7 @@ function conflict(
 }
 
 /** ResolvedRefs of a valid listener: its TLS references, then its route kinds. */
-function resolvedRefs(gw: Gateway, l: ListenerSpec, invalidKinds: RouteGroupKind[], tlsProblems: Verdict[], diags: Diagnostics): Verdict {
+function resolvedRefs(gw: GatewayRecord, l: ListenerSpec, invalidKinds: RouteGroupKind[], tlsProblems: Verdict[], diags: Diagnostics): Verdict {
   const problems = [...tlsProblems];
   if (invalidKinds.length > 0) {
     const served = isProtocol(l.protocol) ? KINDS[l.protocol] : [];
@@ -169,7 +169,7 @@ function resolvedRefs(gw: Gateway, l: ListenerSpec, invalidKinds: RouteGroupKind
 }
 
 /** A valid listener's outcome, and the TLS it is served with. */
-function activeOutcome(gw: Gateway, l: ListenerSpec, tlsRefs: TlsRefs, diags: Diagnostics): { outcome: ListenerOutcome; tls?: ServerTls } {
+function activeOutcome(gw: GatewayRecord, l: ListenerSpec, tlsRefs: TlsRefs, diags: Diagnostics): { outcome: ListenerOutcome; tls?: ServerTls } {
   const kinds = routeKinds(l);
   const terminates = l.protocol === 'HTTPS' || (l.protocol === 'TLS' && l.tls?.mode === 'Terminate');
   const tls = terminates ? listenerTls(gw, l, tlsRefs, diags) : undefined;
@@ -197,7 +197,7 @@ function activeOutcome(gw: Gateway, l: ListenerSpec, tlsRefs: TlsRefs, diags: Di
   return { outcome, tls: served };
 }
 
-export function resolveListeners(gw: Gateway, tlsRefs: TlsRefs, diags: Diagnostics): GatewayListeners {
+export function resolveListeners(gw: GatewayRecord, tlsRefs: TlsRefs, diags: Diagnostics): GatewayListeners {
   const byPort = new Map<string, PortGroup & { family: string }>();
   const active: ActiveListener[] = [];
   const outcomes: ListenerOutcome[] = [];

@@ -1,7 +1,7 @@
 // What the resolve stage found about each input object, in the terms of its status: the status
 // stage turns these into conditions, and never looks at diagnostics.
 import type { ObjectRef } from '../diagnostics.js';
-import type { BackendTlsPolicy, Gateway, GatewayClass, HttpRoute, ParentRef, PickerRef, Policy, Pool, Problem, RouteGroupKind } from '../read/index.js';
+import type { BackendTlsPolicy, GatewayRecord, GatewayClass, RouteRecord, ParentRef, PickerRef, Policy, Pool, Problem, RouteGroupKind } from '../read/index.js';
 
 /** One condition: its status, a CamelCase reason and a sentence. */
 export interface Verdict {
@@ -22,7 +22,7 @@ export interface ListenerOutcome {
 }
 
 export interface GatewayOutcome {
-  gateway: Gateway;
+  gateway: GatewayRecord;
   accepted: Verdict;
   programmed: Verdict;
   /** The Gateway's own references, and a summary of its listeners'. */
@@ -54,7 +54,7 @@ export interface RefProblem {
 }
 
 export interface RouteOutcome {
-  route: HttpRoute;
+  route: RouteRecord;
   /** One per parentRef this controller answers for (other classes' Gateways are left out). */
   parents: ParentOutcome[];
   refProblems: RefProblem[];
