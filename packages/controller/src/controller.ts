@@ -20,7 +20,7 @@ import { reconcileShadowServices } from './reconcile/shadow.js';
 import { GATEWAY_NAME_LABEL, gatewayClassStatus, withProxyFacts } from './status/gateway.js';
 import { StatusWriter } from './status/writer.js';
 import { type GatewayRef, IDENTITY_ANNOTATION, XdsIdentity, type XdsIdentityOptions } from './identity/index.js';
-import { type PeerAuth, SnapshotCache, SnapshotError, type XdsNode, XdsServer } from './xds/index.js';
+import { type PeerAuth, type RejectedFacts, SnapshotCache, SnapshotError, type StreamVerdict, type XdsNode, XdsServer } from './xds/index.js';
 
 export interface ControllerOptions {
   kubeConfig: KubeConfig;
@@ -90,8 +90,8 @@ export class Controller {
   private groups = new Set<string>();
   private xdsListening = false;
   private stopping = false;
-  /** Groups whose proxies have rejected an update, so their next ACK changes the Gateway's status. */
-  private readonly nacked = new Set<string>();
+  /** What each Gateway's trusted proxies reject now, as the xDS server tells it. */
+  private readonly rejected = new Map<string, RejectedFacts>();
 
   constructor(private readonly options: ControllerOptions) {
     this.controllerName = options.controllerName ?? DEFAULT_CONTROLLER;
@@ -139,23 +139,17 @@ export class Controller {
     this.identity = options.xds.plaintext ? undefined : this.makeIdentity(options.xds.identity ?? {});
     const xdsIdentity = this.identity;
     this.xds = new XdsServer({
-      ...(xdsIdentity ? { authorize: (auth, node, group) => this.refuse(xdsIdentity, auth, node, group) } : {}),
+      ...(xdsIdentity ? { verify: (auth: PeerAuth, node: XdsNode, group: string) => this.verifyStream(xdsIdentity, auth, node, group) } : {}),
       cache: this.cache,
       controlPlaneId: identity,
       logger: { log: (level, msg, fields) => this.log[level](fields ?? {}, msg) },
       callbacks: {
         ...metricCallbacks,
-        onNack: (stream, nack) => {
-          metricCallbacks.onNack(stream, nack);
-          this.nacked.add(stream.group);
-          this.scheduler.touch('xDS NACK');
-        },
-        onAck: (stream, ack) => {
-          metricCallbacks.onAck(stream, ack);
-          if (this.nacked.has(stream.group) && this.xds.nacks(stream.group).length === 0) {
-            this.nacked.delete(stream.group);
-            this.scheduler.touch('xDS ACK');
-          }
+        // What a Gateway's trusted, live proxies reject: a fact of its status.
+        onProxyFacts: (group, facts) => {
+          if (facts) this.rejected.set(group, facts);
+          else this.rejected.delete(group);
+          this.scheduler.touch('xDS proxy facts');
         },
       },
     });
@@ -226,24 +220,24 @@ export class Controller {
     });
   }
 
-  /** The xDS server's check of each new stream: a log line and a metric for each refusal. */
-  private refuse(identity: XdsIdentity, auth: PeerAuth, node: XdsNode, group: string): string | undefined {
-    const refusal = identity.authorize(auth, group);
-    if (!refusal) return undefined;
+  /** The xDS server's verify step: the identity's check, with a log line and a metric for each refusal. */
+  private verifyStream(identity: XdsIdentity, auth: PeerAuth, node: XdsNode, group: string): StreamVerdict {
+    const check = identity.authorize(auth, group);
+    if (check.allowed) return check;
     // The label is the claimed Gateway only when it is one this controller serves: a client cannot grow the metric's series.
     const gateway = this.groups.has(group) ? group : 'unknown';
-    this.metrics.xdsRefused.inc({ gateway, reason: refusal.reason });
+    this.metrics.xdsRefused.inc({ gateway, reason: check.reason });
     this.log.warn(
       {
         gateway: clip(group, 300),
         node: clip(node.id, 300),
         userAgent: clip(node.userAgent, 100),
-        reason: refusal.reason,
-        identity: clip(refusal.identity ?? '', 300),
+        reason: check.reason,
+        identity: clip(check.identity ?? '', 300),
       },
       'xDS stream refused',
     );
-    return refusal.message;
+    return { allowed: false, message: check.message };
   }
 
   /** Undefined when ready; else why not. */
@@ -385,7 +379,7 @@ export class Controller {
         this.informers
           .list('Service', namespace)
           .find((s) => isObject(s.metadata) && isObject(s.metadata.labels) && s.metadata.labels[GATEWAY_NAME_LABEL] === name),
-      nacks: (namespace: string, name: string) => this.xds.nacks(`${namespace}/${name}`).map((n) => ({ typeUrl: n.typeUrl, message: n.message })),
+      nacks: (namespace: string, name: string) => this.rejected.get(`${namespace}/${name}`)?.rejected ?? [],
     };
     const desired = (computed.statuses ?? []).map((s) => {
       if (s.kind !== 'Gateway') return s;

@@ -15,6 +15,17 @@ export interface StreamInfo {
   readonly group: string;
   /** The client's address as gRPC reports it, e.g. `127.0.0.1:53422`. */
   readonly peer: string;
+  /** The identity the verify step admitted the stream with (a SPIFFE ID); unset without one. */
+  readonly identity?: string;
+}
+
+/**
+ * What a Gateway's proxies stand by, for its status: the NACKs its live, trusted streams hold now,
+ * one entry per type and message with how many proxies sent it. The shape `Converter.setProxyFacts`
+ * of `@extlb/envoy` takes for `rejected`.
+ */
+export interface RejectedFacts {
+  rejected: { typeUrl: string; message: string; proxies: number }[];
 }
 
 export interface ResponseInfo {
@@ -55,6 +66,12 @@ export interface XdsCallbacks {
   onAck?(stream: StreamInfo, ack: AckInfo): void;
   /** The proxy rejected a version and keeps running its last accepted one. */
   onNack?(stream: StreamInfo, nack: NackInfo): void;
+  /**
+   * What a Gateway's trusted proxies reject changed: a NACK came, or the last proxy holding one
+   * ACKed or went away (then `facts` is undefined: the fact clears). NACKs of streams that did not
+   * prove they are the Gateway's proxies never count.
+   */
+  onProxyFacts?(group: string, facts: RejectedFacts | undefined): void;
 }
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';

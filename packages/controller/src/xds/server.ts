@@ -5,7 +5,7 @@ import { createSecureContext } from 'node:tls';
 import * as grpc from '@grpc/grpc-js';
 import type protobuf from 'protobufjs';
 import { DeltaStream, type DeltaRequest } from './delta-stream.js';
-import { silentXdsLogger, StatsRecorder, type XdsCallbacks, type XdsLogger, type XdsStats } from './events.js';
+import { type RejectedFacts, silentXdsLogger, StatsRecorder, type XdsCallbacks, type XdsLogger, type XdsStats } from './events.js';
 import { clip, DEFAULT_XDS_LIMITS, type XdsLimits } from './limits.js';
 import { groupOfNode, type XdsNode } from './node.js';
 import { ProtoJson, type JsonObject } from './proto-json.js';
@@ -13,7 +13,7 @@ import { envoyProtos } from './protos.js';
 import type { SnapshotCache } from './snapshot.js';
 import { type SotwRequest, sotwRequestDecoder } from './sotw-request.js';
 import { SotwStream } from './sotw-stream.js';
-import type { AdsStream, DecodedRequest, NackState, PeerAuth, StreamContext, StreamStatus } from './stream.js';
+import type { AdsStream, DecodedRequest, NackState, StreamContext, StreamStatus, StreamVerifier } from './stream.js';
 
 export const ADS_SERVICE = 'envoy.service.discovery.v3.AggregatedDiscoveryService';
 
@@ -44,11 +44,13 @@ export interface XdsServerOptions {
   /** Sent as `control_plane.identifier` in every response (a pod name helps when reading Envoy's config dump). */
   controlPlaneId?: string;
   /**
-   * Whether a stream may have its group's resources, judged from its peer (the TLS client
-   * certificate in `auth`) once its first request names the node: a message saying why not, or
-   * undefined. A refused stream ends with PERMISSION_DENIED before any resource is sent.
+   * The one verify step of a stream, once its first request names the node: whether its peer (the
+   * TLS client certificate in `auth`) may have its group's resources. A refused stream ends with
+   * PERMISSION_DENIED before any resource is sent; an admitted one is verified again when its
+   * proof expires (`expiresAt`) and closed if it no longer passes. Without it every stream is
+   * admitted and trusted for the group it names (plain text, for development).
    */
-  authorize?: (auth: PeerAuth, node: XdsNode, group: string) => string | undefined;
+  verify?: StreamVerifier;
   /** What one client may make the server hold (see DEFAULT_XDS_LIMITS). */
   limits?: Partial<XdsLimits>;
   /** gRPC server options, over the defaults below. */
@@ -123,6 +125,8 @@ export class XdsServer {
   private readonly recorder = new StatsRecorder();
   private readonly log: XdsLogger;
   private unsubscribe: (() => void) | undefined;
+  /** The rejected facts last told per group, as JSON: only a change is told. */
+  private readonly factsSent = new Map<string, string>();
   private streamIds = 0;
   private boundPort = 0;
 
@@ -163,7 +167,7 @@ export class XdsServer {
     this.log.log('info', 'xDS server listening', {
       address: `${host}:${this.boundPort}`,
       tls: listen.tls !== undefined || listen.credentials?._isSecure() === true,
-      clientCa: listen.tls?.clientCaFile !== undefined || this.options.authorize !== undefined,
+      clientCa: listen.tls?.clientCaFile !== undefined || this.options.verify !== undefined,
     });
     return { host, port: this.boundPort };
   }
@@ -201,9 +205,44 @@ export class XdsServer {
     return [...streams].flatMap((s) => s.status() ?? []);
   }
 
-  /** The NACKs a group's proxies stand by now (what makes its Gateway `Programmed=False`). */
+  /**
+   * The NACKs a group's proxies stand by now (what makes its Gateway `Programmed=False`): of live
+   * streams only, and only of streams trusted for the group.
+   */
   nacks(group: string): GroupNack[] {
-    return this.streams(group).flatMap((s) => s.types.flatMap((t) => (t.nack ? [{ stream: s.id, node: s.node.id, typeUrl: t.typeUrl, ...t.nack }] : [])));
+    const trusted = [...(this.byGroup.get(group) ?? [])].filter((s) => s.trusted);
+    return trusted.flatMap((stream) => {
+      const s = stream.status();
+      return s ? s.types.flatMap((t) => (t.nack ? [{ stream: s.id, node: s.node.id, typeUrl: t.typeUrl, ...t.nack }] : [])) : [];
+    });
+  }
+
+  /** A group's NACKs as its proxy facts, undefined when there are none. */
+  rejected(group: string): RejectedFacts | undefined {
+    const counts = new Map<string, { typeUrl: string; message: string; proxies: number }>();
+    for (const n of this.nacks(group)) {
+      const key = `${n.typeUrl}\u0000${n.message}`;
+      const entry = counts.get(key) ?? { typeUrl: n.typeUrl, message: n.message, proxies: 0 };
+      entry.proxies++;
+      counts.set(key, entry);
+    }
+    return counts.size === 0 ? undefined : { rejected: [...counts.values()] };
+  }
+
+  /** Tells the host when a group's rejected facts changed. */
+  private factsMaybeChanged(group: string): void {
+    const facts = this.rejected(group);
+    const key = facts === undefined ? undefined : JSON.stringify(facts.rejected);
+    if (key === this.factsSent.get(group)) return;
+    if (key === undefined) this.factsSent.delete(group);
+    else this.factsSent.set(group, key);
+    const callbacks = this.options.callbacks;
+    if (!callbacks?.onProxyFacts) return;
+    try {
+      callbacks.onProxyFacts(group, facts);
+    } catch (err) {
+      this.log.log('error', 'xDS onProxyFacts callback threw', { error: (err as Error).stack ?? String(err) });
+    }
   }
 
   private accept(stream: AdsStream<DecodedRequest>): void {
@@ -232,7 +271,10 @@ export class XdsServer {
       limits: this.limits,
       nodeJson: (node) => codec.toJson(nodeType, node as JsonObject) as JsonObject,
       nodeGroup: this.options.nodeGroup ?? groupOfNode,
-      authorize: this.options.authorize,
+      verify: this.options.verify,
+      nacksChanged: (stream) => {
+        if (stream.info && stream.trusted) this.factsMaybeChanged(stream.info.group);
+      },
       notify,
       attach: (stream) => {
         const info = stream.info;

@@ -12,6 +12,18 @@ import type { Subscription } from './subscription.js';
 /** What gRPC tells of a call's peer: its transport security and, over TLS, the certificate the handshake verified. */
 export type PeerAuth = ReturnType<grpc.ServerDuplexStream<unknown, unknown>['getAuthContext']>;
 
+/**
+ * What the server's one verify step says of a stream's peer: admitted, with the identity it proved
+ * and when that proof ends (the stream is checked again then, and closed if it no longer passes), or
+ * refused with the message the stream ends with (PERMISSION_DENIED).
+ */
+export type StreamVerdict = { allowed: true; identity: string; expiresAt?: number } | { allowed: false; message: string };
+
+export type StreamVerifier = (auth: PeerAuth, node: XdsNode, group: string) => StreamVerdict;
+
+/** The longest a timer may wait (setTimeout's bound); an expiry further off is re-armed. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /** The fields both request messages have, as protobufjs decodes them. */
 export interface DecodedRequest {
   node: unknown;
@@ -30,8 +42,10 @@ export interface StreamContext {
   readonly limits: XdsLimits;
   nodeJson(node: unknown): JsonObject;
   nodeGroup(node: XdsNode): string;
-  /** A refusal message for a stream whose peer may not have its group's resources. */
-  authorize: ((auth: PeerAuth, node: XdsNode, group: string) => string | undefined) | undefined;
+  /** Whether a stream's peer may have its group's resources; undefined: every stream may (plain text). */
+  verify: StreamVerifier | undefined;
+  /** A trusted stream's NACKs changed (one came, was ACKed away, or its stream closed). */
+  nacksChanged(stream: AdsStream<DecodedRequest>): void;
   attach(stream: AdsStream<DecodedRequest>): void;
   detach(stream: AdsStream<DecodedRequest>, reason: string): void;
   /** Runs a callback, logging what it throws. */
@@ -179,6 +193,7 @@ export abstract class AdsStream<Req extends DecodedRequest> {
   /** Types whose response waits for the clusters it names to be in place (make before break). */
   private readonly held = new Set<TypeUrl>();
   private readonly ignoredTypes = new Set<string>();
+  private expiry: NodeJS.Timeout | undefined;
 
   constructor(
     protected readonly ctx: StreamContext,
@@ -275,9 +290,12 @@ export abstract class AdsStream<Req extends DecodedRequest> {
         error: clip(errorDetail.message),
       });
       this.ctx.notify('onNack', () => this.ctx.callbacks.onNack?.(info, { typeUrl, version: sent.version, nonce: req.response_nonce, latencyMs, errorDetail }));
+      this.ctx.nacksChanged(this);
     } else {
       state.ackedVersion = sent.version;
+      const cleared = state.nack !== undefined;
       state.nack = undefined;
+      if (cleared) this.ctx.nacksChanged(this);
       this.ctx.stats.counts.acks++;
       this.ctx.notify('onAck', () => this.ctx.callbacks.onAck?.(info, { typeUrl, version: sent.version, nonce: req.response_nonce, latencyMs }));
     }
@@ -386,13 +404,17 @@ export abstract class AdsStream<Req extends DecodedRequest> {
       this.fail(grpc.status.INVALID_ARGUMENT, (err as Error).message);
       return false;
     }
-    const refusal = this.ctx.authorize?.(this.call.getAuthContext(), node, group);
-    if (refusal !== undefined) {
-      this.ctx.stats.counts.streamsRejected++;
-      this.fail(grpc.status.PERMISSION_DENIED, refusal);
-      return false;
-    }
-    this.info = { id: this.id, variant: this.variant, node, group, peer: this.call.getPeer() };
+    const verdict = this.verifyPeer(node, group);
+    if (!verdict) return false;
+    this.info = {
+      id: this.id,
+      variant: this.variant,
+      node,
+      group,
+      peer: this.call.getPeer(),
+      ...(verdict.identity !== undefined ? { identity: verdict.identity } : {}),
+    };
+    this.armExpiry(verdict.expiresAt, node, group);
     this.ctx.attach(this);
     return true;
   }
@@ -454,11 +476,48 @@ export abstract class AdsStream<Req extends DecodedRequest> {
     }
   }
 
+  /** The verify step; undefined (and the stream ended) when it refuses. */
+  private verifyPeer(node: XdsNode, group: string): { identity?: string; expiresAt?: number } | undefined {
+    if (!this.ctx.verify) return {};
+    const verdict = this.ctx.verify(this.call.getAuthContext(), node, group);
+    if (!verdict.allowed) {
+      this.ctx.stats.counts.streamsRejected++;
+      this.fail(grpc.status.PERMISSION_DENIED, verdict.message);
+      return undefined;
+    }
+    return { identity: verdict.identity, ...(verdict.expiresAt !== undefined ? { expiresAt: verdict.expiresAt } : {}) };
+  }
+
+  /** A connection outlives its certificate: when the proof ends, the stream is verified again. */
+  private armExpiry(expiresAt: number | undefined, node: XdsNode, group: string): void {
+    if (this.expiry) clearTimeout(this.expiry);
+    this.expiry = undefined;
+    if (expiresAt === undefined || this.closed) return;
+    const wait = Math.min(Math.max(expiresAt - Date.now(), 0), MAX_TIMER_MS);
+    this.expiry = setTimeout(() => {
+      this.expiry = undefined;
+      if (this.closed || this.ending) return;
+      this.guard(() => {
+        const again = this.verifyPeer(node, group);
+        if (again) this.armExpiry(again.expiresAt, node, group);
+      });
+    }, wait);
+    this.expiry.unref?.();
+  }
+
   private dispose(reason: string): void {
     if (this.closed) return;
     this.closed = true;
     this.dirty.clear();
+    if (this.expiry) clearTimeout(this.expiry);
+    const hadNack = [...this.types.values()].some((t) => t.nack !== undefined);
     this.ctx.detach(this, reason);
+    if (hadNack) this.ctx.nacksChanged(this);
+  }
+
+  /** Whether this stream's NACKs count for its group: it proved it is one of the group's proxies, or nothing is verified at all. */
+  get trusted(): boolean {
+    return this.info !== undefined && (this.ctx.verify === undefined || this.info.identity !== undefined);
   }
 
   protected logFields(): Record<string, unknown> {
