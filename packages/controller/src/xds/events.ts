@@ -102,6 +102,14 @@ export interface XdsStats {
   heldForWarming: number;
   /** Streams ended with RESOURCE_EXHAUSTED: a subscription past the server's bounds, or streams opened too fast on one connection. */
   streamsExhausted: number;
+  /** Streams refused at once because their connection opened streams faster than its rate. */
+  streamsRateLimited: number;
+  /**
+   * Streams behind now: a response written that the client has not yet taken (HTTP/2 flow control
+   * holds it). Such a stream gets nothing more until it drains, then only the newest version of
+   * each type, so its queue is one response and it holds up no other stream.
+   */
+  streamsBehind: number;
   /** ACK and NACK latencies: cumulative bucket counts (`le` in ms, the last is +Inf), count and sum. */
   pushLatency: { buckets: { le: number; count: number }[]; count: number; sumMs: number };
 }
@@ -118,6 +126,7 @@ export class StatsRecorder {
     staleRequests: 0,
     heldForWarming: 0,
     streamsExhausted: 0,
+    streamsRateLimited: 0,
   };
   private readonly buckets = new Array<number>(PUSH_LATENCY_BUCKETS_MS.length + 1).fill(0);
   private latencyCount = 0;
@@ -137,6 +146,6 @@ export class StatsRecorder {
       cumulative += n;
       return { le: PUSH_LATENCY_BUCKETS_MS[i] ?? Number.POSITIVE_INFINITY, count: cumulative };
     });
-    return { ...this.counts, pushLatency: { buckets, count: this.latencyCount, sumMs: this.latencySum } };
+    return { ...this.counts, streamsBehind: 0, pushLatency: { buckets, count: this.latencyCount, sumMs: this.latencySum } };
   }
 }

@@ -9,6 +9,8 @@ import { type RejectedFacts, silentXdsLogger, StatsRecorder, type XdsCallbacks, 
 import { clip, DEFAULT_XDS_LIMITS, type XdsLimits } from './limits.js';
 import { groupOfNode, type XdsNode } from './node.js';
 import { ProtoJson, type JsonObject } from './proto-json.js';
+import { StreamRate } from './stream-rate.js';
+import { type Response, responseBytes } from './wire.js';
 import { envoyProtos } from './protos.js';
 import type { SnapshotCache } from './snapshot.js';
 import { type SotwRequest, sotwRequestDecoder } from './sotw-request.js';
@@ -100,7 +102,7 @@ function serverCredentials(tls: XdsTlsFiles | undefined): grpc.ServerCredentials
 
 function adsService(root: protobuf.Root): grpc.ServiceDefinition {
   const deltaRequest = root.lookupType('envoy.service.discovery.v3.DeltaDiscoveryRequest');
-  const method = (name: string, decode: (bytes: Buffer) => DecodedRequest): grpc.MethodDefinition<DecodedRequest, Buffer> => ({
+  const method = (name: string, decode: (bytes: Buffer) => DecodedRequest): grpc.MethodDefinition<DecodedRequest, Response> => ({
     path: `/${ADS_SERVICE}/${name}`,
     requestStream: true,
     responseStream: true,
@@ -108,9 +110,11 @@ function adsService(root: protobuf.Root): grpc.ServiceDefinition {
       throw new Error('the xDS server only reads requests');
     },
     requestDeserialize: decode,
-    // Responses are written already encoded.
-    responseSerialize: (bytes) => bytes,
-    responseDeserialize: (bytes) => bytes,
+    // Responses are written already encoded: a body shared by every stream in the same state, and the stream's nonce.
+    responseSerialize: responseBytes,
+    responseDeserialize: () => {
+      throw new Error('the xDS server only writes responses');
+    },
   });
   return {
     StreamAggregatedResources: method('StreamAggregatedResources', sotwRequestDecoder(root)),
@@ -131,10 +135,13 @@ export class XdsServer {
   private boundPort = 0;
 
   readonly limits: Readonly<XdsLimits>;
+  private readonly rate: StreamRate;
+  private rateLoggedAt = Number.NEGATIVE_INFINITY;
 
   constructor(private readonly options: XdsServerOptions) {
     this.log = options.logger ?? silentXdsLogger;
     this.limits = { ...DEFAULT_XDS_LIMITS, ...options.limits };
+    this.rate = new StreamRate(this.limits.streamsPerSecond, this.limits.streamBurst);
   }
 
   /** The bound port, 0 before start. */
@@ -151,8 +158,12 @@ export class XdsServer {
     const context = this.context(root);
     const server = new grpc.Server({ ...grpcOptions(this.limits), ...this.options.grpcOptions });
     server.addService(adsService(root), {
-      StreamAggregatedResources: (call: grpc.ServerDuplexStream<SotwRequest, Buffer>) => this.accept(new SotwStream(context, call, ++this.streamIds, 'sotw')),
-      DeltaAggregatedResources: (call: grpc.ServerDuplexStream<DeltaRequest, Buffer>) => this.accept(new DeltaStream(context, call, ++this.streamIds, 'delta')),
+      StreamAggregatedResources: (call: grpc.ServerDuplexStream<SotwRequest, Response>) => {
+        if (this.admit(call)) this.accept(new SotwStream(context, call, ++this.streamIds, 'sotw'));
+      },
+      DeltaAggregatedResources: (call: grpc.ServerDuplexStream<DeltaRequest, Response>) => {
+        if (this.admit(call)) this.accept(new DeltaStream(context, call, ++this.streamIds, 'delta'));
+      },
     });
     const address = `${host.includes(':') ? `[${host}]` : host}:${listen.port ?? 0}`;
     this.boundPort = await new Promise<number>((resolve, reject) => {
@@ -196,7 +207,9 @@ export class XdsServer {
   }
 
   stats(): XdsStats {
-    return this.recorder.snapshot();
+    let behind = 0;
+    for (const s of this.open) if (s.behind) behind++;
+    return { ...this.recorder.snapshot(), streamsBehind: behind };
   }
 
   /** The streams that have named their node, of one group or all. */
@@ -243,6 +256,28 @@ export class XdsServer {
     } catch (err) {
       this.log.log('error', 'xDS onProxyFacts callback threw', { error: (err as Error).stack ?? String(err) });
     }
+  }
+
+  /** A new stream within its connection's rate; else ended at once with RESOURCE_EXHAUSTED, logged once a second at most. */
+  private admit(call: grpc.ServerDuplexStream<unknown, Response>): boolean {
+    // gRPC names a call's peer by its connection's remote address and port: one per connection.
+    const connection = call.getPeer();
+    if (this.rate.take(connection)) return true;
+    this.recorder.counts.streamsRateLimited++;
+    call.on('error', () => {});
+    call.emit('error', {
+      code: grpc.status.RESOURCE_EXHAUSTED,
+      details: `more than ${this.limits.streamsPerSecond} streams a second on one connection (burst ${this.limits.streamBurst}); an xDS client keeps its stream open`,
+    });
+    const t = performance.now();
+    if (t - this.rateLoggedAt > 1000) {
+      this.rateLoggedAt = t;
+      this.log.log('warn', 'xDS streams refused: opened too fast on one connection', {
+        peer: clip(connection),
+        refused: this.recorder.counts.streamsRateLimited,
+      });
+    }
+    return false;
   }
 
   private accept(stream: AdsStream<DecodedRequest>): void {

@@ -6,6 +6,7 @@ import { nodeFromJson, type XdsNode } from './node.js';
 import type { JsonObject } from './proto-json.js';
 import { isTypeUrl, PUSH_ORDER, shortTypeName, TYPE_URL, type TypeUrl } from './resource-types.js';
 import type { EncodedResource, Snapshot, SnapshotCache, TypeResources } from './snapshot.js';
+import type { Response } from './wire.js';
 import { clip, MAX_NACK_MESSAGE_CHARS, type XdsLimits } from './limits.js';
 import type { Subscription } from './subscription.js';
 
@@ -186,6 +187,8 @@ export abstract class AdsStream<Req extends DecodedRequest> {
   protected readonly types = new Map<TypeUrl, TypeState>();
   private nonces = 0;
   private blocked = false;
+  /** Bytes written and not yet taken by the client. */
+  private queuedBytes = 0;
   /** Set once the server has ended the stream; `closed` once the stream is gone. */
   private ending = false;
   private closed = false;
@@ -197,13 +200,14 @@ export abstract class AdsStream<Req extends DecodedRequest> {
 
   constructor(
     protected readonly ctx: StreamContext,
-    protected readonly call: grpc.ServerDuplexStream<Req, Buffer>,
+    protected readonly call: grpc.ServerDuplexStream<Req, Response>,
     readonly id: number,
     readonly variant: XdsVariant,
   ) {
     call.on('data', (req: Req) => this.guard(() => this.receive(req)));
     call.on('end', () => call.end());
     call.on('drain', () => {
+      if (this.queuedBytes >= this.ctx.limits.maxQueuedBytes) return;
       this.blocked = false;
       this.guard(() => this.flush());
     });
@@ -223,6 +227,11 @@ export abstract class AdsStream<Req extends DecodedRequest> {
   push(typeUrls: readonly TypeUrl[]): void {
     for (const t of typeUrls) this.dirty.add(t);
     this.guard(() => this.flush());
+  }
+
+  /** Whether a response written is still waiting for the client to take it (flow control). */
+  get behind(): boolean {
+    return this.blocked;
   }
 
   /** Ends the stream with a gRPC status; the client sees `details`. */
@@ -259,14 +268,28 @@ export abstract class AdsStream<Req extends DecodedRequest> {
   }
 
   /** Writes one response and records it. `state.track` must already have its nonce. */
-  protected send(typeUrl: TypeUrl, state: TypeState, bytes: Buffer, sent: { version: string; nonce: string; resources: number; removed: number }): void {
+  protected send(typeUrl: TypeUrl, state: TypeState, response: Response, sent: { version: string; nonce: string; resources: number; removed: number }): void {
     state.sentVersion = sent.version;
-    if (!this.call.write(bytes)) this.blocked = true;
+    const size = response.body.length + response.nonce.length;
+    // A bounded queue: past maxQueuedBytes not yet taken by the client (HTTP/2 flow control holds
+    // it), nothing more is written until it drains; then only the newest version of each type goes.
+    this.queuedBytes += size;
+    const ok = this.call.write(response, () => this.written(size));
+    if (!ok || this.queuedBytes >= this.ctx.limits.maxQueuedBytes) this.blocked = true;
     this.ctx.stats.counts.responses++;
-    this.ctx.stats.counts.responseBytes += bytes.length;
+    this.ctx.stats.counts.responseBytes += size;
     const info = this.info;
-    if (info) this.ctx.notify('onResponse', () => this.ctx.callbacks.onResponse?.(info, { typeUrl, ...sent, bytes: bytes.length }));
-    this.ctx.log.log('debug', 'xDS response sent', { stream: this.id, ...this.logFields(), type: shortTypeName(typeUrl), ...sent, bytes: bytes.length });
+    if (info) this.ctx.notify('onResponse', () => this.ctx.callbacks.onResponse?.(info, { typeUrl, ...sent, bytes: size }));
+    this.ctx.log.log('debug', 'xDS response sent', { stream: this.id, ...this.logFields(), type: shortTypeName(typeUrl), ...sent, bytes: size });
+  }
+
+  /** A response left for the client: what waited goes once the queue is below its bound. */
+  private written(size: number): void {
+    this.queuedBytes -= size;
+    if (this.blocked && this.queuedBytes < this.ctx.limits.maxQueuedBytes && !this.call.writableNeedDrain) {
+      this.blocked = false;
+      this.guard(() => this.flush());
+    }
   }
 
   /** Records the response a request answers, if it is one this stream still waits for. */
