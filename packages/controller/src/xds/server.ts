@@ -131,6 +131,8 @@ export class XdsServer {
   private unsubscribe: (() => void) | undefined;
   /** The rejected facts last told per group, as JSON: only a change is told. */
   private readonly factsSent = new Map<string, string>();
+  /** Groups whose NACKs changed this turn. */
+  private readonly factsDue = new Set<string>();
   private streamIds = 0;
   private boundPort = 0;
 
@@ -242,6 +244,12 @@ export class XdsServer {
     return counts.size === 0 ? undefined : { rejected: [...counts.values()] };
   }
 
+  private tellFacts(): void {
+    const groups = [...this.factsDue];
+    this.factsDue.clear();
+    for (const group of groups) this.factsMaybeChanged(group);
+  }
+
   /** Tells the host when a group's rejected facts changed. */
   private factsMaybeChanged(group: string): void {
     const facts = this.rejected(group);
@@ -308,7 +316,11 @@ export class XdsServer {
       nodeGroup: this.options.nodeGroup ?? groupOfNode,
       verify: this.options.verify,
       nacksChanged: (stream) => {
-        if (stream.info && stream.trusted) this.factsMaybeChanged(stream.info.group);
+        if (!stream.info || !stream.trusted) return;
+        // Once per group per turn of the event loop: a storm of NACKs costs one tally, not one per NACK.
+        const group = stream.info.group;
+        if (this.factsDue.size === 0) setImmediate(() => this.tellFacts());
+        this.factsDue.add(group);
       },
       notify,
       attach: (stream) => {
