@@ -3,7 +3,7 @@
 // controller/rbac.yaml (RBAC's rules: groups, resources and subresources, verbs, resourceNames,
 // a RoleBinding's namespace). Two replicas run `extlb controller` with the Deployment's own args
 // and downward-API env through what a cluster does: the walkthrough's objects plus one of every
-// other watched kind (TLSRoute, TCPRoute and UDPRoute among them), statuses written (after real write conflicts), shadow Services created,
+// other watched kind (TLSRoute, TCPRoute, UDPRoute and ListenerSet among them), statuses written (after real write conflicts), shadow Services created,
 // updated and deleted, the Lease taken, renewed and given up, Envoy's xDS served. Nothing may be
 // denied, and every verb the roles grant must have been used (least privilege).
 import assert from 'node:assert/strict';
@@ -181,6 +181,16 @@ spec:
     - {name: tls, protocol: TLS, port: 9443, tls: {mode: Passthrough}}
     - {name: tcp, protocol: TCP, port: 5432}
     - {name: udp, protocol: UDP, port: 5353}
+  allowedListeners: {namespaces: {from: All}}
+---
+# A team's listener on the streams Gateway, from its own namespace.
+apiVersion: gateway.networking.k8s.io/v1
+kind: ListenerSet
+metadata: {name: team-db, namespace: certs}
+spec:
+  parentRef: {name: streams, namespace: extras}
+  listeners:
+    - {name: pg, protocol: TCP, port: 6432}
 ---
 apiVersion: v1
 kind: Service
@@ -409,6 +419,7 @@ describe('examples/deploy: the controller RBAC, enforced', () => {
       ['gateway.networking.k8s.io/v1', 'TLSRoute', 'db-tls', 'extras'],
       ['gateway.networking.k8s.io/v1', 'TCPRoute', 'db', 'extras'],
       ['gateway.networking.k8s.io/v1', 'UDPRoute', 'dns', 'extras'],
+      ['gateway.networking.k8s.io/v1', 'ListenerSet', 'team-db', 'certs'],
       ['extlb.dev/v1alpha1', 'BackendPool', pool.metadata.name, 'demo'],
       ['extlb.dev/v1alpha1', 'LoadBalancerPolicy', 'search-picker', 'extras'],
       ['inference.networking.k8s.io/v1', 'InferencePool', 'model', 'extras'],

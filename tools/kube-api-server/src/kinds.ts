@@ -119,6 +119,7 @@ export const DEFAULT_KINDS: readonly KindSpec[] = [
   crd(GATEWAY, 'v1', 'TLSRoute', 'tlsroutes', true, { categories: ['gateway-api'] }),
   crd(GATEWAY, 'v1', 'TCPRoute', 'tcproutes', true, { categories: ['gateway-api'] }),
   crd(GATEWAY, 'v1', 'UDPRoute', 'udproutes', true, { categories: ['gateway-api'] }),
+  crd(GATEWAY, 'v1', 'ListenerSet', 'listenersets', true, { shortNames: ['lset'], categories: ['gateway-api'] }),
   crd(GATEWAY, 'v1', 'ReferenceGrant', 'referencegrants', true, { status: false, shortNames: ['refgrant'], categories: ['gateway-api'] }),
   crd(GATEWAY, 'v1beta1', 'ReferenceGrant', 'referencegrants', true, { status: false, shortNames: ['refgrant'], categories: ['gateway-api'] }),
   crd(GATEWAY, 'v1', 'BackendTLSPolicy', 'backendtlspolicies', true, { shortNames: ['btlspolicy'], categories: ['gateway-api'] }),

@@ -101,13 +101,14 @@ test('a built-in kind: a Service status written through replaceNamespacedService
   assert.equal(notAStatus.message, 'configmaps "lb" not found');
 });
 
-test('TLSRoute, TCPRoute and UDPRoute are served (v1, namespaced) with a status subresource', async (t) => {
+test('TLSRoute, TCPRoute, UDPRoute and ListenerSet are served (v1, namespaced) with a status subresource', async (t) => {
   const api = await serve(t);
   const client = api.kubeConfig().makeApiClient(CustomObjectsApi);
   for (const [kind, plural] of [
     ['TLSRoute', 'tlsroutes'],
     ['TCPRoute', 'tcproutes'],
     ['UDPRoute', 'udproutes'],
+    ['ListenerSet', 'listenersets'],
   ] as const) {
     const where = { group: 'gateway.networking.k8s.io', version: 'v1', plural, namespace: 'default' };
     const body = { apiVersion: 'gateway.networking.k8s.io/v1', kind, metadata: { name: 'r', namespace: 'default' }, spec: { parentRefs: [{ name: 'gw' }] } };

@@ -33,6 +33,7 @@ export const WATCHED_KINDS: readonly WatchedKind[] = [
   { apiVersion: `${GATEWAY_API}/v1`, kind: 'TLSRoute', plural: 'tlsroutes', namespaced: true, statusWritten: true },
   { apiVersion: `${GATEWAY_API}/v1`, kind: 'TCPRoute', plural: 'tcproutes', namespaced: true, statusWritten: true },
   { apiVersion: `${GATEWAY_API}/v1`, kind: 'UDPRoute', plural: 'udproutes', namespaced: true, statusWritten: true },
+  { apiVersion: `${GATEWAY_API}/v1`, kind: 'ListenerSet', plural: 'listenersets', namespaced: true, statusWritten: true },
   { apiVersion: `${GATEWAY_API}/v1beta1`, kind: 'ReferenceGrant', plural: 'referencegrants', namespaced: true },
   { apiVersion: `${GATEWAY_API}/v1`, kind: 'BackendTLSPolicy', plural: 'backendtlspolicies', namespaced: true, statusWritten: true },
   { apiVersion: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false },
