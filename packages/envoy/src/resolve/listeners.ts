@@ -265,7 +265,10 @@ export function resolveListeners(gw: Gateway, tlsRefs: TlsRefs, diags: Diagnosti
       continue;
     }
     if (group?.listeners.some((o) => o.spec.hostname === l.hostname)) {
-      const message = `listener "${l.name}" has the same hostname as another ${group.protocol === 'HTTP' ? 'HTTP' : group.family.toUpperCase()} listener on port ${l.port}; it is not converted`;
+      const message =
+        l.hostname === undefined && (protocol === 'TCP' || protocol === 'UDP')
+          ? `listener "${l.name}": port ${l.port} already has a ${protocol} listener, and ${protocol} has no hostname to tell them apart; it is not converted`
+          : `listener "${l.name}" has the same hostname as another ${group.protocol === 'HTTP' ? 'HTTP' : group.family.toUpperCase()} listener on port ${l.port}; it is not converted`;
       outcomes.push(conflict(gw, l, 'HostnameConflict', message, 'hostname', diags));
       continue;
     }
