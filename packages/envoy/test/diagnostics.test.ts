@@ -115,7 +115,7 @@ const CASES: Record<DiagnosticCode, Case | Case[]> = {
     objects: [gateway(undefined, { infrastructure: { parametersRef: { group: 'example.com', kind: 'Params', name: 'p' } } })],
     expect: {
       severity: 'error',
-      message: 'extlb takes no parameters, so Params p (group "example.com") cannot be resolved',
+      message: 'extlb\'s parameters are a GatewayParameters of group extlb.dev, so Params p (group "example.com") cannot be used',
       object: gw,
       path: 'spec.infrastructure.parametersRef',
     },

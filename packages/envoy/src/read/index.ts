@@ -5,7 +5,7 @@ import { GROUP, INFERENCE_GROUP } from '@extlb/types';
 import type { Diagnostics, ObjectRef } from '../diagnostics.js';
 import { compare, isObject } from '../json.js';
 import { readBackendTlsPolicy } from './backend-tls-policy.js';
-import { readBackendPool, readInferencePool, readPolicy } from './extlb.js';
+import { readBackendPool, readGatewayParameters, readInferencePool, readPolicy } from './extlb.js';
 import { GATEWAY_GROUP, readGateway, readGatewayClass, readGrant, readListenerSet, readRoute } from './gateway-api.js';
 import { readGrpcRoute } from './grpc-route.js';
 import { readConfigMap, readPod, readSecret, readService, readSlice } from './kubernetes.js';
@@ -39,6 +39,7 @@ const KNOWN: Record<string, string> = {
   'discovery.k8s.io/EndpointSlice': 'EndpointSlice',
   [`${GROUP}/BackendPool`]: 'BackendPool',
   [`${GROUP}/LoadBalancerPolicy`]: 'LoadBalancerPolicy',
+  [`${GROUP}/GatewayParameters`]: 'GatewayParameters',
   [`${INFERENCE_GROUP}/InferencePool`]: 'InferencePool',
 };
 
@@ -132,6 +133,7 @@ export function readInputs(objects: readonly unknown[], diags: Diagnostics, defa
     namespaces: new Map(),
     secrets: new Map(),
     configMaps: new Map(),
+    gatewayParameters: new Map(),
   };
   for (const raw of unique(flatten(objects), diags, defaultNamespace)) {
     if (!isObject(raw)) {
@@ -208,6 +210,9 @@ export function readInputs(objects: readonly unknown[], diags: Diagnostics, defa
         break;
       case 'LoadBalancerPolicy':
         inputs.policies.push(readPolicy(r, raw, meta));
+        break;
+      case 'GatewayParameters':
+        inputs.gatewayParameters.set(k, readGatewayParameters(r, raw, meta));
         break;
     }
   }

@@ -1,5 +1,6 @@
 // The typed, defaulted records the read stage makes of Kubernetes objects, one per object. Later
 // stages read only these; what they hold is what the object says, not yet what it means.
+import type { GatewayParametersSpec } from '@extlb/types';
 import type { BodyMode, ExternalLoadBalancer, LoadBalancer as ApiLoadBalancer } from '@extlb/types';
 import type { ObjectRef } from '../diagnostics.js';
 
@@ -9,6 +10,8 @@ export interface Meta {
   /** ISO timestamp; objects without one sort as the newest. */
   creationTimestamp: string;
   generation?: number;
+  /** metadata.uid, when the object comes from an API server (an owner reference needs it). */
+  uid?: string;
   labels: Record<string, string>;
 }
 
@@ -379,6 +382,8 @@ export interface LoadBalancer {
 
 export interface Pool extends Base {
   kind: 'BackendPool' | 'InferencePool';
+  /** The apiVersion the object was written in (its shadow Service's owner reference names it). */
+  apiVersion: string;
   selector: Record<string, string>;
   targetPorts: number[];
   h2c: boolean;
@@ -430,6 +435,17 @@ export interface Inputs {
   secrets: Map<string, Secret>;
   /** `namespace/name` → ConfigMap (CA bundles of listeners and BackendTLSPolicies). */
   configMaps: Map<string, ConfigMap>;
+  /** extlb GatewayParameters by `namespace/name`: the spec when valid, else why not. */
+  gatewayParameters: Map<string, GatewayParametersRecord>;
+}
+
+/** A GatewayParameters as the provisioner and the references to it see it. */
+export interface GatewayParametersRecord {
+  meta: Meta;
+  /** The pruned spec, when the API server would take the object. */
+  spec?: GatewayParametersSpec;
+  /** Why it is not valid, when it is not. */
+  invalid?: string;
 }
 
 /** `namespace/name`, the key of every index. */

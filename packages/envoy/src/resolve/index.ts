@@ -167,7 +167,7 @@ export function resolve(inputs: Inputs, options: ResolveOptions, diags: Diagnost
       others.set(gatewayName(gateway), gateway);
       continue;
     }
-    const spec = checkGatewaySpec(gateway, tlsRefs, diags);
+    const spec = checkGatewaySpec(gateway, inputs, tlsRefs, diags);
     const rejected = classes.rejects(gateway) ?? spec.rejected;
     const sets = listenerSetsOf(gateway, inputs, diags);
     for (const set of [...sets.allowed, ...sets.refused]) knownSets.add(`${set.meta.namespace}/${set.meta.name}`);
