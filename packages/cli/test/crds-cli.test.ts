@@ -27,7 +27,7 @@ describe('extlb crds', () => {
     const names = parseAllDocuments(stdout)
       .map((d) => (d.toJS() as { metadata: { name: string } } | null)?.metadata.name)
       .filter(Boolean);
-    assert.deepEqual(names, ['backendpools.extlb.dev', 'loadbalancerpolicies.extlb.dev']);
+    assert.deepEqual(names, ['backendpools.extlb.dev', 'gatewayparameters.extlb.dev', 'loadbalancerpolicies.extlb.dev']);
   });
 
   it('prints one CRD, or a JSON Schema', async () => {
@@ -41,7 +41,7 @@ describe('extlb crds', () => {
 
   it('exits 2 with the reason on bad flags', async () => {
     for (const [args, message] of [
-      [['crds', '--kind', 'Widget'], /--kind must be one of BackendPool, InferencePool, LoadBalancerPolicy, not "Widget"/],
+      [['crds', '--kind', 'Widget'], /--kind must be one of BackendPool, GatewayParameters, InferencePool, LoadBalancerPolicy, not "Widget"/],
       [['crds', '--json-schema'], /--json-schema needs --kind/],
       [['crds', '--kind', 'InferencePool'], /does not publish the InferencePool CRD/],
       [['crds', 'extra'], /Unexpected argument 'extra'/],

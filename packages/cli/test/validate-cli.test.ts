@@ -144,7 +144,7 @@ describe('extlb validate', () => {
     const r = await cli(['--strict', 'tree/sub/b.yml']);
     assert.equal(r.code, 1);
     assert.deepEqual(r.stdout.trimEnd().split('\n'), [
-      'tree/sub/b.yml:20:1: Service s: apiVersion "v1", kind "Service" is not a kind extlb validates (BackendPool, LoadBalancerPolicy, InferencePool)',
+      'tree/sub/b.yml:20:1: Service s: apiVersion "v1", kind "Service" is not a kind extlb validates (BackendPool, LoadBalancerPolicy, InferencePool, GatewayParameters)',
       '2 documents, 1 valid, 1 invalid, 1 skipped (not an extlb kind)',
     ]);
   });

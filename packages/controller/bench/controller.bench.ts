@@ -24,9 +24,9 @@ import { type ChildProcess, fork } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { convert, shadowServiceName } from '@extlb/envoy';
+import { Converter, shadowServiceName } from '@extlb/envoy';
 import { type KubeApiServer, type KubeObject, startKubeApiServer } from '@extlb/kube-api-server';
-import { KubeApi, shadowService, TYPE_URL, WATCHED_KINDS } from '../src/index.js';
+import { KubeApi, TYPE_URL, WATCHED_KINDS } from '../src/index.js';
 import type { ChildMessage, ConnectCommand, ExpectCommand } from './ads-clients.js';
 import { BENCH_NAMESPACE, type ClusterEstateSize, clusterEstate, endpointSlices, GATEWAY, httpRoute, poolName, routeName, tenant } from './cluster-estate.js';
 import type { ControllerCommand, ControllerEvent, Counters, Memory, StartCommand } from './controller-process.js';
@@ -223,21 +223,9 @@ function report(what: string, samples: Sample[], aimMs: number, work: { before: 
  * converter gives the stored objects (with their generations and uids).
  */
 function seedAsLeftByLeader(api: KubeApiServer): void {
-  for (const pool of api.list('extlb.dev/v1alpha1', 'BackendPool')) {
-    const m = pool.metadata as { name: string; namespace: string; uid: string };
-    const spec = pool.spec as { selector: { matchLabels: Record<string, string> }; targetPorts: { number: number }[] };
-    api.put(
-      shadowService({
-        apiVersion: 'extlb.dev/v1alpha1',
-        kind: 'BackendPool',
-        ...m,
-        selector: spec.selector.matchLabels,
-        ports: spec.targetPorts.map((p) => p.number),
-      }) as KubeObject,
-    );
-  }
   const stored = WATCHED_KINDS.flatMap((k) => api.list(k.apiVersion, k.kind).map((o) => ({ ...o, apiVersion: k.apiVersion, kind: k.kind })));
-  const { statuses } = convert(stored, { endpoints: 'eds', gatewayClassNames: ['extlb'] });
+  const { statuses, needs } = new Converter({ endpoints: 'eds', gatewayClassNames: ['extlb'] }).update({ objects: stored });
+  for (const s of needs.shadowServices) api.put(s as KubeObject);
   for (const s of statuses) {
     const m = s.metadata as { name: string; namespace?: string };
     const o = api.get(String(s.apiVersion), String(s.kind), m.name, m.namespace);

@@ -31,6 +31,7 @@ export const DIAGNOSTIC_CODES = [
   'UnsupportedValue',
   'ProtocolConflict',
   'HostnameConflict',
+  'RouteShadowed',
   'InvalidRouteKinds',
   // Listener TLS (InvalidCACertificateRef also for BackendTLSPolicies)
   'InvalidCertificateRef',

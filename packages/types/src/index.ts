@@ -10,6 +10,7 @@ export {
   POLICY_LABEL,
   VERSION,
   isBackendPool,
+  isGatewayParameters,
   isInferencePool,
   isLoadBalancerPolicy,
   kindOf,

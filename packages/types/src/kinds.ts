@@ -1,4 +1,4 @@
-import type { BackendPool, InferencePool, LoadBalancerPolicy } from './generated/types.js';
+import type { BackendPool, GatewayParameters, InferencePool, LoadBalancerPolicy } from './generated/types.js';
 
 export const GROUP = 'extlb.dev';
 export const VERSION = 'v1alpha1';
@@ -14,6 +14,7 @@ export const POLICY_LABEL = 'gateway.networking.k8s.io/policy';
 export const KINDS = {
   BackendPool: { apiVersion: API_VERSION, kind: 'BackendPool' },
   LoadBalancerPolicy: { apiVersion: API_VERSION, kind: 'LoadBalancerPolicy' },
+  GatewayParameters: { apiVersion: API_VERSION, kind: 'GatewayParameters' },
   InferencePool: { apiVersion: INFERENCE_API_VERSION, kind: 'InferencePool' },
 } as const;
 
@@ -35,6 +36,10 @@ export function isBackendPool(value: unknown): value is BackendPool {
 
 export function isLoadBalancerPolicy(value: unknown): value is LoadBalancerPolicy {
   return hasKind(value, 'LoadBalancerPolicy');
+}
+
+export function isGatewayParameters(value: unknown): value is GatewayParameters {
+  return hasKind(value, 'GatewayParameters');
 }
 
 export function isInferencePool(value: unknown): value is InferencePool {

@@ -2,7 +2,7 @@
 
 export type Operation = 'CREATE' | 'UPDATE';
 
-export type ValidatedKind = 'BackendPool' | 'LoadBalancerPolicy' | 'InferencePool';
+export type ValidatedKind = 'BackendPool' | 'LoadBalancerPolicy' | 'InferencePool' | 'GatewayParameters';
 
 export interface FieldError {
   /** API-server field path, e.g. "spec.targetPorts[0].number"; "" for the root. */

@@ -7,7 +7,7 @@ import { validate } from '../src/index.js';
 import type { StructuralSchema } from '../src/structural.js';
 import { backendPool, inferencePool, loadBalancerPolicy, REMOVE, withField } from './fixtures.js';
 
-type Kind = 'BackendPool' | 'LoadBalancerPolicy' | 'InferencePool';
+type Kind = 'BackendPool' | 'LoadBalancerPolicy' | 'InferencePool' | 'GatewayParameters';
 interface Case {
   kind: Kind;
   name: string;
@@ -17,6 +17,8 @@ interface Case {
 }
 
 const LB = 'spec.loadBalancer';
+const gp = (spec: object) => ({ apiVersion: 'extlb.dev/v1alpha1', kind: 'GatewayParameters', metadata: { name: 'p', namespace: 'ns' }, spec });
+const GP = (field: string, type: string, message: string) => `${field}: Invalid value: "${type}": ${message}`;
 const ext = (o: object = {}) => ({ refs: [{ name: 'picker', port: { number: 9002 } }], ...o });
 const bpLB = (lb: unknown) => withField(backendPool(), LB, lb);
 const lbpLB = (lb: unknown) => withField(loadBalancerPolicy(), LB, lb);
@@ -311,6 +313,68 @@ const cases: Case[] = [
     name: 'picker without kind or port',
     object: withField(inferencePool(), 'spec.endpointPickerRef.port', REMOVE),
     errors: ["spec.endpointPickerRef: Invalid value: \"object\": port is required when kind is 'Service' or unspecified (defaults to 'Service')"],
+  },
+  // GatewayParameters
+  { kind: 'GatewayParameters', name: 'replicas alone', object: gp({ replicas: 3 }), errors: [] },
+  {
+    kind: 'GatewayParameters',
+    name: 'replicas and autoscaling',
+    object: gp({ replicas: 3, autoscaling: { maxReplicas: 5 } }),
+    errors: [GP('spec', 'object', 'set replicas or autoscaling, not both')],
+  },
+  { kind: 'GatewayParameters', name: 'opt-out alone', object: gp({ provision: false }), errors: [] },
+  {
+    kind: 'GatewayParameters',
+    name: 'opt-out with settings',
+    object: gp({ provision: false, replicas: 2 }),
+    errors: [GP('spec', 'object', 'when provision is false no other field may be set, since nothing is provisioned')],
+  },
+  { kind: 'GatewayParameters', name: 'drainTime 45s', object: gp({ envoy: { drainTime: '45s' } }), errors: [] },
+  {
+    kind: 'GatewayParameters',
+    name: 'drainTime 2h',
+    object: gp({ envoy: { drainTime: '2h' } }),
+    errors: [GP('spec.envoy.drainTime', 'string', 'drainTime must be between 1s and 1h')],
+  },
+  { kind: 'GatewayParameters', name: 'min 2 max 5', object: gp({ autoscaling: { minReplicas: 2, maxReplicas: 5 } }), errors: [] },
+  {
+    kind: 'GatewayParameters',
+    name: 'min above max',
+    object: gp({ autoscaling: { minReplicas: 6, maxReplicas: 5 } }),
+    errors: [GP('spec.autoscaling', 'object', 'minReplicas must not be greater than maxReplicas')],
+  },
+  {
+    kind: 'GatewayParameters',
+    name: 'Exists toleration with a value',
+    object: gp({ pod: { tolerations: [{ key: 'k', operator: 'Exists', value: 'v' }] } }),
+    errors: [GP('spec.pod.tolerations[0]', 'object', 'value must be empty when operator is Exists')],
+  },
+  { kind: 'GatewayParameters', name: 'Local on LoadBalancer', object: gp({ service: { externalTrafficPolicy: 'Local' } }), errors: [] },
+  {
+    kind: 'GatewayParameters',
+    name: 'Local on ClusterIP',
+    object: gp({ service: { type: 'ClusterIP', externalTrafficPolicy: 'Local' } }),
+    errors: [GP('spec.service', 'object', 'externalTrafficPolicy needs a Service of type NodePort or LoadBalancer')],
+  },
+  {
+    kind: 'GatewayParameters',
+    name: 'loadBalancerClass on NodePort',
+    object: gp({ service: { type: 'NodePort', loadBalancerClass: 'example.com/lb' } }),
+    errors: [GP('spec.service', 'object', 'loadBalancerClass needs a Service of type LoadBalancer')],
+  },
+  { kind: 'GatewayParameters', name: 'PDB maxUnavailable', object: gp({ podDisruptionBudget: { maxUnavailable: 1 } }), errors: [] },
+  {
+    kind: 'GatewayParameters',
+    name: 'PDB with both',
+    object: gp({ podDisruptionBudget: { minAvailable: 1, maxUnavailable: 1 } }),
+    errors: [GP('spec.podDisruptionBudget', 'object', 'set exactly one of minAvailable and maxUnavailable')],
+  },
+  { kind: 'GatewayParameters', name: 'Text with text', object: gp({ accessLog: { format: 'Text', text: '%RESPONSE_CODE%\n' } }), errors: [] },
+  {
+    kind: 'GatewayParameters',
+    name: 'JSON with text',
+    object: gp({ accessLog: { format: 'JSON', text: '%RESPONSE_CODE%' } }),
+    errors: [GP('spec.accessLog', 'object', 'text must be set when format is Text, and only then')],
   },
 ];
 

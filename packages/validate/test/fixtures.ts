@@ -72,21 +72,58 @@ export const inferencePool = (): Record<string, unknown> => ({
   },
 });
 
-export const fixtures = { BackendPool: backendPool, LoadBalancerPolicy: loadBalancerPolicy, InferencePool: inferencePool };
+/** A valid GatewayParameters with every field set (replicas rather than autoscaling). */
+export const gatewayParameters = (): Record<string, unknown> => ({
+  apiVersion: 'extlb.dev/v1alpha1',
+  kind: 'GatewayParameters',
+  metadata: { name: 'edge', namespace: 'apps' },
+  spec: {
+    provision: true,
+    envoy: {
+      image: 'envoyproxy/envoy:v1.38.0',
+      version: '1.38',
+      concurrency: 2,
+      logLevel: 'info',
+      drainTime: '30s',
+      resources: { requests: { cpu: '200m', memory: '128Mi' }, limits: { memory: '512Mi' } },
+    },
+    replicas: 2,
+    pod: {
+      labels: { team: 'edge' },
+      annotations: { owner: 'edge' },
+      nodeSelector: { pool: 'edge' },
+      tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'edge', effect: 'NoSchedule', tolerationSeconds: 60 }],
+      affinity: { podAntiAffinity: {} },
+      topologySpreadConstraints: [{ maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'ScheduleAnyway' }],
+      priorityClassName: 'edge',
+    },
+    service: { type: 'LoadBalancer', annotations: { scheme: 'internal' }, externalTrafficPolicy: 'Local', loadBalancerClass: 'example.com/lb' },
+    podDisruptionBudget: { minAvailable: 1 },
+    accessLog: { format: 'Text', text: '%RESPONSE_CODE%' },
+  },
+});
+
+export const fixtures = {
+  BackendPool: backendPool,
+  LoadBalancerPolicy: loadBalancerPolicy,
+  InferencePool: inferencePool,
+  GatewayParameters: gatewayParameters,
+};
 
 /**
  * Each fixture plus every optional field the valid one leaves out, so that every schema location
  * exists somewhere. It breaks CEL unions on purpose; schema sweeps ignore CEL errors.
  */
 export function everyField(kind: keyof typeof fixtures): Record<string, unknown> {
-  const o = fixtures[kind]();
+  const o = fixtures[kind]() as Record<string, unknown>;
   const lb = {
     type: 'RingHash',
     external: (backendPool() as any).spec.loadBalancer.external,
     consistentHash: { type: 'Cookie', header: { name: 'x-user' }, cookie: { name: 'session', ttl: '1h' } },
     slowStart: { window: '30s', minWeightPercent: 10 },
   };
-  if (kind !== 'InferencePool') (o as any).spec.loadBalancer = lb;
+  if (kind === 'BackendPool' || kind === 'LoadBalancerPolicy') (o as any).spec.loadBalancer = lb;
+  if (kind === 'GatewayParameters') (o as any).spec.autoscaling = { minReplicas: 1, maxReplicas: 4, targetCPUUtilizationPercentage: 80 };
   return o;
 }
 

@@ -12,7 +12,14 @@ const files = readdirSync(dir).sort();
 
 describe('generated validators', () => {
   it('are one validator per kind plus the structure and index modules', () => {
-    assert.deepEqual(files, ['backendpool.validator.ts', 'inferencepool.validator.ts', 'loadbalancerpolicy.validator.ts', 'structures.ts', 'validators.ts']);
+    assert.deepEqual(files, [
+      'backendpool.validator.ts',
+      'gatewayparameters.validator.ts',
+      'inferencepool.validator.ts',
+      'loadbalancerpolicy.validator.ts',
+      'structures.ts',
+      'validators.ts',
+    ]);
   });
 
   for (const name of files) {
@@ -25,6 +32,6 @@ describe('generated validators', () => {
 
   it('every CEL rule of every kind compiles in the Kubernetes environment', () => {
     const counts = allKinds().map((k) => [k.kind, compileAllRules(k.structure)]);
-    assert.deepEqual(Object.fromEntries(counts), { BackendPool: 12, InferencePool: 2, LoadBalancerPolicy: 15 });
+    assert.deepEqual(Object.fromEntries(counts), { BackendPool: 12, GatewayParameters: 9, InferencePool: 2, LoadBalancerPolicy: 15 });
   });
 });

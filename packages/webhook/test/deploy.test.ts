@@ -141,7 +141,7 @@ describe('examples/deploy', () => {
           apiGroups: ['extlb.dev'],
           apiVersions: ['v1alpha1'],
           operations: ['CREATE', 'UPDATE'],
-          resources: [plurals.get('BackendPool'), plurals.get('LoadBalancerPolicy')],
+          resources: [plurals.get('BackendPool'), plurals.get('LoadBalancerPolicy'), plurals.get('GatewayParameters')],
           scope: 'Namespaced',
         },
       ]);

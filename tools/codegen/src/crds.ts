@@ -39,8 +39,10 @@ export function crdObject(set: SchemaSet, kind: Kind, bundleVersion: string): Js
     served: true,
     storage: true,
     schema: { openAPIV3Schema: withoutClosedObjects(openApiSchema(set, kind)) },
-    subresources: { status: {} },
   };
+  // A status subresource only for kinds that have a status (GatewayParameters has none).
+  const properties = kind.file.json.properties as JsonObject | undefined;
+  if (properties?.status !== undefined) version.subresources = { status: {} };
   if (crd.printerColumns.length > 0) version.additionalPrinterColumns = crd.printerColumns as unknown as Json;
   const metadata: JsonObject = {
     name: crdName(kind),

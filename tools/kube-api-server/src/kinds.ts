@@ -1,7 +1,7 @@
 // The kind table: which resources the server serves, at which paths, and how each behaves (scope,
 // status subresource, generation, field selectors, strategic-merge keys, defaulting).
 import { fieldValue, type KubeObject } from './objects.js';
-import { namespaceStrategy, serviceStrategy, type Strategy } from './strategies.js';
+import { deploymentStrategy, namespaceStrategy, serviceStrategy, type Strategy } from './strategies.js';
 
 export interface KindSpec {
   /** API group; `''` for the core group (`/api/v1`). */
@@ -61,6 +61,16 @@ function crd(group: string, version: string, kind: string, plural: string, names
 
 const GATEWAY = 'gateway.networking.k8s.io';
 
+/** A Deployment's Pod template merges its lists as a Pod does. */
+const POD_TEMPLATE_MERGE_KEYS = {
+  'spec.template.spec.containers': 'name',
+  'spec.template.spec.initContainers': 'name',
+  'spec.template.spec.containers.ports': 'containerPort',
+  'spec.template.spec.containers.env': 'name',
+  'spec.template.spec.containers.volumeMounts': 'mountPath',
+  'spec.template.spec.volumes': 'name',
+};
+
 /** Field selectors that read the field of the same name. */
 function byPath(...paths: string[]): Record<string, (obj: KubeObject) => string> {
   return Object.fromEntries(paths.map((p) => [p, (obj: KubeObject) => fieldValue(obj, p)]));
@@ -110,6 +120,16 @@ export const DEFAULT_KINDS: readonly KindSpec[] = [
   }),
   builtin('', 'Secret', 'secrets', true, { fields: byPath('type') }),
   builtin('', 'ConfigMap', 'configmaps', true, { shortNames: ['cm'] }),
+  builtin('', 'ServiceAccount', 'serviceaccounts', true, { shortNames: ['sa'] }),
+  builtin('apps', 'Deployment', 'deployments', true, {
+    status: true,
+    generation: true,
+    shortNames: ['deploy'],
+    mergeKeys: { ...POD_TEMPLATE_MERGE_KEYS, 'status.conditions': 'type' },
+    strategy: deploymentStrategy,
+  }),
+  builtin('policy', 'PodDisruptionBudget', 'poddisruptionbudgets', true, { status: true, generation: true, shortNames: ['pdb'] }),
+  { ...builtin('autoscaling', 'HorizontalPodAutoscaler', 'horizontalpodautoscalers', true, { status: true, shortNames: ['hpa'] }), version: 'v2' },
   builtin('discovery.k8s.io', 'EndpointSlice', 'endpointslices', true),
   builtin('coordination.k8s.io', 'Lease', 'leases', true),
   crd(GATEWAY, 'v1', 'GatewayClass', 'gatewayclasses', false, { shortNames: ['gc'], categories: ['gateway-api'] }),
@@ -121,6 +141,12 @@ export const DEFAULT_KINDS: readonly KindSpec[] = [
   crd(GATEWAY, 'v1', 'BackendTLSPolicy', 'backendtlspolicies', true, { shortNames: ['btlspolicy'], categories: ['gateway-api'] }),
   crd('extlb.dev', 'v1alpha1', 'BackendPool', 'backendpools', true, { shortNames: ['bpool'], categories: ['gateway-api', 'extlb'] }),
   crd('extlb.dev', 'v1alpha1', 'LoadBalancerPolicy', 'loadbalancerpolicies', true, { shortNames: ['lbpolicy'], categories: ['gateway-api', 'extlb'] }),
+  crd('extlb.dev', 'v1alpha1', 'GatewayParameters', 'gatewayparameters', true, {
+    status: false,
+    singular: 'gatewayparameters',
+    shortNames: ['gwparams'],
+    categories: ['gateway-api', 'extlb'],
+  }),
   crd('inference.networking.k8s.io', 'v1', 'InferencePool', 'inferencepools', true, { shortNames: ['infpool'] }),
 ];
 

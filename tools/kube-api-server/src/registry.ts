@@ -7,6 +7,7 @@ import { apiVersionOf, bucketOf, groupResource, type KindSpec, type KindTable, s
 import { clone, deepEqual, isRecord, type KubeObject, objectKey, timestamp } from './objects.js';
 import { APPLY_PATCH, applyJsonPatch, applyMergePatch, applyStrategicMergePatch, JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH } from './patch.js';
 import { parse as parseYaml } from 'yaml';
+import { recordUpdate, serverSideApply } from './apply.js';
 import {
   alreadyExists,
   badRequest,
@@ -37,6 +38,8 @@ export interface WriteOptions {
   subresource?: 'status';
   dryRun?: boolean;
   fieldManager?: string;
+  /** Apply only: take over the fields other managers own instead of answering 409. */
+  force?: boolean;
 }
 
 export interface Reply {
@@ -166,7 +169,7 @@ export class Registry implements StrategyContext {
     return this.updateFrom(spec, prev, this.decode(spec, body), options);
   }
 
-  private updateFrom(spec: KindSpec, prev: KubeObject, obj: KubeObject, options: WriteOptions): KubeObject {
+  private updateFrom(spec: KindSpec, prev: KubeObject, obj: KubeObject, options: WriteOptions, applied = false): KubeObject {
     const name = prev.metadata.name as string;
     if (obj.metadata.name !== name) throw badRequest(`the name of the object (${obj.metadata.name ?? ''}) does not match the name on the URL (${name})`);
     this.placeIn(spec, obj, prev.metadata.namespace);
@@ -193,6 +196,10 @@ export class Registry implements StrategyContext {
       spec.strategy?.defaults?.(next);
       spec.strategy?.prepareForUpdate?.(next, prev);
       if (tracksGeneration(spec) && !deepEqual(specPart(prev), specPart(next))) next.metadata.generation = (prev.metadata.generation ?? 0) + 1;
+    }
+    // Field ownership is tracked from the first apply on: an update then belongs to its manager.
+    if (!applied && Array.isArray(prev.metadata.managedFields)) {
+      recordUpdate(prev, next, options.fieldManager ?? 'unknown', apiVersionOf(spec), spec.mergeKeys ?? {}, options.subresource);
     }
     return this.commit(spec, prev, next, options.dryRun);
   }
@@ -222,6 +229,9 @@ export class Registry implements StrategyContext {
     const accepted = spec.custom ? [JSON_PATCH, MERGE_PATCH, APPLY_PATCH] : [JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH, APPLY_PATCH];
     if (!accepted.includes(type)) throw unsupportedMediaType(type, accepted);
     if (type === APPLY_PATCH) return this.apply(spec, namespace, name, raw, options);
+    if (options.force !== undefined) {
+      throw invalid('PatchOptions', 'meta.k8s.io', '', [fieldError('force', 'FieldValueForbidden', 'may not be specified for non-apply patch')]);
+    }
     const prev = this.stored(spec, namespace, name);
     if (!prev) throw notFound(groupResource(spec), name);
     let body: unknown;
@@ -241,11 +251,7 @@ export class Registry implements StrategyContext {
     return { code: 200, body: this.updateFrom(spec, prev, obj, options) };
   }
 
-  /**
-   * Server-side apply, approximated: creates the object, or merges the applied configuration into
-   * it like a merge patch. Field ownership is not tracked, so there are no apply conflicts and
-   * fields left out of a later apply are not removed.
-   */
+  /** Server-side apply (apply.ts): creates the object or merges the configuration in, by field ownership. */
   private apply(spec: KindSpec, namespace: string | undefined, name: string, raw: string, options: WriteOptions): Reply {
     if (!options.fieldManager) {
       throw invalid('PatchOptions', 'meta.k8s.io', '', [fieldError('fieldManager', 'FieldValueRequired', 'is required for apply patch')]);
@@ -260,9 +266,16 @@ export class Registry implements StrategyContext {
     if (obj.metadata.name !== name) throw badRequest(`the name of the object (${obj.metadata.name ?? ''}) does not match the name on the URL (${name})`);
     const prev = this.stored(spec, namespace, name);
     if (!prev && options.subresource) throw notFound(groupResource(spec), name);
-    if (!prev) return { code: 201, body: this.create(spec, namespace, obj, options) };
-    const merged = this.decode(spec, applyMergePatch(this.present(prev, spec), obj));
-    return { code: 200, body: this.updateFrom(spec, prev, merged, options) };
+    const request = {
+      manager: options.fieldManager,
+      force: options.force === true,
+      apiVersion: apiVersionOf(spec),
+      keys: spec.mergeKeys ?? {},
+      ignoreStatus: spec.status === true && options.subresource !== 'status',
+    };
+    if (!prev) return { code: 201, body: this.create(spec, namespace, serverSideApply(undefined, obj, request), options) };
+    const merged = this.decode(spec, serverSideApply(this.present(prev, spec), obj, request));
+    return { code: 200, body: this.updateFrom(spec, prev, merged, options, true) };
   }
 
   delete(spec: KindSpec, namespace: string | undefined, name: string, options: DeleteOptions = {}): Reply {

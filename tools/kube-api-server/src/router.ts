@@ -131,6 +131,8 @@ async function serveResource(
   if (info.subresource === 'status') write.subresource = 'status';
   const fieldManager = params.get('fieldManager');
   if (fieldManager) write.fieldManager = fieldManager;
+  const force = params.get('force');
+  if (force !== null) write.force = force === 'true';
   const { registry } = ctx;
   switch (info.verb) {
     case 'get':

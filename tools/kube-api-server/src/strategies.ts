@@ -73,3 +73,14 @@ export const namespaceStrategy: Strategy = {
     record(next, 'spec').finalizers = isRecord(prev.spec) ? prev.spec.finalizers : undefined;
   },
 };
+
+export const deploymentStrategy: Strategy = {
+  defaults(obj) {
+    const spec = record(obj, 'spec');
+    // A Deployment without replicas runs one (what a user's HPA then owns, once it scales).
+    spec.replicas ??= 1;
+  },
+  prepareForCreate(obj) {
+    obj.status = {};
+  },
+};

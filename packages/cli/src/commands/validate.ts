@@ -83,7 +83,7 @@ function checkDocument(m: Manifest, strict: boolean): DocumentReport {
             detail: '',
             line: root.line,
             col: root.col,
-            message: `apiVersion ${JSON.stringify(o.apiVersion ?? '')}, kind ${JSON.stringify(o.kind ?? '')} is not a kind extlb validates (BackendPool, LoadBalancerPolicy, InferencePool)`,
+            message: `apiVersion ${JSON.stringify(o.apiVersion ?? '')}, kind ${JSON.stringify(o.kind ?? '')} is not a kind extlb validates (BackendPool, LoadBalancerPolicy, InferencePool, GatewayParameters)`,
           },
         ]
       : [];
@@ -200,7 +200,7 @@ function parseFlags(args: string[]) {
 
 export const command: Command = {
   name: 'validate',
-  summary: 'Check extlb manifests (BackendPool, LoadBalancerPolicy, InferencePool) as the API server would: schema, defaults, CEL rules.',
+  summary: 'Check extlb manifests (BackendPool, LoadBalancerPolicy, InferencePool, GatewayParameters) as the API server would: schema, defaults, CEL rules.',
   usage: USAGE,
   async run(args: string[], io: Io): Promise<number> {
     const { values, positionals } = parseFlags(args);

@@ -33,8 +33,8 @@ export class DeltaStream extends AdsStream<DeltaRequest> {
     for (const name of dropped) {
       // Unsubscribed by name but still under the wildcard: the client dropped it, so it is sent
       // again (or reported removed) as the protocol asks.
+      state.drop(name);
       if (state.sub.wildcard) state.known.set(name, '');
-      else state.known.delete(name);
     }
     if (req.resource_names_unsubscribe.includes(WILDCARD)) state.prune();
     return changed;
@@ -44,13 +44,14 @@ export class DeltaStream extends AdsStream<DeltaRequest> {
     const state = base as DeltaTypeState;
     if (state.syncedWith === resources && !state.answerEvenIfEmpty) return;
     const { changed, removed } = state.diff(resources);
+    if (!this.warm(typeUrl, changed)) return;
     state.syncedWith = resources;
     if (changed.length === 0 && removed.length === 0 && !state.answerEvenIfEmpty) return;
     state.answerEvenIfEmpty = false;
     for (const r of changed) state.known.set(r.name, r.version);
-    for (const name of removed) state.known.delete(name);
+    for (const name of removed) state.drop(name);
     const nonce = this.nextNonce();
-    state.inflight.set(nonce, { version: resources.version, since: this.since(state, resources) });
+    state.track(nonce, this.sent(typeUrl, state, resources, changed));
     const bytes = deltaResponse({
       systemVersionInfo: resources.version,
       entries: changed.map((r) => r.deltaEntry),

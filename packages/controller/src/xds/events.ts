@@ -81,12 +81,27 @@ export interface XdsStats {
   nacks: number;
   /** Requests answering a response that a newer one had superseded; ignored, as the protocol says. */
   staleRequests: number;
+  /** Listener or route responses held until the clusters they name were in place on the proxy (make before break). */
+  heldForWarming: number;
+  /** Streams ended with RESOURCE_EXHAUSTED: a subscription past the server's bounds, or streams opened too fast on one connection. */
+  streamsExhausted: number;
   /** ACK and NACK latencies: cumulative bucket counts (`le` in ms, the last is +Inf), count and sum. */
   pushLatency: { buckets: { le: number; count: number }[]; count: number; sumMs: number };
 }
 
 export class StatsRecorder {
-  readonly counts = { streamsOpen: 0, streamsOpened: 0, streamsRejected: 0, responses: 0, responseBytes: 0, acks: 0, nacks: 0, staleRequests: 0 };
+  readonly counts = {
+    streamsOpen: 0,
+    streamsOpened: 0,
+    streamsRejected: 0,
+    responses: 0,
+    responseBytes: 0,
+    acks: 0,
+    nacks: 0,
+    staleRequests: 0,
+    heldForWarming: 0,
+    streamsExhausted: 0,
+  };
   private readonly buckets = new Array<number>(PUSH_LATENCY_BUCKETS_MS.length + 1).fill(0);
   private latencyCount = 0;
   private latencySum = 0;

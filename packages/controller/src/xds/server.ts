@@ -6,6 +6,7 @@ import * as grpc from '@grpc/grpc-js';
 import type protobuf from 'protobufjs';
 import { DeltaStream, type DeltaRequest } from './delta-stream.js';
 import { silentXdsLogger, StatsRecorder, type XdsCallbacks, type XdsLogger, type XdsStats } from './events.js';
+import { clip, DEFAULT_XDS_LIMITS, type XdsLimits } from './limits.js';
 import { groupOfNode, type XdsNode } from './node.js';
 import { ProtoJson, type JsonObject } from './proto-json.js';
 import { envoyProtos } from './protos.js';
@@ -48,6 +49,8 @@ export interface XdsServerOptions {
    * undefined. A refused stream ends with PERMISSION_DENIED before any resource is sent.
    */
   authorize?: (auth: PeerAuth, node: XdsNode, group: string) => string | undefined;
+  /** What one client may make the server hold (see DEFAULT_XDS_LIMITS). */
+  limits?: Partial<XdsLimits>;
   /** gRPC server options, over the defaults below. */
   grpcOptions?: grpc.ServerOptions;
 }
@@ -59,13 +62,17 @@ export interface GroupNack extends NackState {
   typeUrl: string;
 }
 
-const DEFAULT_GRPC_OPTIONS: grpc.ServerOptions = {
-  // Pings find proxies that vanished without closing their connection.
-  'grpc.keepalive_time_ms': 60_000,
-  'grpc.keepalive_timeout_ms': 20_000,
-  // A reconnecting delta client lists every resource it holds in its first request.
-  'grpc.max_receive_message_length': 64 * 1024 * 1024,
-};
+function grpcOptions(limits: XdsLimits): grpc.ServerOptions {
+  return {
+    // Pings find proxies that vanished without closing their connection.
+    'grpc.keepalive_time_ms': 60_000,
+    'grpc.keepalive_timeout_ms': 20_000,
+    // A reconnecting delta client lists every resource it holds in its first request; grpc-js
+    // bounds the size after decompression too, so a small gzipped request cannot unfold past it.
+    'grpc.max_receive_message_length': limits.maxRequestBytes,
+    'grpc.max_concurrent_streams': limits.maxStreamsPerConnection,
+  };
+}
 
 function readPem(file: string, what: string): Buffer {
   try {
@@ -119,8 +126,11 @@ export class XdsServer {
   private streamIds = 0;
   private boundPort = 0;
 
+  readonly limits: Readonly<XdsLimits>;
+
   constructor(private readonly options: XdsServerOptions) {
     this.log = options.logger ?? silentXdsLogger;
+    this.limits = { ...DEFAULT_XDS_LIMITS, ...options.limits };
   }
 
   /** The bound port, 0 before start. */
@@ -135,7 +145,7 @@ export class XdsServer {
     const credentials = listen.credentials ?? serverCredentials(listen.tls);
     const root = envoyProtos();
     const context = this.context(root);
-    const server = new grpc.Server({ ...DEFAULT_GRPC_OPTIONS, ...this.options.grpcOptions });
+    const server = new grpc.Server({ ...grpcOptions(this.limits), ...this.options.grpcOptions });
     server.addService(adsService(root), {
       StreamAggregatedResources: (call: grpc.ServerDuplexStream<SotwRequest, Buffer>) => this.accept(new SotwStream(context, call, ++this.streamIds, 'sotw')),
       DeltaAggregatedResources: (call: grpc.ServerDuplexStream<DeltaRequest, Buffer>) => this.accept(new DeltaStream(context, call, ++this.streamIds, 'delta')),
@@ -219,6 +229,7 @@ export class XdsServer {
       stats,
       callbacks,
       controlPlane: this.options.controlPlaneId,
+      limits: this.limits,
       nodeJson: (node) => codec.toJson(nodeType, node as JsonObject) as JsonObject,
       nodeGroup: this.options.nodeGroup ?? groupOfNode,
       authorize: this.options.authorize,
@@ -237,9 +248,9 @@ export class XdsServer {
         log.log('info', 'xDS stream opened', {
           stream: info.id,
           group: info.group,
-          node: info.node.id,
+          node: clip(info.node.id),
           variant: info.variant,
-          userAgent: info.node.userAgent,
+          userAgent: clip(info.node.userAgent),
           peer: info.peer,
         });
         notify('onStreamOpen', () => callbacks.onStreamOpen?.(info));
@@ -252,7 +263,7 @@ export class XdsServer {
         streams?.delete(stream);
         if (streams?.size === 0) this.byGroup.delete(info.group);
         stats.counts.streamsOpen--;
-        log.log('info', 'xDS stream closed', { stream: info.id, group: info.group, node: info.node.id, variant: info.variant, reason });
+        log.log('info', 'xDS stream closed', { stream: info.id, group: info.group, node: clip(info.node.id), variant: info.variant, reason });
         notify('onStreamClose', () => callbacks.onStreamClose?.(info, reason));
       },
     };

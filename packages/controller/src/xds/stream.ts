@@ -4,8 +4,9 @@ import * as grpc from '@grpc/grpc-js';
 import type { StatsRecorder, StreamInfo, XdsCallbacks, XdsLogger, XdsVariant } from './events.js';
 import { nodeFromJson, type XdsNode } from './node.js';
 import type { JsonObject } from './proto-json.js';
-import { isTypeUrl, PUSH_ORDER, shortTypeName, type TypeUrl } from './resource-types.js';
+import { isTypeUrl, PUSH_ORDER, shortTypeName, TYPE_URL, type TypeUrl } from './resource-types.js';
 import type { EncodedResource, Snapshot, SnapshotCache, TypeResources } from './snapshot.js';
+import { clip, MAX_NACK_MESSAGE_CHARS, type XdsLimits } from './limits.js';
 import type { Subscription } from './subscription.js';
 
 /** What gRPC tells of a call's peer: its transport security and, over TLS, the certificate the handshake verified. */
@@ -26,6 +27,7 @@ export interface StreamContext {
   readonly stats: StatsRecorder;
   readonly callbacks: XdsCallbacks;
   readonly controlPlane: string | undefined;
+  readonly limits: XdsLimits;
   nodeJson(node: unknown): JsonObject;
   nodeGroup(node: XdsNode): string;
   /** A refusal message for a stream whose peer may not have its group's resources. */
@@ -40,6 +42,8 @@ interface Sent {
   version: string;
   /** `performance.now()` from which latency counts. */
   since: number;
+  /** Clusters and assignments: the names it carried, not yet answered for (make before break reads them). */
+  names?: readonly string[];
 }
 
 export interface NackState {
@@ -49,12 +53,17 @@ export interface NackState {
   at: Date;
 }
 
+/** How many unanswered responses of a type a stream remembers; older ones are forgotten. */
+const MAX_INFLIGHT = 32;
+
 /** One type on one stream. */
 export class TypeState {
   /** Name -> version of what the client holds, as far as the server knows. */
   readonly known = new Map<string, string>();
   /** Responses not yet answered, by nonce. */
   readonly inflight = new Map<string, Sent>();
+  /** Of clusters and assignments: names the client has answered a response for (make before break reads them). */
+  readonly answered = new Set<string>();
   requestedAt = performance.now();
   sentVersion: string | undefined;
   ackedVersion: string | undefined;
@@ -98,9 +107,46 @@ export class TypeState {
     return out;
   }
 
+  /** Records a response sent, with its names when they are of a type listeners and routes wait for. */
+  track(nonce: string, sent: Sent): void {
+    this.inflight.set(nonce, sent);
+    if (this.inflight.size > MAX_INFLIGHT) {
+      // A client this far behind is not waited for: its oldest response counts as answered.
+      const oldest = this.inflight.keys().next().value;
+      if (oldest !== undefined) this.answer(oldest);
+    }
+  }
+
+  /** The response a request answers (ACK or NACK), if this stream still waits for it. */
+  answer(nonce: string): Sent | undefined {
+    const sent = this.inflight.get(nonce);
+    if (!sent) return undefined;
+    this.inflight.delete(nonce);
+    for (const name of sent.names ?? []) this.answered.add(name);
+    return sent;
+  }
+
+  /** Forgets every unanswered response (a newer one supersedes them); returns the names they carried. */
+  supersede(): string[] {
+    const names = [...this.inflight.values()].flatMap((s) => s.names ?? []);
+    this.inflight.clear();
+    return names;
+  }
+
+  /** The client no longer holds `name`. */
+  drop(name: string): void {
+    this.known.delete(name);
+    this.answered.delete(name);
+  }
+
+  /** Whether the client holds `name` and has answered a response that carried it. */
+  holds(name: string): boolean {
+    return this.answered.has(name) && this.known.has(name);
+  }
+
   /** Forgets what the client holds outside its subscription. */
   prune(): void {
-    for (const name of this.known.keys()) if (!this.sub.covers(name)) this.known.delete(name);
+    for (const name of this.known.keys()) if (!this.sub.covers(name)) this.drop(name);
   }
 }
 
@@ -120,9 +166,6 @@ export interface StreamStatus extends StreamInfo {
   types: TypeStatus[];
 }
 
-/** How many unanswered responses of a type a stream remembers; older ones are forgotten. */
-const MAX_INFLIGHT = 32;
-
 export abstract class AdsStream<Req extends DecodedRequest> {
   info: StreamInfo | undefined;
   readonly openedAt = new Date();
@@ -133,6 +176,8 @@ export abstract class AdsStream<Req extends DecodedRequest> {
   private ending = false;
   private closed = false;
   private readonly dirty = new Set<TypeUrl>();
+  /** Types whose response waits for the clusters it names to be in place (make before break). */
+  private readonly held = new Set<TypeUrl>();
   private readonly ignoredTypes = new Set<string>();
 
   constructor(
@@ -173,9 +218,10 @@ export abstract class AdsStream<Req extends DecodedRequest> {
       stream: this.id,
       ...this.logFields(),
       code: grpc.status[code],
-      details,
+      details: clip(details, 1024),
     });
-    this.call.emit('error', { code, details });
+    // A status rides in the HTTP/2 trailers, whose size the client bounds: a long one would never arrive.
+    this.call.emit('error', { code, details: clip(details, 1024) });
   }
 
   status(): StreamStatus | undefined {
@@ -197,13 +243,9 @@ export abstract class AdsStream<Req extends DecodedRequest> {
     return String(this.nonces);
   }
 
-  /** Writes one response and records it. `state.inflight` must already hold its nonce. */
+  /** Writes one response and records it. `state.track` must already have its nonce. */
   protected send(typeUrl: TypeUrl, state: TypeState, bytes: Buffer, sent: { version: string; nonce: string; resources: number; removed: number }): void {
     state.sentVersion = sent.version;
-    if (state.inflight.size > MAX_INFLIGHT) {
-      const oldest = state.inflight.keys().next().value;
-      if (oldest !== undefined) state.inflight.delete(oldest);
-    }
     if (!this.call.write(bytes)) this.blocked = true;
     this.ctx.stats.counts.responses++;
     this.ctx.stats.counts.responseBytes += bytes.length;
@@ -214,16 +256,15 @@ export abstract class AdsStream<Req extends DecodedRequest> {
 
   /** Records the response a request answers, if it is one this stream still waits for. */
   protected settle(typeUrl: TypeUrl, state: TypeState, req: Req): void {
-    const sent = state.inflight.get(req.response_nonce);
+    const sent = state.answer(req.response_nonce);
     if (!sent) return;
-    state.inflight.delete(req.response_nonce);
     const info = this.info;
     if (!info) return;
     const latencyMs = performance.now() - sent.since;
     this.ctx.stats.latency(latencyMs);
     const detail = req.error_detail;
     if (detail) {
-      const errorDetail = { code: detail.code ?? 0, message: detail.message ?? '' };
+      const errorDetail = { code: detail.code ?? 0, message: clip(detail.message ?? '', MAX_NACK_MESSAGE_CHARS) };
       state.nack = { version: sent.version, code: errorDetail.code, message: errorDetail.message, at: new Date() };
       this.ctx.stats.counts.nacks++;
       this.ctx.log.log('warn', 'xDS update rejected by the proxy, which keeps its last accepted version', {
@@ -231,7 +272,7 @@ export abstract class AdsStream<Req extends DecodedRequest> {
         ...this.logFields(),
         type: shortTypeName(typeUrl),
         version: sent.version,
-        error: errorDetail.message,
+        error: clip(errorDetail.message),
       });
       this.ctx.notify('onNack', () => this.ctx.callbacks.onNack?.(info, { typeUrl, version: sent.version, nonce: req.response_nonce, latencyMs, errorDetail }));
     } else {
@@ -242,9 +283,51 @@ export abstract class AdsStream<Req extends DecodedRequest> {
     }
   }
 
+  /**
+   * Make before break: whether the clusters `entries` name are in place on the proxy, so that a
+   * listener or route using them can go out. A cluster counts once the proxy has answered the CDS
+   * response that carried it and, for an EDS cluster whose assignment it has asked for, the EDS
+   * response that carried that. A cluster the stream does not take over CDS, or whose assignment
+   * the proxy has not asked for by the time it answered CDS (Envoy asks before it answers), is not
+   * waited for: such a client orders its own subscriptions. When false, the type is held and
+   * looked at again on the proxy's next answer.
+   */
+  protected warm(typeUrl: TypeUrl, entries: readonly EncodedResource[]): boolean {
+    const cds = this.types.get(TYPE_URL.cluster);
+    const clusters = this.snapshot?.types.get(TYPE_URL.cluster);
+    if (!cds || !clusters) return true;
+    const eds = this.types.get(TYPE_URL.endpoint);
+    for (const entry of entries) {
+      for (const name of entry.needs) {
+        const cluster = clusters.resources.get(name);
+        if (!cluster || !cds.sub.covers(name)) continue;
+        let ready = cds.holds(name);
+        const assignment = cluster.edsName;
+        if (ready && assignment !== undefined && eds?.sub.covers(assignment)) ready = eds.holds(assignment);
+        if (!ready) {
+          this.held.add(typeUrl);
+          this.ctx.stats.counts.heldForWarming++;
+          return false;
+        }
+      }
+    }
+    return true;
+  }
+
   /** Where latency counts from for a response sent now. */
   protected since(state: TypeState, resources: TypeResources): number {
     return Math.max(state.requestedAt, resources.since);
+  }
+
+  /** What `state.track` keeps of a response: its names, for the types listeners and routes wait for. */
+  protected sent(
+    typeUrl: TypeUrl,
+    state: TypeState,
+    resources: TypeResources,
+    entries: readonly EncodedResource[],
+  ): { version: string; since: number; names?: string[] } {
+    const sent = { version: resources.version, since: this.since(state, resources) };
+    return typeUrl === TYPE_URL.cluster || typeUrl === TYPE_URL.endpoint ? { ...sent, names: entries.map((r) => r.name) } : sent;
   }
 
   private receive(req: Req): void {
@@ -257,23 +340,34 @@ export abstract class AdsStream<Req extends DecodedRequest> {
       return;
     }
     if (!isTypeUrl(typeUrl)) {
-      if (!this.ignoredTypes.has(typeUrl))
-        this.ctx.log.log('warn', 'xDS request for a type this server does not serve', { stream: this.id, ...this.logFields(), type: typeUrl });
-      this.ignoredTypes.add(typeUrl);
+      // Kept, cut short, to log each once; the stream's bound on how many bounds the set.
+      const key = clip(typeUrl, 512);
+      if (this.ignoredTypes.has(key)) return;
+      if (this.ignoredTypes.size >= this.ctx.limits.maxUnknownTypes) {
+        this.exhausted(`more than ${this.ctx.limits.maxUnknownTypes} type URLs this server does not serve`);
+        return;
+      }
+      this.ctx.log.log('warn', 'xDS request for a type this server does not serve', { stream: this.id, ...this.logFields(), type: clip(typeUrl) });
+      this.ignoredTypes.add(key);
       return;
     }
     let state = this.types.get(typeUrl);
     if (!state) {
       state = this.subscribe(typeUrl, req);
       this.types.set(typeUrl, state);
+      if (this.overBounds(typeUrl, state)) return;
     } else if (!this.update(typeUrl, req, state)) {
-      // Most requests are ACKs of what was pushed; nothing new is due for them.
+      if (this.overBounds(typeUrl, state)) return;
+      // Most requests are ACKs of what was pushed; nothing new is due for them, unless a response
+      // was waiting for this one to be answered.
+      this.release();
       return;
     }
+    if (this.overBounds(typeUrl, state)) return;
     state.syncedWith = undefined;
     state.requestedAt = performance.now();
     this.dirty.add(typeUrl);
-    this.flush();
+    this.release();
   }
 
   /** Reads the node of the first request and joins its group; false when the stream was refused. */
@@ -301,6 +395,41 @@ export abstract class AdsStream<Req extends DecodedRequest> {
     this.info = { id: this.id, variant: this.variant, node, group, peer: this.call.getPeer() };
     this.ctx.attach(this);
     return true;
+  }
+
+  /**
+   * Whether the stream's subscription has grown past the server's bounds; if so the stream ends
+   * with RESOURCE_EXHAUSTED and its state is let go.
+   */
+  private overBounds(typeUrl: TypeUrl, state: TypeState): boolean {
+    const limits = this.ctx.limits;
+    let why: string | undefined;
+    if (state.sub.longest > limits.maxNameBytes)
+      why = `a ${shortTypeName(typeUrl)} resource name of ${state.sub.longest} bytes (at most ${limits.maxNameBytes})`;
+    else if (Math.max(state.sub.names.size, state.known.size) > limits.maxNamesPerType)
+      why = `${Math.max(state.sub.names.size, state.known.size)} ${shortTypeName(typeUrl)} names (at most ${limits.maxNamesPerType} per type)`;
+    else {
+      let total = 0;
+      for (const t of this.types.values()) total += t.sub.bytes;
+      if (total > limits.maxSubscriptionBytes) why = `${total} bytes of resource names (at most ${limits.maxSubscriptionBytes} per stream)`;
+    }
+    if (why === undefined) return false;
+    this.exhausted(`the stream subscribes to ${why}`);
+    return true;
+  }
+
+  private exhausted(why: string): void {
+    this.ctx.stats.counts.streamsExhausted++;
+    this.fail(grpc.status.RESOURCE_EXHAUSTED, `${why}; the xDS server bounds what one stream may hold`);
+    this.types.clear();
+    this.ignoredTypes.clear();
+  }
+
+  /** Looks again at the responses held for warming, and sends what is due. */
+  private release(): void {
+    for (const t of this.held) this.dirty.add(t);
+    this.held.clear();
+    if (this.dirty.size > 0) this.flush();
   }
 
   private flush(): void {
@@ -333,6 +462,6 @@ export abstract class AdsStream<Req extends DecodedRequest> {
   }
 
   protected logFields(): Record<string, unknown> {
-    return this.info ? { group: this.info.group, node: this.info.node.id, variant: this.variant } : { variant: this.variant };
+    return this.info ? { group: this.info.group, node: clip(this.info.node.id), variant: this.variant } : { variant: this.variant };
   }
 }

@@ -11,6 +11,14 @@ export const kinds = [
     "jsonSchemaFile": "json-schema/extlb.dev/backendpool_v1alpha1.json"
   },
   {
+    "kind": "GatewayParameters",
+    "group": "extlb.dev",
+    "version": "v1alpha1",
+    "plural": "gatewayparameters",
+    "crdFile": "extlb.dev_gatewayparameters.yaml",
+    "jsonSchemaFile": "json-schema/extlb.dev/gatewayparameters_v1alpha1.json"
+  },
+  {
     "kind": "InferencePool",
     "group": "inference.networking.k8s.io",
     "version": "v1",
@@ -595,6 +603,428 @@ export const customResourceDefinitions = [
               "type": "string",
               "jsonPath": ".spec.loadBalancer.type",
               "description": "The load-balancing type."
+            },
+            {
+              "name": "Age",
+              "type": "date",
+              "jsonPath": ".metadata.creationTimestamp"
+            }
+          ]
+        }
+      ]
+    }
+  },
+  {
+    "apiVersion": "apiextensions.k8s.io/v1",
+    "kind": "CustomResourceDefinition",
+    "metadata": {
+      "name": "gatewayparameters.extlb.dev",
+      "annotations": {
+        "extlb.dev/bundle-version": "v0.1.0"
+      }
+    },
+    "spec": {
+      "group": "extlb.dev",
+      "names": {
+        "kind": "GatewayParameters",
+        "listKind": "GatewayParametersList",
+        "plural": "gatewayparameters",
+        "singular": "gatewayparameters",
+        "shortNames": [
+          "gwparams"
+        ],
+        "categories": [
+          "gateway-api",
+          "extlb"
+        ]
+      },
+      "scope": "Namespaced",
+      "versions": [
+        {
+          "name": "v1alpha1",
+          "served": true,
+          "storage": true,
+          "schema": {
+            "openAPIV3Schema": {
+              "description": "GatewayParameters says how extlb's controller runs the Envoy proxies of a Gateway. A GatewayClass names one in spec.parametersRef (the defaults for every Gateway of the class); a Gateway names one of its own namespace in spec.infrastructure.parametersRef, whose fields override the class's, field by field. Fields left unset take the controller's defaults. No field is defaulted by the API server, so that an unset field never hides the class's value.",
+              "type": "object",
+              "required": [
+                "spec"
+              ],
+              "properties": {
+                "apiVersion": {
+                  "description": "apiVersion is extlb.dev/v1alpha1.",
+                  "type": "string",
+                  "maxLength": 253
+                },
+                "kind": {
+                  "description": "kind is GatewayParameters.",
+                  "type": "string",
+                  "maxLength": 63
+                },
+                "metadata": {
+                  "type": "object"
+                },
+                "spec": {
+                  "description": "GatewayParametersSpec is how a Gateway's proxies are run.",
+                  "type": "object",
+                  "properties": {
+                    "provision": {
+                      "description": "provision false means the controller creates nothing for the Gateway: its team deploys Envoy itself (as examples/deploy/gateway/edge.yaml shows) and the controller only serves it over xDS. Unset means true.",
+                      "type": "boolean"
+                    },
+                    "envoy": {
+                      "description": "envoy is the proxy's container.",
+                      "type": "object",
+                      "properties": {
+                        "image": {
+                          "description": "image is the Envoy container image. Unset means the official image of the version below, envoyproxy/envoy:v1.38.0 by default.",
+                          "type": "string",
+                          "minLength": 1,
+                          "maxLength": 512,
+                          "pattern": "^[^\\s]+$"
+                        },
+                        "version": {
+                          "description": "version is the Envoy release the image runs, which decides the configuration the controller serves it: \"1.38\" (the default) or \"1.35\". Set it when image is an older Envoy.",
+                          "type": "string",
+                          "enum": [
+                            "1.35",
+                            "1.38"
+                          ]
+                        },
+                        "concurrency": {
+                          "description": "concurrency is the number of Envoy worker threads. Unset means 2.",
+                          "type": "integer",
+                          "format": "int32",
+                          "minimum": 1,
+                          "maximum": 64
+                        },
+                        "logLevel": {
+                          "description": "logLevel is Envoy's own log level (not the access log). Unset means info.",
+                          "type": "string",
+                          "enum": [
+                            "trace",
+                            "debug",
+                            "info",
+                            "warning",
+                            "error",
+                            "critical",
+                            "off"
+                          ]
+                        },
+                        "drainTime": {
+                          "description": "drainTime is how long a stopping Envoy keeps serving open connections before it exits; the Pod's termination grace period is this plus 10s. Unset means 30s.",
+                          "type": "string",
+                          "maxLength": 28,
+                          "pattern": "^([0-9]{1,5}(h|m|s|ms)){1,4}$",
+                          "x-kubernetes-validations": [
+                            {
+                              "rule": "duration(self) >= duration('1s') && duration(self) <= duration('1h')",
+                              "message": "drainTime must be between 1s and 1h"
+                            }
+                          ]
+                        },
+                        "resources": {
+                          "description": "resources are the Envoy container's requests and limits. Unset means requests of cpu 200m and memory 128Mi and a memory limit of 512Mi.",
+                          "type": "object",
+                          "properties": {
+                            "requests": {
+                              "description": "requests are the resources the scheduler reserves for each Envoy.",
+                              "type": "object",
+                              "maxProperties": 8,
+                              "additionalProperties": {
+                                "description": "A Kubernetes resource quantity, for example \"500m\", \"2\", \"128Mi\" or \"1Gi\".",
+                                "type": "string",
+                                "maxLength": 32,
+                                "pattern": "^[0-9]+(\\.[0-9]+)?(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$"
+                              }
+                            },
+                            "limits": {
+                              "description": "limits are the most each Envoy may use.",
+                              "type": "object",
+                              "maxProperties": 8,
+                              "additionalProperties": {
+                                "description": "A Kubernetes resource quantity, for example \"500m\", \"2\", \"128Mi\" or \"1Gi\".",
+                                "type": "string",
+                                "maxLength": 32,
+                                "pattern": "^[0-9]+(\\.[0-9]+)?(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$"
+                              }
+                            }
+                          }
+                        }
+                      }
+                    },
+                    "replicas": {
+                      "description": "replicas is how many Envoy Pods run when autoscaling is not set. Unset means 2. A HorizontalPodAutoscaler a user attaches to the Deployment by name takes over the count: the controller never writes replicas back.",
+                      "type": "integer",
+                      "format": "int32",
+                      "minimum": 0,
+                      "maximum": 1000
+                    },
+                    "autoscaling": {
+                      "description": "autoscaling asks the controller for a HorizontalPodAutoscaler (autoscaling/v2) on the Envoy Deployment, scaling on CPU.",
+                      "type": "object",
+                      "required": [
+                        "maxReplicas"
+                      ],
+                      "properties": {
+                        "minReplicas": {
+                          "description": "minReplicas is the fewest Envoy Pods. Unset means 1.",
+                          "type": "integer",
+                          "format": "int32",
+                          "minimum": 1,
+                          "maximum": 1000
+                        },
+                        "maxReplicas": {
+                          "description": "maxReplicas is the most Envoy Pods.",
+                          "type": "integer",
+                          "format": "int32",
+                          "minimum": 1,
+                          "maximum": 1000
+                        },
+                        "targetCPUUtilizationPercentage": {
+                          "description": "targetCPUUtilizationPercentage is the average CPU use, of the requests, to keep. Unset means 80.",
+                          "type": "integer",
+                          "format": "int32",
+                          "minimum": 1,
+                          "maximum": 100
+                        }
+                      },
+                      "x-kubernetes-validations": [
+                        {
+                          "rule": "has(self.minReplicas) ? self.minReplicas <= self.maxReplicas : true",
+                          "message": "minReplicas must not be greater than maxReplicas"
+                        }
+                      ]
+                    },
+                    "pod": {
+                      "description": "pod adds to the Envoy Pods the controller makes.",
+                      "type": "object",
+                      "properties": {
+                        "labels": {
+                          "description": "labels are added to the Pods. They cannot replace the labels the controller selects the Pods by.",
+                          "type": "object",
+                          "maxProperties": 64,
+                          "additionalProperties": {
+                            "type": "string",
+                            "maxLength": 4096
+                          }
+                        },
+                        "annotations": {
+                          "description": "annotations are added to the Pods.",
+                          "type": "object",
+                          "maxProperties": 64,
+                          "additionalProperties": {
+                            "type": "string",
+                            "maxLength": 4096
+                          }
+                        },
+                        "nodeSelector": {
+                          "description": "nodeSelector limits the nodes the Pods run on, by node label.",
+                          "type": "object",
+                          "maxProperties": 64,
+                          "additionalProperties": {
+                            "type": "string",
+                            "maxLength": 4096
+                          }
+                        },
+                        "tolerations": {
+                          "description": "tolerations let the Pods run on tainted nodes.",
+                          "type": "array",
+                          "maxItems": 32,
+                          "x-kubernetes-list-type": "atomic",
+                          "items": {
+                            "description": "A Kubernetes toleration (core/v1 Toleration).",
+                            "type": "object",
+                            "properties": {
+                              "key": {
+                                "description": "key is the taint key the toleration applies to; empty with operator Exists means every taint.",
+                                "type": "string",
+                                "maxLength": 316
+                              },
+                              "operator": {
+                                "description": "operator is Exists or Equal (the default).",
+                                "type": "string",
+                                "enum": [
+                                  "Exists",
+                                  "Equal"
+                                ]
+                              },
+                              "value": {
+                                "description": "value is the taint value the toleration matches with operator Equal.",
+                                "type": "string",
+                                "maxLength": 63
+                              },
+                              "effect": {
+                                "description": "effect is the taint effect to match; empty means every effect.",
+                                "type": "string",
+                                "enum": [
+                                  "NoSchedule",
+                                  "PreferNoSchedule",
+                                  "NoExecute"
+                                ]
+                              },
+                              "tolerationSeconds": {
+                                "description": "tolerationSeconds is how long a NoExecute taint is tolerated before the Pod is evicted.",
+                                "type": "integer",
+                                "format": "int64",
+                                "minimum": 0,
+                                "maximum": 31536000
+                              }
+                            },
+                            "x-kubernetes-validations": [
+                              {
+                                "rule": "has(self.operator) && self.operator == 'Exists' ? !has(self.value) || self.value == '' : true",
+                                "message": "value must be empty when operator is Exists"
+                              }
+                            ]
+                          }
+                        },
+                        "affinity": {
+                          "description": "affinity is a Kubernetes core/v1 Affinity (node, pod and pod anti-affinity), copied to the Pods as written; the API server checks it when the controller writes the Deployment, and a refusal shows on the Gateway's Programmed condition.",
+                          "type": "object",
+                          "x-kubernetes-preserve-unknown-fields": true
+                        },
+                        "topologySpreadConstraints": {
+                          "description": "topologySpreadConstraints are Kubernetes core/v1 TopologySpreadConstraints, copied to the Pods as written (checked by the API server like affinity).",
+                          "type": "array",
+                          "maxItems": 8,
+                          "x-kubernetes-list-type": "atomic",
+                          "items": {
+                            "type": "object",
+                            "x-kubernetes-preserve-unknown-fields": true
+                          }
+                        },
+                        "priorityClassName": {
+                          "description": "priorityClassName is the Pods' PriorityClass.",
+                          "type": "string",
+                          "maxLength": 253,
+                          "pattern": "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+                        }
+                      }
+                    },
+                    "service": {
+                      "description": "service is the Service in front of the Envoy Pods, the Gateway's address.",
+                      "type": "object",
+                      "properties": {
+                        "type": {
+                          "description": "type is the Service's type. Unset means LoadBalancer.",
+                          "type": "string",
+                          "enum": [
+                            "ClusterIP",
+                            "NodePort",
+                            "LoadBalancer"
+                          ]
+                        },
+                        "annotations": {
+                          "description": "annotations are added to the Service (a cloud load balancer's settings, for example).",
+                          "type": "object",
+                          "maxProperties": 64,
+                          "additionalProperties": {
+                            "type": "string",
+                            "maxLength": 4096
+                          }
+                        },
+                        "externalTrafficPolicy": {
+                          "description": "externalTrafficPolicy Local keeps clients' source addresses and sends traffic only to Envoy Pods on the node it arrives at; Cluster (the Kubernetes default) spreads it.",
+                          "type": "string",
+                          "enum": [
+                            "Cluster",
+                            "Local"
+                          ]
+                        },
+                        "loadBalancerClass": {
+                          "description": "loadBalancerClass chooses the load balancer implementation of a LoadBalancer Service.",
+                          "type": "string",
+                          "maxLength": 253,
+                          "pattern": "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$"
+                        }
+                      },
+                      "x-kubernetes-validations": [
+                        {
+                          "rule": "has(self.externalTrafficPolicy) ? (!has(self.type) || self.type != 'ClusterIP') : true",
+                          "message": "externalTrafficPolicy needs a Service of type NodePort or LoadBalancer"
+                        },
+                        {
+                          "rule": "has(self.loadBalancerClass) ? (!has(self.type) || self.type == 'LoadBalancer') : true",
+                          "message": "loadBalancerClass needs a Service of type LoadBalancer"
+                        }
+                      ]
+                    },
+                    "podDisruptionBudget": {
+                      "description": "podDisruptionBudget asks the controller for a PodDisruptionBudget on the Envoy Pods; set exactly one of its fields.",
+                      "type": "object",
+                      "properties": {
+                        "minAvailable": {
+                          "description": "minAvailable is how many Envoy Pods must stay up during a voluntary disruption.",
+                          "type": "integer",
+                          "format": "int32",
+                          "minimum": 0,
+                          "maximum": 1000
+                        },
+                        "maxUnavailable": {
+                          "description": "maxUnavailable is how many Envoy Pods may be down during a voluntary disruption.",
+                          "type": "integer",
+                          "format": "int32",
+                          "minimum": 1,
+                          "maximum": 1000
+                        }
+                      },
+                      "x-kubernetes-validations": [
+                        {
+                          "rule": "has(self.minAvailable) != has(self.maxUnavailable)",
+                          "message": "set exactly one of minAvailable and maxUnavailable"
+                        }
+                      ]
+                    },
+                    "accessLog": {
+                      "description": "accessLog is what each Envoy writes to its standard output for each request. Unset means one JSON object per line.",
+                      "type": "object",
+                      "properties": {
+                        "format": {
+                          "description": "format is JSON (one object per request with the request, response code and flags, durations, upstream host, route, Gateway, the endpoints the picker chose and the one that served), Text (the text below), or Off (no access log).",
+                          "type": "string",
+                          "enum": [
+                            "JSON",
+                            "Text",
+                            "Off"
+                          ]
+                        },
+                        "text": {
+                          "description": "text is an Envoy format string (command operators such as %RESPONSE_CODE%) written for each request when format is Text.",
+                          "type": "string",
+                          "minLength": 1,
+                          "maxLength": 4096
+                        }
+                      },
+                      "x-kubernetes-validations": [
+                        {
+                          "rule": "has(self.text) == (has(self.format) && self.format == 'Text')",
+                          "message": "text must be set when format is Text, and only then"
+                        }
+                      ]
+                    }
+                  },
+                  "x-kubernetes-validations": [
+                    {
+                      "rule": "!(has(self.replicas) && has(self.autoscaling))",
+                      "message": "set replicas or autoscaling, not both"
+                    },
+                    {
+                      "rule": "has(self.provision) && !self.provision ? size(self) == 1 : true",
+                      "message": "when provision is false no other field may be set, since nothing is provisioned"
+                    }
+                  ]
+                }
+              }
+            }
+          },
+          "additionalPrinterColumns": [
+            {
+              "name": "Provision",
+              "type": "boolean",
+              "jsonPath": ".spec.provision",
+              "description": "Whether the controller provisions the Gateway's proxy."
             },
             {
               "name": "Age",

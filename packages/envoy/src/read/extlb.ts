@@ -6,6 +6,7 @@ import type {
   ExternalLoadBalancer,
   InferencePoolSpec,
   LoadBalancer as ApiLoadBalancer,
+  GatewayParametersSpec,
   LoadBalancerPolicySpec,
   PickerRef as ApiPickerRef,
 } from '@extlb/types';
@@ -13,7 +14,7 @@ import { validate } from '@extlb/validate';
 import { parseDuration } from '../duration.js';
 import { type JsonObject, isObject } from '../json.js';
 import type { Reader } from './reader.js';
-import type { External, LoadBalancer, Meta, PickerRef, Policy, Pool } from './records.js';
+import type { External, GatewayParametersRecord, LoadBalancer, Meta, PickerRef, Policy, Pool } from './records.js';
 
 /** How many of an object's errors its `invalid` summary names; the diagnostics list them all. */
 const SUMMARY_ERRORS = 3;
@@ -79,20 +80,23 @@ function loadBalancer(lb: ApiLoadBalancer, path: string): LoadBalancer {
   return out;
 }
 
-function invalidPool(r: Reader, meta: Meta, kind: Pool['kind'], invalid: string): Pool {
-  return { ref: r.ref, meta, kind, selector: {}, targetPorts: [], h2c: false, invalid };
+const apiVersionOf = (raw: JsonObject) => (typeof raw.apiVersion === 'string' ? raw.apiVersion : '');
+
+function invalidPool(r: Reader, raw: JsonObject, meta: Meta, kind: Pool['kind'], invalid: string): Pool {
+  return { ref: r.ref, meta, kind, apiVersion: apiVersionOf(raw), selector: {}, targetPorts: [], h2c: false, invalid };
 }
 
-function poolBase(r: Reader, meta: Meta, kind: Pool['kind'], spec: BackendPoolSpec | InferencePoolSpec): Pool {
+function poolBase(r: Reader, raw: JsonObject, meta: Meta, kind: Pool['kind'], spec: BackendPoolSpec | InferencePoolSpec): Pool {
   // Object.entries/fromEntries keep a `__proto__` key as data.
   const selector = Object.fromEntries(Object.entries(spec.selector.matchLabels));
-  return { ref: r.ref, meta, kind, selector, targetPorts: spec.targetPorts.map((p) => p.number), h2c: spec.appProtocol === 'kubernetes.io/h2c' };
+  const targetPorts = spec.targetPorts.map((p) => p.number);
+  return { ref: r.ref, meta, kind, apiVersion: apiVersionOf(raw), selector, targetPorts, h2c: spec.appProtocol === 'kubernetes.io/h2c' };
 }
 
 export function readBackendPool(r: Reader, raw: JsonObject, meta: Meta): Pool {
   const v = validated<BackendPoolSpec>(r, raw);
-  if ('invalid' in v) return invalidPool(r, meta, 'BackendPool', v.invalid);
-  const pool = poolBase(r, meta, 'BackendPool', v.spec);
+  if ('invalid' in v) return invalidPool(r, raw, meta, 'BackendPool', v.invalid);
+  const pool = poolBase(r, raw, meta, 'BackendPool', v.spec);
   if (v.spec.loadBalancer) pool.lb = loadBalancer(v.spec.loadBalancer, 'spec.loadBalancer');
   return pool;
 }
@@ -105,8 +109,8 @@ export function readBackendPool(r: Reader, raw: JsonObject, meta: Meta): Pool {
  */
 export function readInferencePool(r: Reader, raw: JsonObject, meta: Meta): Pool {
   const v = validated<InferencePoolSpec>(r, raw);
-  if ('invalid' in v) return invalidPool(r, meta, 'InferencePool', v.invalid);
-  const pool = poolBase(r, meta, 'InferencePool', v.spec);
+  if ('invalid' in v) return invalidPool(r, raw, meta, 'InferencePool', v.invalid);
+  const pool = poolBase(r, raw, meta, 'InferencePool', v.spec);
   const epr = v.spec.endpointPickerRef;
   if (epr) {
     pool.lb = {
@@ -142,4 +146,10 @@ export function readPolicy(r: Reader, raw: JsonObject, meta: Meta): Policy {
     })),
     lb: loadBalancer(v.spec.loadBalancer, 'spec.loadBalancer'),
   };
+}
+
+/** A GatewayParameters, validated as the API server would (no defaults: the provisioner has them). */
+export function readGatewayParameters(r: Reader, raw: JsonObject, meta: Meta): GatewayParametersRecord {
+  const v = validated<GatewayParametersSpec>(r, raw);
+  return 'spec' in v ? { meta, spec: v.spec } : { meta, invalid: v.invalid };
 }

@@ -5,13 +5,14 @@ import { GROUP, INFERENCE_GROUP } from '@extlb/types';
 import type { Diagnostics, ObjectRef } from '../diagnostics.js';
 import { compare, isObject } from '../json.js';
 import { readBackendTlsPolicy } from './backend-tls-policy.js';
-import { readBackendPool, readInferencePool, readPolicy } from './extlb.js';
+import { readBackendPool, readGatewayParameters, readInferencePool, readPolicy } from './extlb.js';
 import { GATEWAY_GROUP, readGateway, readGatewayClass, readGrant, readRoute } from './gateway-api.js';
 import { readGrpcRoute } from './grpc-route.js';
 import { readConfigMap, readPod, readSecret, readService, readSlice } from './kubernetes.js';
 import { byAge, byName, namespaceOf, readMeta } from './meta.js';
 import { Reader } from './reader.js';
-import { type Inputs, key } from './records.js';
+import { readStreamRoute } from './stream-routes.js';
+import { type Inputs, type StreamRouteKind, key } from './records.js';
 
 export { GATEWAY_GROUP } from './gateway-api.js';
 export { byAge } from './meta.js';
@@ -23,6 +24,9 @@ const KNOWN: Record<string, string> = {
   [`${GATEWAY_GROUP}/Gateway`]: 'Gateway',
   [`${GATEWAY_GROUP}/HTTPRoute`]: 'HTTPRoute',
   [`${GATEWAY_GROUP}/GRPCRoute`]: 'GRPCRoute',
+  [`${GATEWAY_GROUP}/TLSRoute`]: 'TLSRoute',
+  [`${GATEWAY_GROUP}/TCPRoute`]: 'TCPRoute',
+  [`${GATEWAY_GROUP}/UDPRoute`]: 'UDPRoute',
   [`${GATEWAY_GROUP}/BackendTLSPolicy`]: 'BackendTLSPolicy',
   [`${GATEWAY_GROUP}/ReferenceGrant`]: 'ReferenceGrant',
   [`${GATEWAY_GROUP}/GatewayClass`]: 'GatewayClass',
@@ -34,6 +38,7 @@ const KNOWN: Record<string, string> = {
   'discovery.k8s.io/EndpointSlice': 'EndpointSlice',
   [`${GROUP}/BackendPool`]: 'BackendPool',
   [`${GROUP}/LoadBalancerPolicy`]: 'LoadBalancerPolicy',
+  [`${GROUP}/GatewayParameters`]: 'GatewayParameters',
   [`${INFERENCE_GROUP}/InferencePool`]: 'InferencePool',
 };
 
@@ -126,6 +131,7 @@ export function readInputs(objects: readonly unknown[], diags: Diagnostics, defa
     namespaces: new Map(),
     secrets: new Map(),
     configMaps: new Map(),
+    gatewayParameters: new Map(),
   };
   for (const raw of unique(flatten(objects), diags, defaultNamespace)) {
     if (!isObject(raw)) {
@@ -158,6 +164,11 @@ export function readInputs(objects: readonly unknown[], diags: Diagnostics, defa
         break;
       case 'GRPCRoute':
         inputs.routes.push(readGrpcRoute(r, spec, meta));
+        break;
+      case 'TLSRoute':
+      case 'TCPRoute':
+      case 'UDPRoute':
+        inputs.routes.push(readStreamRoute(kind as StreamRouteKind, r, spec, meta));
         break;
       case 'BackendTLSPolicy':
         inputs.backendTlsPolicies.push(readBackendTlsPolicy(r, spec, meta));
@@ -194,6 +205,9 @@ export function readInputs(objects: readonly unknown[], diags: Diagnostics, defa
         break;
       case 'LoadBalancerPolicy':
         inputs.policies.push(readPolicy(r, raw, meta));
+        break;
+      case 'GatewayParameters':
+        inputs.gatewayParameters.set(k, readGatewayParameters(r, raw, meta));
         break;
     }
   }

@@ -1,5 +1,6 @@
 // The typed, defaulted records the read stage makes of Kubernetes objects, one per object. Later
 // stages read only these; what they hold is what the object says, not yet what it means.
+import type { GatewayParametersSpec } from '@extlb/types';
 import type { BodyMode, ExternalLoadBalancer, LoadBalancer as ApiLoadBalancer } from '@extlb/types';
 import type { ObjectRef } from '../diagnostics.js';
 
@@ -9,6 +10,8 @@ export interface Meta {
   /** ISO timestamp; objects without one sort as the newest. */
   creationTimestamp: string;
   generation?: number;
+  /** metadata.uid, when the object comes from an API server (an owner reference needs it). */
+  uid?: string;
   labels: Record<string, string>;
 }
 
@@ -216,10 +219,23 @@ export interface Rule {
   sessionPersistence: boolean;
 }
 
-/** The route kinds the converter serves; both read into the same record. */
-export type RouteKind = 'HTTPRoute' | 'GRPCRoute';
+/** Routes that forward whole connections (TLS, TCP) or datagrams (UDP): rules of backendRefs only. */
+export type StreamRouteKind = 'TLSRoute' | 'TCPRoute' | 'UDPRoute';
 
-/** An HTTPRoute or a GRPCRoute (whose rules have no redirects, rewrites, timeouts or retries). */
+/** The route kinds the converter serves; all read into the same record. */
+export type RouteKind = 'HTTPRoute' | 'GRPCRoute' | StreamRouteKind;
+
+export const STREAM_ROUTE_KINDS: readonly StreamRouteKind[] = ['TLSRoute', 'TCPRoute', 'UDPRoute'];
+
+export function isStreamRoute(kind: RouteKind): kind is StreamRouteKind {
+  return (STREAM_ROUTE_KINDS as readonly string[]).includes(kind);
+}
+
+/**
+ * An HTTPRoute or a GRPCRoute (whose rules have no redirects, rewrites, timeouts or retries), or a
+ * TLSRoute, TCPRoute or UDPRoute (whose rules have backendRefs and no matches; only a TLSRoute has
+ * hostnames, its SNI names).
+ */
 export interface HttpRoute extends Base {
   kind: RouteKind;
   parentRefs: ParentRef[];
@@ -350,6 +366,8 @@ export interface LoadBalancer {
 
 export interface Pool extends Base {
   kind: 'BackendPool' | 'InferencePool';
+  /** The apiVersion the object was written in (its shadow Service's owner reference names it). */
+  apiVersion: string;
   selector: Record<string, string>;
   targetPorts: number[];
   h2c: boolean;
@@ -399,6 +417,17 @@ export interface Inputs {
   secrets: Map<string, Secret>;
   /** `namespace/name` → ConfigMap (CA bundles of listeners and BackendTLSPolicies). */
   configMaps: Map<string, ConfigMap>;
+  /** extlb GatewayParameters by `namespace/name`: the spec when valid, else why not. */
+  gatewayParameters: Map<string, GatewayParametersRecord>;
+}
+
+/** A GatewayParameters as the provisioner and the references to it see it. */
+export interface GatewayParametersRecord {
+  meta: Meta;
+  /** The pruned spec, when the API server would take the object. */
+  spec?: GatewayParametersSpec;
+  /** Why it is not valid, when it is not. */
+  invalid?: string;
 }
 
 /** `namespace/name`, the key of every index. */

@@ -6,6 +6,7 @@ import type { Diagnostics } from '../diagnostics.js';
 import { compare } from '../json.js';
 import type { Gateway, GatewayClass, Inputs } from '../read/index.js';
 import { type GatewayClassOutcome, type Verdict, verdict } from './outcomes.js';
+import { parametersFault } from './parameters.js';
 
 /** The controllerName extlb's statuses carry, and GatewayClasses name to be served by extlb. */
 export const DEFAULT_CONTROLLER = 'extlb.dev/gateway-controller';
@@ -18,17 +19,18 @@ export interface Classes {
   outcomes: GatewayClassOutcome[];
 }
 
-function accepted(gc: GatewayClass, diags: Diagnostics): Verdict {
-  if (!gc.parametersRef) return verdict(true, 'Accepted', 'GatewayClass is accepted by extlb');
-  const message = `extlb takes no parameters, so parametersRef ${gc.parametersRef.kind} ${gc.parametersRef.name} (group ${JSON.stringify(gc.parametersRef.group)}) cannot be resolved`;
-  diags.error('InvalidParameters', message, gc.ref, gc.parametersRef.path);
+function accepted(gc: GatewayClass, inputs: Inputs, diags: Diagnostics): Verdict {
+  const fault = gc.parametersRef ? parametersFault(gc.parametersRef, inputs) : undefined;
+  if (!gc.parametersRef || fault === undefined) return verdict(true, 'Accepted', 'GatewayClass is accepted by extlb');
+  const message = `parametersRef: ${fault}`;
+  diags.error('InvalidParameters', fault, gc.ref, gc.parametersRef.path);
   return verdict(false, 'InvalidParameters', message);
 }
 
 export function gatewayClasses(inputs: Inputs, controllerName: string, diags: Diagnostics): Classes {
   const ours = new Map<string, GatewayClassOutcome>();
   for (const gc of [...inputs.gatewayClasses.values()].sort((a, b) => compare(a.meta.name, b.meta.name))) {
-    if (gc.controllerName === controllerName) ours.set(gc.meta.name, { gatewayClass: gc, accepted: accepted(gc, diags) });
+    if (gc.controllerName === controllerName) ours.set(gc.meta.name, { gatewayClass: gc, accepted: accepted(gc, inputs, diags) });
   }
   const any = inputs.gatewayClasses.size > 0;
   return {

@@ -4,10 +4,11 @@
 // accepted. Nothing here is left unsaid.
 import { isIP } from 'node:net';
 import type { Diagnostics } from '../diagnostics.js';
-import type { Gateway, GatewayAddress } from '../read/index.js';
+import type { Gateway, GatewayAddress, Inputs } from '../read/index.js';
 import type { TlsRefs } from './certificates.js';
 import type { CertificateRef } from './ir.js';
 import { type Verdict, verdict } from './outcomes.js';
+import { parametersFault } from './parameters.js';
 
 export interface GatewaySpecOutcome {
   /** Why the Gateway is not accepted at all, when it is not. */
@@ -34,11 +35,12 @@ function addressFault(a: GatewayAddress): string | undefined {
   return undefined;
 }
 
-function rejections(gw: Gateway, diags: Diagnostics): Verdict[] {
+function rejections(gw: Gateway, inputs: Inputs, diags: Diagnostics): Verdict[] {
   const out: Verdict[] = [];
   const params = gw.infrastructure.parametersRef;
-  if (params) {
-    const message = `extlb takes no parameters, so ${params.kind} ${params.name} (group ${JSON.stringify(params.group)}) cannot be resolved`;
+  // A Gateway's parameters are local: in its own namespace.
+  const message = params ? parametersFault(params, inputs, gw.meta.namespace) : undefined;
+  if (params && message !== undefined) {
     diags.error('InvalidParameters', message, gw.ref, params.path);
     out.push(verdict(false, 'InvalidParameters', `${params.path}: ${message}`));
   }
@@ -53,15 +55,7 @@ function rejections(gw: Gateway, diags: Diagnostics): Verdict[] {
 
 /** Fields extlb reads but cannot act on: each is said once, as a warning. */
 function unsupported(gw: Gateway, diags: Diagnostics): void {
-  for (const field of ['labels', 'annotations'] as const) {
-    if (Object.keys(gw.infrastructure[field]).length === 0) continue;
-    diags.warning(
-      'UnsupportedValue',
-      `the converter makes no resources of its own for a Gateway (it writes Envoy configuration), so infrastructure ${field} are applied to nothing`,
-      gw.ref,
-      `spec.infrastructure.${field}`,
-    );
-  }
+  // infrastructure labels and annotations go on the objects the controller provisions for the Gateway.
   for (const a of gw.addresses) {
     if (a.value !== undefined) continue;
     diags.warning(
@@ -100,9 +94,9 @@ function insecureFrontend(gw: Gateway, diags: Diagnostics): Verdict | undefined 
   return verdict(true, 'ConfigurationChanged', `client certificate validation allows insecure fallback at ${insecure.join(', ')}`);
 }
 
-export function checkGatewaySpec(gw: Gateway, tlsRefs: TlsRefs, diags: Diagnostics): GatewaySpecOutcome {
+export function checkGatewaySpec(gw: Gateway, inputs: Inputs, tlsRefs: TlsRefs, diags: Diagnostics): GatewaySpecOutcome {
   const out: GatewaySpecOutcome = { addresses: [] };
-  const [first, ...rest] = rejections(gw, diags);
+  const [first, ...rest] = rejections(gw, inputs, diags);
   if (first) out.rejected = verdict(false, first.reason, [first, ...rest].map((r) => r.message).join('; '));
   else out.addresses = gw.addresses.flatMap((a) => (a.value === undefined ? [] : [{ type: a.type, value: a.value }]));
   unsupported(gw, diags);

@@ -1,8 +1,8 @@
 // The resolve stage: records → the IR of every converted Gateway, and the outcomes that become
 // statuses. Gateway API meaning lives here, and nothing of Envoy.
-import type { Diagnostics } from '../diagnostics.js';
+import { type Diagnostics, describeRef } from '../diagnostics.js';
 import { compare } from '../json.js';
-import type { Gateway, HttpRoute, Inputs, Policy } from '../read/index.js';
+import { type Gateway, type HttpRoute, type Inputs, type Policy, isStreamRoute } from '../read/index.js';
 import { type Attachments, attachRoutes } from './attach.js';
 import { Backends } from './backends.js';
 import { TlsRefs } from './certificates.js';
@@ -25,6 +25,7 @@ import { arbitrationVerdict } from './policies.js';
 import { poolOutcomes } from './pools.js';
 import { type CompiledRoute, compileRoute } from './routes.js';
 import { buildListeners } from './servers.js';
+import { compileStreamRoute } from './stream-routes.js';
 
 export { shadowServiceName, usesPicker } from './backends.js';
 export { composeHeaders } from './filters.js';
@@ -118,6 +119,20 @@ function gatewayOutcome(gateway: Gateway, listeners: ListenerOutcome[], spec: Ga
   return outcome;
 }
 
+/** Per served Gateway, the stream routes attached to it that refused a backend because its load balancer needs HTTP. */
+function httpOnlyRoutes(
+  served: Map<string, { listeners: GatewayListeners }>,
+  attachments: Attachments,
+  compiled: Map<HttpRoute, CompiledRoute>,
+): { gateway: string; route: HttpRoute; backend: Backend }[] {
+  const out: { gateway: string; route: HttpRoute; backend: Backend }[] = [];
+  for (const [gateway, { listeners }] of [...served].sort(([a], [b]) => compare(a, b))) {
+    const routes = new Set(listeners.active.flatMap((l) => (attachments.routes.get(l) ?? []).map((a) => a.route)));
+    for (const route of routes) for (const backend of compiled.get(route)?.httpOnly ?? []) out.push({ gateway, route, backend });
+  }
+  return out;
+}
+
 function policyAccepted(policy: Policy, backends: Backends): Verdict {
   if (policy.invalid !== undefined || !policy.lb) return verdict(false, 'Invalid', policy.invalid ?? 'spec.loadBalancer is invalid');
   return arbitrationVerdict(policy, backends.policies.outcomes.get(policy) ?? []);
@@ -139,7 +154,7 @@ export function resolve(inputs: Inputs, options: ResolveOptions, diags: Diagnost
       others.set(gatewayName(gateway), gateway);
       continue;
     }
-    const spec = checkGatewaySpec(gateway, tlsRefs, diags);
+    const spec = checkGatewaySpec(gateway, inputs, tlsRefs, diags);
     const rejected = classes.rejects(gateway) ?? spec.rejected;
     const listeners = resolveListeners(gateway, tlsRefs, diags);
     if (rejected) {
@@ -158,7 +173,7 @@ export function resolve(inputs: Inputs, options: ResolveOptions, diags: Diagnost
   const routeOrder = new Map<HttpRoute, number>();
   inputs.routes.forEach((route, i) => {
     routeOrder.set(route, i);
-    compiled.set(route, compileRoute(route, backends, diags));
+    compiled.set(route, isStreamRoute(route.kind) ? compileStreamRoute(route, backends, diags) : compileRoute(route, backends, diags));
   });
 
   const gateways: IrGateway[] = [];
@@ -176,7 +191,7 @@ export function resolve(inputs: Inputs, options: ResolveOptions, diags: Diagnost
     const ir: IrGateway = {
       name,
       ref: gateway.ref,
-      listeners: buildListeners(name, listeners.ports, { attachments: attachments.routes, compiled, routeOrder }),
+      listeners: buildListeners(name, listeners.ports, { attachments: attachments.routes, compiled, routeOrder, diags }),
       ...used,
     };
     if (spec.backendClientCertificate) ir.backendClientCertificate = spec.backendClientCertificate;
@@ -193,18 +208,26 @@ export function resolve(inputs: Inputs, options: ResolveOptions, diags: Diagnost
       parents: attachments.parents.get(route) ?? [],
       refProblems: c.refProblems,
       invalid,
-      noRuleLeft: invalid.length > 0 && route.rules.every((r) => r.matches.length === 0),
+      // A stream route's rules have no matches: only a TLSRoute left without a usable hostname serves nothing.
+      noRuleLeft: isStreamRoute(route.kind)
+        ? route.kind === 'TLSRoute' && route.hostnames.length === 0
+        : invalid.length > 0 && route.rules.every((r) => r.matches.length === 0),
     };
   });
   const pools = poolOutcomes({ inputs, backends, routes, compiled, converted: new Set(converted.keys()), gatewaysUsing });
+  const refused = httpOnlyRoutes(served, attachments, compiled);
   const policies: PolicyOutcome[] = inputs.policies.map((policy) => {
     const reached = new Set(policy.targets.flatMap((t) => gatewaysUsing(t.kind, policy.meta.namespace, t.name)));
-    return {
+    const cannotUse = refused.filter((r) => r.backend.lbFrom !== 'default' && describeRef(r.backend.lbFrom) === describeRef(policy.ref));
+    for (const r of cannotUse) reached.add(r.gateway);
+    const outcome: PolicyOutcome = {
       policy,
       ancestors: (reached.size > 0 ? [...reached].sort(compare) : allGateways).map(gatewayRef),
       accepted: policyAccepted(policy, backends),
       pickerProblems: backends.pickerProblems(policy.ref),
     };
+    if (cannotUse.length > 0) outcome.refusedBy = cannotUse.map((r) => ({ gateway: gatewayRef(r.gateway), route: r.route.ref }));
+    return outcome;
   });
   // A BackendTLSPolicy's ancestors are the Gateways whose routes reference its Services, also
   // where the policy made the reference invalid.

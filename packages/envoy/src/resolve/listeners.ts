@@ -8,30 +8,53 @@ import type { ServerTls } from './ir.js';
 import { listenerTls } from './listener-tls.js';
 import { type ListenerOutcome, type Verdict, verdict } from './outcomes.js';
 
-/** The route kinds an HTTP or HTTPS listener serves, in the order supportedKinds lists them. */
-const ROUTE_KINDS: (RouteGroupKind & { kind: RouteKind })[] = [
-  { group: GATEWAY_GROUP, kind: 'HTTPRoute' },
-  { group: GATEWAY_GROUP, kind: 'GRPCRoute' },
-];
+/** The listener protocols extlb serves. */
+export type ListenerProtocol = 'HTTP' | 'HTTPS' | 'TLS' | 'TCP' | 'UDP';
+const PROTOCOLS: readonly string[] = ['HTTP', 'HTTPS', 'TLS', 'TCP', 'UDP'];
+
+/** The route kinds a listener of each protocol serves, in the order supportedKinds lists them. */
+const KINDS: Record<ListenerProtocol, (RouteGroupKind & { kind: RouteKind })[]> = {
+  HTTP: [
+    { group: GATEWAY_GROUP, kind: 'HTTPRoute' },
+    { group: GATEWAY_GROUP, kind: 'GRPCRoute' },
+  ],
+  HTTPS: [
+    { group: GATEWAY_GROUP, kind: 'HTTPRoute' },
+    { group: GATEWAY_GROUP, kind: 'GRPCRoute' },
+  ],
+  TLS: [{ group: GATEWAY_GROUP, kind: 'TLSRoute' }],
+  TCP: [{ group: GATEWAY_GROUP, kind: 'TCPRoute' }],
+  UDP: [{ group: GATEWAY_GROUP, kind: 'UDPRoute' }],
+};
+
+/**
+ * Listeners of these protocols may share a port: HTTPS and TLS ones are told apart by SNI (one
+ * Envoy listener, a filter chain each); the others have a port to themselves. UDP is another
+ * socket, so a UDP listener never conflicts with a TCP-carried one on the same port number.
+ */
+const FAMILY: Record<ListenerProtocol, string> = { HTTP: 'http', HTTPS: 'tls', TLS: 'tls', TCP: 'tcp', UDP: 'udp' };
 
 /**
  * A valid listener: routes attach to it. It is served (in the Envoy configuration) when its
- * outcome says Programmed, which an HTTPS listener is not without a usable certificate.
+ * outcome says Programmed, which an HTTPS (or terminating TLS) listener is not without a usable certificate.
  */
 export interface ActiveListener {
   spec: ListenerSpec;
-  protocol: 'HTTP' | 'HTTPS';
+  protocol: ListenerProtocol;
+  /** TLS listeners: whether the proxy terminates TLS or passes the connection through. */
+  tlsMode?: 'Terminate' | 'Passthrough';
   /** The route kinds among the listener's allowed kinds that extlb serves. */
   routeKinds: RouteKind[];
-  /** HTTPS: what resolved of its certificates and client validation. */
+  /** HTTPS and terminating TLS: what resolved of its certificates and client validation. */
   tls?: ServerTls;
   outcome: ListenerOutcome;
 }
 
-/** The listeners of one port. */
+/** The listeners of one port (and transport: UDP's port numbers are its own). */
 export interface PortGroup {
   port: number;
-  protocol: 'HTTP' | 'HTTPS';
+  /** HTTPS when an HTTPS listener is on the port, TLS when only TLS listeners are. */
+  protocol: ListenerProtocol;
   listeners: ActiveListener[];
 }
 
@@ -48,15 +71,20 @@ const NO_CONFLICTS = verdict(false, 'NoConflicts', 'No conflicts');
 
 const gk = (k: RouteGroupKind) => `${k.kind} (${k.group === '' ? 'core' : k.group})`;
 
+function isProtocol(p: string): p is ListenerProtocol {
+  return PROTOCOLS.includes(p);
+}
+
 /**
  * The route kinds a listener allows that extlb serves on its protocol, and those it cannot: a
  * listener of another protocol supports none.
  */
 function routeKinds(l: ListenerSpec): { supported: RouteGroupKind[]; invalid: RouteGroupKind[] } {
-  if (l.protocol !== 'HTTP' && l.protocol !== 'HTTPS') return { supported: [], invalid: l.kinds ?? [] };
-  if (l.kinds === undefined || l.kinds.length === 0) return { supported: ROUTE_KINDS, invalid: [] };
+  if (!isProtocol(l.protocol)) return { supported: [], invalid: l.kinds ?? [] };
+  const served = KINDS[l.protocol];
+  if (l.kinds === undefined || l.kinds.length === 0) return { supported: served, invalid: [] };
   const same = (a: RouteGroupKind, b: RouteGroupKind) => a.kind === b.kind && a.group === b.group;
-  return { supported: ROUTE_KINDS.filter((s) => l.kinds?.some((k) => same(k, s))), invalid: l.kinds.filter((k) => !ROUTE_KINDS.some((s) => same(k, s))) };
+  return { supported: served.filter((s) => l.kinds?.some((k) => same(k, s))), invalid: l.kinds.filter((k) => !served.some((s) => same(k, s))) };
 }
 
 /** A listener that is not served; it still lists the route kinds it would take. */
@@ -81,8 +109,8 @@ function unsupported(gw: Gateway, l: ListenerSpec, diags: Diagnostics): Listener
     const message = `listener "${l.name}": ${l.problem.path}: ${l.problem.message}`;
     return rejected(l, verdict(false, 'Invalid', message), ALL_RESOLVED, NO_CONFLICTS, message);
   }
-  if (l.protocol !== 'HTTP' && l.protocol !== 'HTTPS') {
-    const message = `listener "${l.name}" uses protocol ${l.protocol}, which extlb does not convert; only HTTP and HTTPS listeners are`;
+  if (!isProtocol(l.protocol)) {
+    const message = `listener "${l.name}" uses protocol ${l.protocol}, which extlb does not convert; only ${PROTOCOLS.join(', ')} listeners are`;
     diags.warning('UnsupportedProtocol', message, gw.ref, `${p}.protocol`);
     return rejected(l, verdict(false, 'UnsupportedProtocol', message), ALL_RESOLVED, NO_CONFLICTS, message);
   }
@@ -93,11 +121,24 @@ function unsupported(gw: Gateway, l: ListenerSpec, diags: Diagnostics): Listener
       diags.warning('UnsupportedValue', message, gw.ref, `${p}.tls.mode`);
       return rejected(l, verdict(false, 'UnsupportedValue', message), ALL_RESOLVED, NO_CONFLICTS, message);
     }
-    if ((l.tls?.certificateRefs.length ?? 0) === 0) {
-      const message = `listener "${l.name}": an HTTPS listener needs at least one certificateRef`;
-      diags.error('Invalid', message, gw.ref, `${p}.tls.certificateRefs`);
-      return rejected(l, verdict(false, 'Invalid', message), verdict(false, 'InvalidCertificateRef', message), NO_CONFLICTS, message);
+  }
+  if (l.protocol === 'TLS') {
+    if (!l.tls) {
+      const message = `listener "${l.name}": a TLS listener needs tls.mode (Passthrough or Terminate)`;
+      diags.error('Invalid', message, gw.ref, `${p}.tls`);
+      return rejected(l, verdict(false, 'Invalid', message), ALL_RESOLVED, NO_CONFLICTS, message);
     }
+    if (l.tls.mode !== 'Terminate' && l.tls.mode !== 'Passthrough') {
+      const message = `listener "${l.name}": TLS mode ${l.tls.mode} is not one of Passthrough, Terminate`;
+      diags.warning('UnsupportedValue', message, gw.ref, `${p}.tls.mode`);
+      return rejected(l, verdict(false, 'UnsupportedValue', message), ALL_RESOLVED, NO_CONFLICTS, message);
+    }
+  }
+  const terminates = l.protocol === 'HTTPS' || (l.protocol === 'TLS' && l.tls?.mode === 'Terminate');
+  if (terminates && (l.tls?.certificateRefs.length ?? 0) === 0) {
+    const message = `listener "${l.name}": a${l.protocol === 'TLS' ? ' terminating TLS' : 'n HTTPS'} listener needs at least one certificateRef`;
+    diags.error('Invalid', message, gw.ref, `${p}.tls.certificateRefs`);
+    return rejected(l, verdict(false, 'Invalid', message), verdict(false, 'InvalidCertificateRef', message), NO_CONFLICTS, message);
   }
   return undefined;
 }
@@ -118,7 +159,8 @@ function conflict(
 function resolvedRefs(gw: Gateway, l: ListenerSpec, invalidKinds: RouteGroupKind[], tlsProblems: Verdict[], diags: Diagnostics): Verdict {
   const problems = [...tlsProblems];
   if (invalidKinds.length > 0) {
-    const message = `extlb serves only ${ROUTE_KINDS.map(gk).join(' and ')} on this listener; not supported: ${invalidKinds.map(gk).join(', ')}`;
+    const served = isProtocol(l.protocol) ? KINDS[l.protocol] : [];
+    const message = `extlb serves only ${served.map(gk).join(' and ')} on this listener; not supported: ${invalidKinds.map(gk).join(', ')}`;
     diags.warning('InvalidRouteKinds', message, gw.ref, `spec.listeners[${l.index}].allowedRoutes.kinds`);
     problems.push(verdict(false, 'InvalidRouteKinds', message));
   }
@@ -129,7 +171,8 @@ function resolvedRefs(gw: Gateway, l: ListenerSpec, invalidKinds: RouteGroupKind
 /** A valid listener's outcome, and the TLS it is served with. */
 function activeOutcome(gw: Gateway, l: ListenerSpec, tlsRefs: TlsRefs, diags: Diagnostics): { outcome: ListenerOutcome; tls?: ServerTls } {
   const kinds = routeKinds(l);
-  const tls = l.protocol === 'HTTPS' ? listenerTls(gw, l, tlsRefs, diags) : undefined;
+  const terminates = l.protocol === 'HTTPS' || (l.protocol === 'TLS' && l.tls?.mode === 'Terminate');
+  const tls = terminates ? listenerTls(gw, l, tlsRefs, diags) : undefined;
   let accepted = verdict(true, 'Accepted', 'Listener is accepted');
   let programmed = verdict(true, 'Programmed', 'Listener is in the Envoy configuration');
   if (tls?.noValidCa !== undefined) {
@@ -155,7 +198,7 @@ function activeOutcome(gw: Gateway, l: ListenerSpec, tlsRefs: TlsRefs, diags: Di
 }
 
 export function resolveListeners(gw: Gateway, tlsRefs: TlsRefs, diags: Diagnostics): GatewayListeners {
-  const byPort = new Map<number, PortGroup>();
+  const byPort = new Map<string, PortGroup & { family: string }>();
   const active: ActiveListener[] = [];
   const outcomes: ListenerOutcome[] = [];
   for (const l of gw.listeners) {
@@ -164,7 +207,8 @@ export function resolveListeners(gw: Gateway, tlsRefs: TlsRefs, diags: Diagnosti
       outcomes.push(bad);
       continue;
     }
-    const protocol = l.protocol as 'HTTP' | 'HTTPS';
+    const protocol = l.protocol as ListenerProtocol;
+    const portKey = `${protocol === 'UDP' ? 'udp' : 'tcp'}/${l.port}`;
     const p = `spec.listeners[${l.index}]`;
     if (l.namespaces.hasExpressions) {
       diags.warning(
@@ -174,8 +218,8 @@ export function resolveListeners(gw: Gateway, tlsRefs: TlsRefs, diags: Diagnosti
         `${p}.allowedRoutes.namespaces.selector.matchExpressions`,
       );
     }
-    let group = byPort.get(l.port);
-    if (group && group.protocol !== protocol) {
+    let group = byPort.get(portKey);
+    if (group && group.family !== FAMILY[protocol]) {
       outcomes.push(
         conflict(
           gw,
@@ -189,21 +233,25 @@ export function resolveListeners(gw: Gateway, tlsRefs: TlsRefs, diags: Diagnosti
       continue;
     }
     if (group?.listeners.some((o) => o.spec.hostname === l.hostname)) {
-      const message = `listener "${l.name}" has the same hostname as another ${protocol} listener on port ${l.port}; it is not converted`;
+      const message = `listener "${l.name}" has the same hostname as another ${group.protocol === 'HTTP' ? 'HTTP' : group.family.toUpperCase()} listener on port ${l.port}; it is not converted`;
       outcomes.push(conflict(gw, l, 'HostnameConflict', message, 'hostname', diags));
       continue;
     }
     if (!group) {
-      group = { port: l.port, protocol, listeners: [] };
-      byPort.set(l.port, group);
+      group = { port: l.port, protocol, family: FAMILY[protocol], listeners: [] };
+      byPort.set(portKey, group);
     }
+    if (protocol === 'HTTPS') group.protocol = 'HTTPS';
     const { outcome, tls } = activeOutcome(gw, l, tlsRefs, diags);
     const a: ActiveListener = { spec: l, protocol, routeKinds: outcome.supportedKinds.map((k) => k.kind as RouteKind), outcome };
+    if (protocol === 'TLS') a.tlsMode = l.tls?.mode === 'Terminate' ? 'Terminate' : 'Passthrough';
     if (tls) a.tls = tls;
     group.listeners.push(a);
     active.push(a);
     outcomes.push(outcome);
   }
   outcomes.sort((a, b) => a.index - b.index);
-  return { ports: [...byPort.values()].sort((a, b) => a.port - b.port), active, outcomes };
+  const ports = [...byPort.values()].map(({ family: _, ...group }): PortGroup => group);
+  // By port; TCP-carried before UDP on the same number.
+  return { ports: ports.sort((a, b) => a.port - b.port || Number(a.protocol === 'UDP') - Number(b.protocol === 'UDP')), active, outcomes };
 }

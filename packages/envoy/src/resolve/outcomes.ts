@@ -89,6 +89,8 @@ export interface PolicyOutcome {
   ancestors: ObjectRef[];
   accepted: Verdict;
   pickerProblems: PickerProblem[];
+  /** TLSRoutes, TCPRoutes and UDPRoutes (per Gateway) that cannot use the External load balancer the policy gives their backend. */
+  refusedBy?: { gateway: ObjectRef; route: ObjectRef }[];
 }
 
 export interface BackendTlsPolicyOutcome {
@@ -102,7 +104,7 @@ export interface BackendTlsPolicyOutcome {
 export interface Outcomes {
   gatewayClasses: GatewayClassOutcome[];
   gateways: GatewayOutcome[];
-  /** HTTPRoutes and GRPCRoutes. */
+  /** HTTPRoutes, GRPCRoutes, TLSRoutes, TCPRoutes and UDPRoutes. */
   routes: RouteOutcome[];
   pools: PoolOutcome[];
   policies: PolicyOutcome[];

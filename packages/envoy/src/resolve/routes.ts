@@ -22,6 +22,8 @@ export interface CompiledRoute {
   refProblems: RefProblem[];
   /** Values that cannot be used, found while compiling (the read stage's are on the route). */
   problems: Problem[];
+  /** A TLSRoute, TCPRoute or UDPRoute: the backends it refused because their load balancer needs HTTP (External). */
+  httpOnly?: Backend[];
 }
 
 /** What the filters of one level (a rule, or one of its backendRefs) do, each kept with its path. */

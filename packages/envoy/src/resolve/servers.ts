@@ -7,6 +7,8 @@ import { compareHostnames, compareListenerHostnames, contains } from './hostname
 import type { Listener, Route, Server, VirtualHost } from './ir.js';
 import type { ActiveListener, PortGroup } from './listeners.js';
 import type { CompiledRoute } from './routes.js';
+import { buildStreams } from './streams.js';
+import type { Diagnostics } from '../diagnostics.js';
 
 const PATH_RANK: Record<Match['path']['type'], number> = { Exact: 0, RegularExpression: 1, PathPrefix: 2 };
 
@@ -56,6 +58,7 @@ export interface ServerInputs {
   attachments: Map<ActiveListener, Attachment[]>;
   compiled: Map<HttpRoute, CompiledRoute>;
   routeOrder: Map<HttpRoute, number>;
+  diags?: Diagnostics;
 }
 
 /**
@@ -129,17 +132,23 @@ function virtualHosts(served: ActiveListener[], port: PortGroup, inputs: ServerI
  * hostname still belongs to it: the port's other servers answer it 421, never with their routes.
  */
 export function buildListeners(gatewayName: string, ports: PortGroup[], inputs: ServerInputs): Listener[] {
-  return ports.flatMap((group) => {
-    const name = `${gatewayName}/${group.port}`;
+  return ports.flatMap((group): Listener[] => {
+    const name = group.protocol === 'UDP' ? `${gatewayName}/udp/${group.port}` : `${gatewayName}/${group.port}`;
+    // HTTP's hostnames and 421s are among the HTTP and HTTPS listeners of the port alone.
+    const http = { ...group, listeners: group.listeners.filter((l) => l.protocol === 'HTTP' || l.protocol === 'HTTPS') };
     const servers: Server[] =
       group.protocol === 'HTTP'
         ? [{ name, virtualHosts: virtualHosts(group.listeners, group, inputs) }]
-        : group.listeners.flatMap((l) => {
+        : http.listeners.flatMap((l) => {
             if (!l.outcome.programmed.status || !l.tls) return [];
             const tls: NonNullable<Server['tls']> = { ...l.tls };
             if (l.spec.hostname) tls.hostname = l.spec.hostname;
-            return [{ name: `${name}/${l.spec.name}`, tls, virtualHosts: virtualHosts([l], group, inputs) }];
+            return [{ name: `${name}/${l.spec.name}`, tls, virtualHosts: virtualHosts([l], http, inputs) }];
           });
-    return servers.length === 0 ? [] : [{ name, port: group.port, protocol: group.protocol, servers }];
+    const streams = group.protocol === 'HTTP' ? [] : buildStreams(name, group, inputs);
+    if (servers.length === 0 && streams.length === 0) return [];
+    const listener: Listener = { name, port: group.port, protocol: group.protocol, servers };
+    if (streams.length > 0) listener.streams = streams;
+    return [listener];
   });
 }

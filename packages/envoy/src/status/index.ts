@@ -120,11 +120,22 @@ function poolStatus(ctx: StatusOptions, o: PoolOutcome): JsonObject {
 function policyStatus(ctx: StatusOptions, o: PolicyOutcome): JsonObject {
   const { meta, ref } = o.policy;
   return statusObject(API_VERSION, ref, {
-    ancestors: o.ancestors.map((gw) => ({
-      ancestorRef: gatewayParentRef(gw),
-      controllerName: ctx.controllerName,
-      conditions: [condition(ctx, meta, 'Accepted', o.accepted), condition(ctx, meta, 'ResolvedRefs', pickerVerdict(o.pickerProblems))],
-    })),
+    ancestors: o.ancestors.map((gw) => {
+      // The policy still applies to this Gateway's HTTP routes; its stream routes that cannot use it are named.
+      const refused = (o.refusedBy ?? []).filter((r) => r.gateway.namespace === gw.namespace && r.gateway.name === gw.name);
+      const accepted: Verdict =
+        refused.length === 0
+          ? o.accepted
+          : {
+              ...o.accepted,
+              message: `${o.accepted.message}; its External load balancer needs HTTP, so ${refused.map((r) => `${r.route.kind} ${r.route.namespace ?? ''}/${r.route.name}`).join(', ')} cannot use it and refuse${refused.length === 1 ? 's' : ''} the backend`,
+            };
+      return {
+        ancestorRef: gatewayParentRef(gw),
+        controllerName: ctx.controllerName,
+        conditions: [condition(ctx, meta, 'Accepted', accepted), condition(ctx, meta, 'ResolvedRefs', pickerVerdict(o.pickerProblems))],
+      };
+    }),
   });
 }
 

@@ -3,7 +3,39 @@
 import type { ObjectMeta } from '../object-meta.js';
 
 /** ExtlbObject is any object of a kind extlb reads and validates. */
-export type ExtlbObject = BackendPool | InferencePool | LoadBalancerPolicy;
+export type ExtlbObject = BackendPool | GatewayParameters | InferencePool | LoadBalancerPolicy;
+
+/**
+ * accessLog is what each Envoy writes to its standard output for each request. Unset means one JSON object per line.
+ */
+export interface AccessLog {
+  /**
+   * format is JSON (one object per request with the request, response code and flags, durations, upstream host, route, Gateway, the endpoints the picker chose and the one that served), Text (the text below), or Off (no access log).
+   */
+  format?: 'JSON' | 'Text' | 'Off';
+  /**
+   * text is an Envoy format string (command operators such as %RESPONSE_CODE%) written for each request when format is Text.
+   */
+  text?: string;
+}
+
+/**
+ * autoscaling asks the controller for a HorizontalPodAutoscaler (autoscaling/v2) on the Envoy Deployment, scaling on CPU.
+ */
+export interface Autoscaling {
+  /**
+   * minReplicas is the fewest Envoy Pods. Unset means 1.
+   */
+  minReplicas?: number;
+  /**
+   * maxReplicas is the most Envoy Pods.
+   */
+  maxReplicas: number;
+  /**
+   * targetCPUUtilizationPercentage is the average CPU use, of the requests, to keep. Unset means 80.
+   */
+  targetCPUUtilizationPercentage?: number;
+}
 
 /**
  * BackendPool is a Gateway API backend made of the Pods its selector matches. An HTTPRoute backendRef with group extlb.dev and kind BackendPool sends traffic to it, and loadBalancer says how one endpoint is chosen for each request; with type External an endpoint picker chooses it.
@@ -173,6 +205,33 @@ export interface EndpointPickerRef {
 }
 
 /**
+ * envoy is the proxy's container.
+ */
+export interface EnvoyParameters {
+  /**
+   * image is the Envoy container image. Unset means the official image of the version below, envoyproxy/envoy:v1.38.0 by default.
+   */
+  image?: string;
+  /**
+   * version is the Envoy release the image runs, which decides the configuration the controller serves it: "1.38" (the default) or "1.35". Set it when image is an older Envoy.
+   */
+  version?: '1.35' | '1.38';
+  /**
+   * concurrency is the number of Envoy worker threads. Unset means 2.
+   */
+  concurrency?: number;
+  /**
+   * logLevel is Envoy's own log level (not the access log). Unset means info.
+   */
+  logLevel?: 'trace' | 'debug' | 'info' | 'warning' | 'error' | 'critical' | 'off';
+  /**
+   * drainTime is how long a stopping Envoy keeps serving open connections before it exits; the Pod's termination grace period is this plus 10s. Unset means 30s.
+   */
+  drainTime?: Duration;
+  resources?: Resources;
+}
+
+/**
  * ExternalLoadBalancer lets an external endpoint picker choose the endpoint of every request. The proxy asks the picker over ext_proc, then sends the request to the endpoints the picker names, in order, using its own fallback policy when none of them is usable.
  */
 export interface ExternalLoadBalancer {
@@ -215,6 +274,45 @@ export interface ExternalLoadBalancer {
    * maxEndpoints is how many endpoints, in order, the picker may name for one request. The proxy retries a failed attempt on the next endpoint of the list, so the route allows at least maxEndpoints - 1 retries.
    */
   maxEndpoints?: number;
+}
+
+/**
+ * GatewayParameters says how extlb's controller runs the Envoy proxies of a Gateway. A GatewayClass names one in spec.parametersRef (the defaults for every Gateway of the class); a Gateway names one of its own namespace in spec.infrastructure.parametersRef, whose fields override the class's, field by field. Fields left unset take the controller's defaults. No field is defaulted by the API server, so that an unset field never hides the class's value.
+ */
+export interface GatewayParameters {
+  /**
+   * apiVersion is extlb.dev/v1alpha1.
+   */
+  apiVersion: 'extlb.dev/v1alpha1';
+  /**
+   * kind is GatewayParameters.
+   */
+  kind: 'GatewayParameters';
+  /**
+   * metadata is the object's standard Kubernetes metadata.
+   */
+  metadata: ObjectMeta;
+  spec: GatewayParametersSpec;
+}
+
+/**
+ * GatewayParametersSpec is how a Gateway's proxies are run.
+ */
+export interface GatewayParametersSpec {
+  /**
+   * provision false means the controller creates nothing for the Gateway: its team deploys Envoy itself (as examples/deploy/gateway/edge.yaml shows) and the controller only serves it over xDS. Unset means true.
+   */
+  provision?: boolean;
+  envoy?: EnvoyParameters;
+  /**
+   * replicas is how many Envoy Pods run when autoscaling is not set. Unset means 2. A HorizontalPodAutoscaler a user attaches to the Deployment by name takes over the count: the controller never writes replicas back.
+   */
+  replicas?: number;
+  autoscaling?: Autoscaling;
+  pod?: PodOverlay;
+  service?: ServiceParameters;
+  podDisruptionBudget?: PodDisruptionBudget;
+  accessLog?: AccessLog;
 }
 
 /**
@@ -500,6 +598,62 @@ export interface PickerRef {
 }
 
 /**
+ * podDisruptionBudget asks the controller for a PodDisruptionBudget on the Envoy Pods; set exactly one of its fields.
+ */
+export interface PodDisruptionBudget {
+  /**
+   * minAvailable is how many Envoy Pods must stay up during a voluntary disruption.
+   */
+  minAvailable?: number;
+  /**
+   * maxUnavailable is how many Envoy Pods may be down during a voluntary disruption.
+   */
+  maxUnavailable?: number;
+}
+
+/**
+ * pod adds to the Envoy Pods the controller makes.
+ */
+export interface PodOverlay {
+  /**
+   * labels are added to the Pods. They cannot replace the labels the controller selects the Pods by.
+   */
+  labels?: StringMap;
+  /**
+   * annotations are added to the Pods.
+   */
+  annotations?: StringMap;
+  /**
+   * nodeSelector limits the nodes the Pods run on, by node label.
+   */
+  nodeSelector?: StringMap;
+  /**
+   * tolerations let the Pods run on tainted nodes.
+   *
+   * @maxItems 32
+   */
+  tolerations?: Toleration[];
+  /**
+   * affinity is a Kubernetes core/v1 Affinity (node, pod and pod anti-affinity), copied to the Pods as written; the API server checks it when the controller writes the Deployment, and a refusal shows on the Gateway's Programmed condition.
+   */
+  affinity?: {
+    [k: string]: unknown;
+  };
+  /**
+   * topologySpreadConstraints are Kubernetes core/v1 TopologySpreadConstraints, copied to the Pods as written (checked by the API server like affinity).
+   *
+   * @maxItems 8
+   */
+  topologySpreadConstraints?: {
+    [k: string]: unknown;
+  }[];
+  /**
+   * priorityClassName is the Pods' PriorityClass.
+   */
+  priorityClassName?: string;
+}
+
+/**
  * PolicyAncestorStatus is the state of a policy for one ancestor (a Gateway), written by one controller.
  */
 export interface PolicyAncestorStatus {
@@ -555,9 +709,57 @@ export interface Port {
 export type PortNumber = number;
 
 /**
+ * A Kubernetes resource quantity, for example "500m", "2", "128Mi" or "1Gi".
+ */
+export type Quantity = string;
+
+/**
+ * Amounts of compute resources by name (cpu, memory, ephemeral-storage).
+ */
+export interface ResourceList {
+  [k: string]: Quantity;
+}
+
+/**
+ * resources are the Envoy container's requests and limits. Unset means requests of cpu 200m and memory 128Mi and a memory limit of 512Mi.
+ */
+export interface Resources {
+  /**
+   * requests are the resources the scheduler reserves for each Envoy.
+   */
+  requests?: ResourceList;
+  /**
+   * limits are the most each Envoy may use.
+   */
+  limits?: ResourceList;
+}
+
+/**
  * SectionName names a part of a referent: a listener of a Gateway, or a named port of a Service.
  */
 export type SectionName = string;
+
+/**
+ * service is the Service in front of the Envoy Pods, the Gateway's address.
+ */
+export interface ServiceParameters {
+  /**
+   * type is the Service's type. Unset means LoadBalancer.
+   */
+  type?: 'ClusterIP' | 'NodePort' | 'LoadBalancer';
+  /**
+   * annotations are added to the Service (a cloud load balancer's settings, for example).
+   */
+  annotations?: StringMap;
+  /**
+   * externalTrafficPolicy Local keeps clients' source addresses and sends traffic only to Envoy Pods on the node it arrives at; Cluster (the Kubernetes default) spreads it.
+   */
+  externalTrafficPolicy?: 'Cluster' | 'Local';
+  /**
+   * loadBalancerClass chooses the load balancer implementation of a LoadBalancer Service.
+   */
+  loadBalancerClass?: string;
+}
 
 /**
  * SlowStart ramps traffic up to a new endpoint over a window instead of sending it its full share at once.
@@ -571,4 +773,37 @@ export interface SlowStart {
    * minWeightPercent is the share of its full weight a new endpoint starts with, in percent.
    */
   minWeightPercent?: number;
+}
+
+/**
+ * A map of Kubernetes label or annotation keys to values.
+ */
+export interface StringMap {
+  [k: string]: string;
+}
+
+/**
+ * A Kubernetes toleration (core/v1 Toleration).
+ */
+export interface Toleration {
+  /**
+   * key is the taint key the toleration applies to; empty with operator Exists means every taint.
+   */
+  key?: string;
+  /**
+   * operator is Exists or Equal (the default).
+   */
+  operator?: 'Exists' | 'Equal';
+  /**
+   * value is the taint value the toleration matches with operator Equal.
+   */
+  value?: string;
+  /**
+   * effect is the taint effect to match; empty means every effect.
+   */
+  effect?: 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute';
+  /**
+   * tolerationSeconds is how long a NoExecute taint is tolerated before the Pod is evicted.
+   */
+  tolerationSeconds?: number;
 }

@@ -297,6 +297,243 @@ export const backendPool: StructuralSchema = {
   }
 };
 
+export const gatewayParameters: StructuralSchema = {
+  "type": "object",
+  "properties": {
+    "apiVersion": {
+      "type": "string"
+    },
+    "kind": {
+      "type": "string"
+    },
+    "metadata": {
+      "type": "object"
+    },
+    "spec": {
+      "type": "object",
+      "rules": [
+        {
+          "rule": "!(has(self.replicas) && has(self.autoscaling))",
+          "message": "set replicas or autoscaling, not both"
+        },
+        {
+          "rule": "has(self.provision) && !self.provision ? size(self) == 1 : true",
+          "message": "when provision is false no other field may be set, since nothing is provisioned"
+        }
+      ],
+      "properties": {
+        "provision": {
+          "type": "boolean"
+        },
+        "envoy": {
+          "type": "object",
+          "properties": {
+            "image": {
+              "type": "string"
+            },
+            "version": {
+              "type": "string"
+            },
+            "concurrency": {
+              "type": "integer"
+            },
+            "logLevel": {
+              "type": "string"
+            },
+            "drainTime": {
+              "type": "string",
+              "rules": [
+                {
+                  "rule": "duration(self) >= duration('1s') && duration(self) <= duration('1h')",
+                  "message": "drainTime must be between 1s and 1h"
+                }
+              ]
+            },
+            "resources": {
+              "type": "object",
+              "properties": {
+                "requests": {
+                  "type": "object",
+                  "maxProperties": 8,
+                  "additionalProperties": {
+                    "type": "string"
+                  }
+                },
+                "limits": {
+                  "type": "object",
+                  "maxProperties": 8,
+                  "additionalProperties": {
+                    "type": "string"
+                  }
+                }
+              }
+            }
+          }
+        },
+        "replicas": {
+          "type": "integer"
+        },
+        "autoscaling": {
+          "type": "object",
+          "rules": [
+            {
+              "rule": "has(self.minReplicas) ? self.minReplicas <= self.maxReplicas : true",
+              "message": "minReplicas must not be greater than maxReplicas"
+            }
+          ],
+          "properties": {
+            "minReplicas": {
+              "type": "integer"
+            },
+            "maxReplicas": {
+              "type": "integer"
+            },
+            "targetCPUUtilizationPercentage": {
+              "type": "integer"
+            }
+          }
+        },
+        "pod": {
+          "type": "object",
+          "properties": {
+            "labels": {
+              "type": "object",
+              "maxProperties": 64,
+              "additionalProperties": {
+                "type": "string"
+              }
+            },
+            "annotations": {
+              "type": "object",
+              "maxProperties": 64,
+              "additionalProperties": {
+                "type": "string"
+              }
+            },
+            "nodeSelector": {
+              "type": "object",
+              "maxProperties": 64,
+              "additionalProperties": {
+                "type": "string"
+              }
+            },
+            "tolerations": {
+              "type": "array",
+              "listType": "atomic",
+              "items": {
+                "type": "object",
+                "rules": [
+                  {
+                    "rule": "has(self.operator) && self.operator == 'Exists' ? !has(self.value) || self.value == '' : true",
+                    "message": "value must be empty when operator is Exists"
+                  }
+                ],
+                "properties": {
+                  "key": {
+                    "type": "string"
+                  },
+                  "operator": {
+                    "type": "string"
+                  },
+                  "value": {
+                    "type": "string"
+                  },
+                  "effect": {
+                    "type": "string"
+                  },
+                  "tolerationSeconds": {
+                    "type": "integer"
+                  }
+                }
+              }
+            },
+            "affinity": {
+              "type": "object",
+              "preserveUnknownFields": true
+            },
+            "topologySpreadConstraints": {
+              "type": "array",
+              "listType": "atomic",
+              "items": {
+                "type": "object",
+                "preserveUnknownFields": true
+              }
+            },
+            "priorityClassName": {
+              "type": "string"
+            }
+          }
+        },
+        "service": {
+          "type": "object",
+          "rules": [
+            {
+              "rule": "has(self.externalTrafficPolicy) ? (!has(self.type) || self.type != 'ClusterIP') : true",
+              "message": "externalTrafficPolicy needs a Service of type NodePort or LoadBalancer"
+            },
+            {
+              "rule": "has(self.loadBalancerClass) ? (!has(self.type) || self.type == 'LoadBalancer') : true",
+              "message": "loadBalancerClass needs a Service of type LoadBalancer"
+            }
+          ],
+          "properties": {
+            "type": {
+              "type": "string"
+            },
+            "annotations": {
+              "type": "object",
+              "maxProperties": 64,
+              "additionalProperties": {
+                "type": "string"
+              }
+            },
+            "externalTrafficPolicy": {
+              "type": "string"
+            },
+            "loadBalancerClass": {
+              "type": "string"
+            }
+          }
+        },
+        "podDisruptionBudget": {
+          "type": "object",
+          "rules": [
+            {
+              "rule": "has(self.minAvailable) != has(self.maxUnavailable)",
+              "message": "set exactly one of minAvailable and maxUnavailable"
+            }
+          ],
+          "properties": {
+            "minAvailable": {
+              "type": "integer"
+            },
+            "maxUnavailable": {
+              "type": "integer"
+            }
+          }
+        },
+        "accessLog": {
+          "type": "object",
+          "rules": [
+            {
+              "rule": "has(self.text) == (has(self.format) && self.format == 'Text')",
+              "message": "text must be set when format is Text, and only then"
+            }
+          ],
+          "properties": {
+            "format": {
+              "type": "string"
+            },
+            "text": {
+              "type": "string"
+            }
+          }
+        }
+      }
+    }
+  }
+};
+
 export const inferencePool: StructuralSchema = {
   "type": "object",
   "properties": {
@@ -753,6 +990,7 @@ export const loadBalancerPolicy: StructuralSchema = {
 /** Keyed by `apiVersion/kind`. */
 export const KINDS = {
   'extlb.dev/v1alpha1/BackendPool': { kind: 'BackendPool', structure: backendPool },
+  'extlb.dev/v1alpha1/GatewayParameters': { kind: 'GatewayParameters', structure: gatewayParameters },
   'inference.networking.k8s.io/v1/InferencePool': { kind: 'InferencePool', structure: inferencePool },
   'extlb.dev/v1alpha1/LoadBalancerPolicy': { kind: 'LoadBalancerPolicy', structure: loadBalancerPolicy },
 } as const;
