@@ -24,6 +24,16 @@ const EXTRA_KINDS = [
   { group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'Role', plural: 'roles', namespaced: true },
   { group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'RoleBinding', plural: 'rolebindings', namespaced: true },
   { group: 'networking.k8s.io', version: 'v1', kind: 'NetworkPolicy', plural: 'networkpolicies', namespaced: true },
+  {
+    group: 'admissionregistration.k8s.io',
+    version: 'v1',
+    kind: 'ValidatingWebhookConfiguration',
+    plural: 'validatingwebhookconfigurations',
+    namespaced: false,
+  },
+  { group: 'admissionregistration.k8s.io', version: 'v1', kind: 'MutatingWebhookConfiguration', plural: 'mutatingwebhookconfigurations', namespaced: false },
+  { group: 'cert-manager.io', version: 'v1', kind: 'Issuer', plural: 'issuers', namespaced: true, custom: true },
+  { group: 'cert-manager.io', version: 'v1', kind: 'Certificate', plural: 'certificates', namespaced: true, custom: true },
 ];
 
 /** The Gateway API CRDs as its v1.6.1 standard-install.yaml annotates them (their schemas left out). */
@@ -151,5 +161,42 @@ describe('extlb check against extlb install applied and the controller running',
     );
     assert.match(stopped.stdout, /^\[FAIL\] the controller has a leader/m);
     assert.match(stopped.stdout, /\n\nextlb check: \d+ failed\n$/);
+  });
+
+  it('the webhook: its caBundle against the certificate cert-manager issued, and its Pods', async () => {
+    const webhookLine = async () =>
+      (await extlb(['check', '--kubeconfig', admin])).stdout.split('\n').find((l) => l.includes('the admission webhook is set up')) ?? '';
+    const install = await extlb(['install', '--webhook']);
+    const client = KubernetesObjectApi.makeApiClient(api.kubeConfig({ token: 'admin' }));
+    const created = new Set(['Namespace', 'ServiceAccount', 'PodDisruptionBudget', 'CustomResourceDefinition']);
+    const webhookObjects = parseAllDocuments(install.stdout)
+      .map((d) => d.toJS() as Json | null)
+      .filter((o): o is Json => o !== null && /webhook|selfsigned|defaults|validation/.test(o.metadata.name) && !created.has(o.kind));
+    for (const o of webhookObjects) await client.create(o as never);
+    // cert-manager's part: the Secret with the CA, and the CA injected into both configurations.
+    const ca = Buffer.from('-----BEGIN CERTIFICATE-----\nMIIBwebhookCA\n-----END CERTIFICATE-----\n').toString('base64');
+    api.put({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'extlb-webhook-tls', namespace: NS }, type: 'kubernetes.io/tls', data: { 'ca.crt': ca } });
+    const inject = (bundle: string) => {
+      for (const kind of ['ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration']) {
+        const name = kind.startsWith('Validating') ? 'extlb-validation' : 'extlb-defaults';
+        const config = api.get('admissionregistration.k8s.io/v1', kind, name) as Json;
+        api.put({
+          ...config,
+          webhooks: config.webhooks.map((w: Json) => ({ ...w, clientConfig: { ...w.clientConfig, caBundle: bundle } })),
+        } as unknown as KubeObject);
+      }
+    };
+    inject(ca);
+    assert.match(await webhookLine(), /^\[FAIL\] the admission webhook is set up \(optional\): no webhook Pod is ready$/);
+    api.put({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'extlb-webhook-7c4-0', namespace: NS, labels: { 'app.kubernetes.io/name': 'extlb-webhook' } },
+      spec: { containers: [{ name: 'webhook', image: 'extlb/extlb:0.1.0' }] },
+      status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] },
+    });
+    assert.equal(await webhookLine(), '[ok]   the admission webhook is set up (optional): 1 replicas ready, caBundle matches');
+    inject(Buffer.from('another CA').toString('base64'));
+    assert.match(await webhookLine(), /^\[FAIL\] the admission webhook is set up \(optional\): caBundle of extlb-validation, extlb-defaults differs/);
   });
 });
