@@ -311,7 +311,7 @@ export const gatewaysCheck: Check = {
       if (mine.length === 0) problems.push(`${key} has no connected proxy`);
       else if (!mine.some((p) => p.inSync)) problems.push(`${key}: none of its ${mine.length} proxies is in sync`);
     }
-    if (problems.length === 0) return ok(`${gateways.length} Gateways`);
+    if (problems.length === 0) return ok(`${gateways.length} Gateway${gateways.length === 1 ? '' : 's'}, each with a proxy in sync`);
     return fail(problems.join('; '), 'extlb proxy-status and kubectl describe gateway tell why');
   },
 };

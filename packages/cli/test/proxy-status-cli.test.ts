@@ -198,7 +198,10 @@ describe('extlb proxy-status and config-dump through port-forward', () => {
     const gatewayLine = (out: string) => out.split('\n').find((l) => l.includes("every Gateway of extlb's classes")) ?? '';
     const run = await extlb(['check', '--kubeconfig', kubeconfig]);
     outputs.push(run.stdout);
-    assert.equal(gatewayLine(run.stdout), "[ok]   every Gateway of extlb's classes is Accepted, Programmed, and has proxies in sync: 1 Gateways");
+    assert.equal(
+      gatewayLine(run.stdout),
+      "[ok]   every Gateway of extlb's classes is Accepted, Programmed, and has proxies in sync: 1 Gateway, each with a proxy in sync",
+    );
     // This controller serves xDS in plain text: check says so.
     assert.match(run.stdout, /^\[FAIL\] the controller's xDS serving certificate is valid: extlb-controller-0: xDS is plain text/m);
     assert.equal(run.code, 1);
