@@ -352,12 +352,14 @@ export class Converter {
       changedStatuses.push(merged);
     }
     this.refused = refused;
-    // This update's slices replace what the last one said of them.
+    // This update's slices replace what the last one said of them (sorted again only when that changes anything).
     const gone = new Set([...changed.keys()]);
     const kept = this.diagnostics.filter((d) => !(d.object?.kind === 'EndpointSlice' && gone.has(`${d.object.namespace ?? ''}/${d.object.name}`)));
-    const fresh = new Diagnostics();
-    for (const d of [...kept, ...diags.list]) fresh.list.push(d);
-    this.diagnostics = fresh.sorted();
+    if (diags.list.length > 0) {
+      const fresh = new Diagnostics();
+      for (const d of [...kept, ...diags.list]) fresh.list.push(d);
+      this.diagnostics = fresh.sorted();
+    } else if (kept.length !== this.diagnostics.length) this.diagnostics = kept;
     return this.result('endpoints', changedGateways, changedStatuses, { read, resolve: 0, envoy: envoyMs, status: since(s) });
   }
 
