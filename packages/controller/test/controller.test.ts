@@ -281,6 +281,20 @@ describe('extlb controller', () => {
     await until(() => programmed()?.status === 'True', 'Programmed=True again');
   });
 
+  it('a NACK counts only while its stream lives: when the proxy that sent it goes, the Gateway is Programmed again', async () => {
+    const api = await world();
+    const c = controller(api);
+    const { xdsPort } = await c.start();
+    const client = sotwClient(`127.0.0.1:${xdsPort}`);
+    client.send(sotwRequest(TYPE_URL.cluster, [], { node: node(`${NS}/gw`) }));
+    const first = await client.next();
+    client.send(sotwAnswer(first, [], 'cluster bpool/shop/llm: bad config', ''));
+    const programmed = () => get(api, 'gateway.networking.k8s.io/v1', 'Gateway', 'gw', NS)?.status?.conditions?.find((x: Json) => x.type === 'Programmed');
+    await until(() => programmed()?.status === 'False', 'Programmed=False');
+    client.close();
+    await until(() => programmed()?.status === 'True', 'Programmed=True once the NACKing proxy is gone');
+  });
+
   // Issue 15, faults 1–4, and issue 21.6 and 21.8: the Converter composes every stage; the
   // controller only feeds it, publishes, and writes with retries.
   it('converts the Gateways of the class naming its --controller-name, and writes Accepted on that class alone', async () => {

@@ -32,6 +32,7 @@ export const DIAGNOSTIC_CODES = [
   'ProtocolConflict',
   'HostnameConflict',
   'RouteShadowed',
+  'ListenerSetNotAllowed',
   'InvalidRouteKinds',
   // Listener TLS (InvalidCACertificateRef also for BackendTLSPolicies)
   'InvalidCertificateRef',

@@ -261,11 +261,28 @@ const CASES: Record<DiagnosticCode, Case | Case[]> = {
       path: 'spec.parentRefs',
     },
   },
+  ListenerSetNotAllowed: {
+    objects: [
+      gateway(),
+      {
+        apiVersion: 'gateway.networking.k8s.io/v1',
+        kind: 'ListenerSet',
+        metadata: { name: 'team', namespace: 'apps' },
+        spec: { parentRef: { name: 'gw', namespace: 'default' }, listeners: [{ name: 'http', port: 8080, protocol: 'HTTP' }] },
+      },
+    ],
+    expect: {
+      severity: 'warning',
+      message: 'Gateway default/gw allows no ListenerSets (spec.allowedListeners.namespaces.from is None, the default), not this one of namespace apps',
+      object: { kind: 'ListenerSet', namespace: 'apps', name: 'team' },
+      path: 'spec.parentRef',
+    },
+  },
   UnsupportedParent: {
     objects: [gateway(), route({ parentRefs: [{ group: '', kind: 'Service', name: 'api' }], rules: toService() }), ...api],
     expect: {
       severity: 'warning',
-      message: 'a parent of kind Service is not supported; only Gateways are',
+      message: 'a parent of kind Service is not supported; only Gateways and ListenerSets are',
       object: { kind: 'HTTPRoute', namespace: 'default', name: 'r' },
       path: 'spec.parentRefs[0]',
     },

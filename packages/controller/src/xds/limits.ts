@@ -15,7 +15,7 @@ export interface XdsLimits {
   maxUnknownTypes: number;
   /** HTTP/2 streams at once on one connection (an Envoy uses one). Default 16. */
   maxStreamsPerConnection: number;
-  /** Streams a connection may open per second, sustained, and in a burst; past it they are refused with RESOURCE_EXHAUSTED. Default 20/s, burst 40. */
+  /** Streams a connection may open per second, sustained, and in a burst; past it they are refused with RESOURCE_EXHAUSTED. Default 5/s, burst 10: an Envoy keeps its one stream for hours. */
   streamsPerSecond: number;
   streamBurst: number;
   /** Responses a stream may have written and not yet taken by the client before it counts as behind. Default 4 MiB. */
@@ -29,8 +29,8 @@ export const DEFAULT_XDS_LIMITS: Readonly<XdsLimits> = {
   maxSubscriptionBytes: 8 * 1024 * 1024,
   maxUnknownTypes: 16,
   maxStreamsPerConnection: 16,
-  streamsPerSecond: 20,
-  streamBurst: 40,
+  streamsPerSecond: 5,
+  streamBurst: 10,
   maxQueuedBytes: 4 * 1024 * 1024,
 };
 

@@ -5,6 +5,7 @@ import { headerValueProblem, hostnameProblem, isUnmodifiableHeader, regexProblem
 import { type JsonObject, isObject } from '../json.js';
 import { HEADER_NAME, type Reader, shown } from './reader.js';
 import type {
+  AllowedListeners,
   BackendRef,
   Cors,
   Filter,
@@ -15,6 +16,7 @@ import type {
   HeaderModifier,
   HeaderValue,
   RouteRecord,
+  ListenerSet,
   ListenerSpec,
   Match,
   Meta,
@@ -148,6 +150,30 @@ function readGatewayTls(r: Reader, raw: unknown, namespace: string): GatewayReco
   return out;
 }
 
+function readAllowedListeners(r: Reader, raw: unknown): AllowedListeners {
+  const ns = r.object(r.object(raw, 'spec.allowedListeners')?.namespaces, 'spec.allowedListeners.namespaces');
+  const from = r.oneOf(ns?.from, 'spec.allowedListeners.namespaces.from', ['None', 'Same', 'All', 'Selector'] as const, 'None') ?? 'None';
+  if (from !== 'Selector') return { from };
+  const sel = r.object(ns?.selector, 'spec.allowedListeners.namespaces.selector');
+  return { from, selector: r.labels(sel?.matchLabels, 'spec.allowedListeners.namespaces.selector.matchLabels') };
+}
+
+/** A ListenerSet: its parent Gateway and its listeners (read as a Gateway's are). */
+export function readListenerSet(r: Reader, spec: JsonObject, meta: Meta): ListenerSet {
+  const p = r.object(spec.parentRef, 'spec.parentRef');
+  const parentRef = {
+    group: r.string(p?.group, 'spec.parentRef.group') ?? GATEWAY_GROUP,
+    kind: r.string(p?.kind, 'spec.parentRef.kind') ?? 'Gateway',
+    namespace: r.string(p?.namespace, 'spec.parentRef.namespace') ?? meta.namespace,
+    name: r.string(p?.name, 'spec.parentRef.name', true) ?? '',
+  };
+  const listeners = r.array(spec.listeners, 'spec.listeners').flatMap((raw, i) => {
+    const l = readListener(r, raw, i, meta.namespace);
+    return l ? [{ ...l, owner: r.ref }] : [];
+  });
+  return { ref: r.ref, meta, parentRef, listeners };
+}
+
 export function readGateway(r: Reader, spec: JsonObject, meta: Meta): GatewayRecord {
   const listeners = r.array(spec.listeners, 'spec.listeners').flatMap((raw, i) => readListener(r, raw, i, meta.namespace) ?? []);
   const addresses = r.array(spec.addresses, 'spec.addresses').flatMap((a, i): GatewayAddress[] => {
@@ -171,6 +197,7 @@ export function readGateway(r: Reader, spec: JsonObject, meta: Meta): GatewayRec
     meta,
     gatewayClassName: r.string(spec.gatewayClassName, 'spec.gatewayClassName', true) ?? '',
     listeners,
+    allowedListeners: readAllowedListeners(r, spec.allowedListeners),
     addresses,
     infrastructure,
     tls: readGatewayTls(r, spec.tls, meta.namespace),

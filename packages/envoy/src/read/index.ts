@@ -6,7 +6,7 @@ import type { Diagnostics, ObjectRef } from '../diagnostics.js';
 import { compare, isObject } from '../json.js';
 import { readBackendTlsPolicy } from './backend-tls-policy.js';
 import { readBackendPool, readGatewayParameters, readInferencePool, readPolicy } from './extlb.js';
-import { GATEWAY_GROUP, readGateway, readGatewayClass, readGrant, readRoute } from './gateway-api.js';
+import { GATEWAY_GROUP, readGateway, readGatewayClass, readGrant, readListenerSet, readRoute } from './gateway-api.js';
 import { readGrpcRoute } from './grpc-route.js';
 import { readConfigMap, readPod, readSecret, readService, readSlice } from './kubernetes.js';
 import { byAge, byName, namespaceOf, readMeta } from './meta.js';
@@ -27,6 +27,7 @@ const KNOWN: Record<string, string> = {
   [`${GATEWAY_GROUP}/TLSRoute`]: 'TLSRoute',
   [`${GATEWAY_GROUP}/TCPRoute`]: 'TCPRoute',
   [`${GATEWAY_GROUP}/UDPRoute`]: 'UDPRoute',
+  [`${GATEWAY_GROUP}/ListenerSet`]: 'ListenerSet',
   [`${GATEWAY_GROUP}/BackendTLSPolicy`]: 'BackendTLSPolicy',
   [`${GATEWAY_GROUP}/ReferenceGrant`]: 'ReferenceGrant',
   [`${GATEWAY_GROUP}/GatewayClass`]: 'GatewayClass',
@@ -130,6 +131,7 @@ export function readInputs(objects: readonly unknown[], diags: Diagnostics, defa
     gateways: [],
     gatewayClasses: new Map(),
     routes: [],
+    listenerSets: [],
     services: new Map(),
     slicesByService: new Map(),
     pods: new Map(),
@@ -186,6 +188,9 @@ export function readInputs(objects: readonly unknown[], diags: Diagnostics, defa
       case 'UDPRoute':
         inputs.routes.push(readStreamRoute(kind as StreamRouteKind, r, spec, meta));
         break;
+      case 'ListenerSet':
+        inputs.listenerSets.push(readListenerSet(r, spec, meta));
+        break;
       case 'BackendTLSPolicy':
         inputs.backendTlsPolicies.push(readBackendTlsPolicy(r, spec, meta));
         break;
@@ -230,6 +235,7 @@ export function readInputs(objects: readonly unknown[], diags: Diagnostics, defa
   // Input order must not change the output, so every list is put in a canonical order here.
   inputs.gateways.sort(byAge);
   inputs.routes.sort(byAge);
+  inputs.listenerSets.sort(byAge);
   inputs.policies.sort(byAge);
   inputs.backendTlsPolicies.sort(byAge);
   for (const list of [...inputs.slicesByService.values(), ...inputs.pods.values(), ...inputs.grants.values()]) list.sort(byName);

@@ -56,6 +56,21 @@ export interface ListenerSpec {
   kinds?: RouteGroupKind[];
   /** A value the listener sets that cannot be served (its hostname), with why: the listener is rejected. */
   problem?: Problem;
+  /** The ListenerSet the listener comes from; absent for a Gateway's own. */
+  owner?: ObjectRef;
+}
+
+/** Which namespaces' ListenerSets a Gateway takes (`spec.allowedListeners`; None when unset). */
+export interface AllowedListeners {
+  from: 'None' | 'Same' | 'All' | 'Selector';
+  selector?: Record<string, string>;
+}
+
+/** A ListenerSet: listeners an application team adds to a Gateway from its own namespace. */
+export interface ListenerSet extends Base {
+  parentRef: { group: string; kind: string; namespace: string; name: string };
+  /** Each with `owner` set to this ListenerSet. */
+  listeners: ListenerSpec[];
 }
 
 /** `spec.tls.frontend`'s client-certificate validation (GEP-91) for one port or for all. */
@@ -85,6 +100,7 @@ export interface ParametersRef {
 export interface GatewayRecord extends Base {
   gatewayClassName: string;
   listeners: ListenerSpec[];
+  allowedListeners: AllowedListeners;
   addresses: GatewayAddress[];
   infrastructure: { labels: Record<string, string>; annotations: Record<string, string>; parametersRef?: ParametersRef };
   tls: {
@@ -399,6 +415,8 @@ export interface Inputs {
   /** By name; empty when the input has none (then every Gateway is converted). */
   gatewayClasses: Map<string, GatewayClass>;
   routes: RouteRecord[];
+  /** Oldest first. */
+  listenerSets: ListenerSet[];
   /** `namespace/name` → Service. */
   services: Map<string, Service>;
   /** `namespace/service` → its EndpointSlices, by name. */

@@ -31,7 +31,8 @@ export class TlsRefs {
 
   private allowed(from: GatewayRecord, ref: ObjectReference): boolean {
     return permitted(this.inputs, {
-      from: { group: GATEWAY_GROUP, kind: 'Gateway', namespace: from.meta.namespace },
+      // A ListenerSet's listeners refer to certificates as the ListenerSet (its own kind and namespace).
+      from: { group: GATEWAY_GROUP, kind: from.ref.kind, namespace: from.meta.namespace },
       to: { group: '', kind: ref.kind, namespace: ref.namespace, name: ref.name },
     });
   }
@@ -39,7 +40,7 @@ export class TlsRefs {
   private notPermitted(from: GatewayRecord, ref: ObjectReference): RefFault {
     return {
       fault: 'notPermitted',
-      message: `${ref.kind} ${ref.namespace}/${ref.name} is in another namespace, and no ReferenceGrant there lets Gateways of namespace ${from.meta.namespace} refer to it`,
+      message: `${ref.kind} ${ref.namespace}/${ref.name} is in another namespace, and no ReferenceGrant there lets ${from.ref.kind}s of namespace ${from.meta.namespace} refer to it`,
     };
   }
 

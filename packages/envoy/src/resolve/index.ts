@@ -3,7 +3,8 @@
 // and duration it can hold), so a route Envoy would refuse is reported here against the route.
 import { type Diagnostics, describeRef } from '../diagnostics.js';
 import { compare } from '../json.js';
-import { type GatewayRecord, type RouteRecord, type Inputs, type Policy, isStreamRoute } from '../read/index.js';
+import { type GatewayRecord, type RouteRecord, type Inputs, type ListenerSet, type Policy, isStreamRoute } from '../read/index.js';
+import { acceptedSetOutcome, listenerSetsOf, refusedSetOutcome } from './listener-sets.js';
 import { type Attachments, attachRoutes } from './attach.js';
 import { Backends } from './backends.js';
 import { TlsRefs } from './certificates.js';
@@ -15,6 +16,7 @@ import {
   type BackendTlsPolicyOutcome,
   type GatewayOutcome,
   type ListenerOutcome,
+  type ListenerSetOutcome,
   type Outcomes,
   type PolicyOutcome,
   type RouteOutcome,
@@ -95,7 +97,13 @@ const theListeners = (listeners: ListenerOutcome[]) =>
  * A Gateway is accepted when one of its listeners is (and nothing of the Gateway itself rejects
  * it), with ListenersNotValid when some listener is not served; programmed when one is served.
  */
-function gatewayOutcome(gateway: GatewayRecord, listeners: ListenerOutcome[], spec: GatewaySpecOutcome, rejected: Verdict | undefined): GatewayOutcome {
+function gatewayOutcome(
+  gateway: GatewayRecord,
+  listeners: ListenerOutcome[],
+  spec: GatewaySpecOutcome,
+  rejected: Verdict | undefined,
+  attachedListenerSets: number,
+): GatewayOutcome {
   const notServed = listeners.filter((l) => !l.programmed.status);
   const unresolved = listeners.filter((l) => !l.resolvedRefs.status);
   let accepted = verdict(true, 'Accepted', 'Gateway is accepted');
@@ -115,7 +123,7 @@ function gatewayOutcome(gateway: GatewayRecord, listeners: ListenerOutcome[], sp
     (unresolved.length > 0
       ? verdict(false, 'ListenersNotResolved', `${theListeners(unresolved)} missing references`)
       : verdict(true, 'ResolvedRefs', 'All references are resolved'));
-  const outcome: GatewayOutcome = { gateway, accepted, programmed, resolvedRefs, addresses: spec.addresses, listeners };
+  const outcome: GatewayOutcome = { gateway, accepted, programmed, resolvedRefs, addresses: spec.addresses, listeners, attachedListenerSets };
   if (spec.insecureFrontend) outcome.insecureFrontend = spec.insecureFrontend;
   return outcome;
 }
@@ -150,6 +158,11 @@ export function resolve(inputs: Inputs, options: ResolveOptions, diags: Diagnost
   const others = new Map<string, GatewayRecord>();
   /** Made into outcomes after attachment, which counts each listener's routes. */
   const pending: { gateway: GatewayRecord; listeners: ListenerOutcome[]; spec: GatewaySpecOutcome; rejected: Verdict | undefined }[] = [];
+  /** ListenerSets: the accepted ones (for routes to attach through), every one of this controller's Gateways, their outcomes. */
+  const setEntries = new Map<string, { set: ListenerSet; gateway: string }>();
+  const knownSets = new Set<string>();
+  const setOutcomes: ListenerSetOutcome[] = [];
+  const attachedSets = new Map<GatewayRecord, number>();
   for (const gateway of inputs.gateways) {
     if ((classNames && !classNames.includes(gateway.gatewayClassName)) || !classes.owns(gateway)) {
       others.set(gatewayName(gateway), gateway);
@@ -157,7 +170,13 @@ export function resolve(inputs: Inputs, options: ResolveOptions, diags: Diagnost
     }
     const spec = checkGatewaySpec(gateway, inputs, tlsRefs, diags);
     const rejected = classes.rejects(gateway) ?? spec.rejected;
-    const listeners = resolveListeners(gateway, tlsRefs, diags);
+    const sets = listenerSetsOf(gateway, inputs, diags);
+    for (const set of [...sets.allowed, ...sets.refused]) knownSets.add(`${set.meta.namespace}/${set.meta.name}`);
+    for (const set of sets.refused) setOutcomes.push(refusedSetOutcome(set, gateway, 'NotAllowed'));
+    if (rejected) for (const set of sets.allowed) setOutcomes.push(refusedSetOutcome(set, gateway, 'ParentNotAccepted'));
+    else for (const set of sets.allowed) setEntries.set(`${set.meta.namespace}/${set.meta.name}`, { set, gateway: gatewayName(gateway) });
+    const listeners = resolveListeners(gateway, tlsRefs, diags, rejected ? [] : sets.allowed);
+    attachedSets.set(gateway, rejected ? 0 : sets.allowed.length);
     if (rejected) {
       const outcomes = listeners.outcomes.map((l) => ({ ...l, programmed: verdict(false, 'Invalid', 'the Gateway is not accepted') }));
       converted.set(gatewayName(gateway), { gateway, listeners: { ports: [], active: [], outcomes } });
@@ -169,7 +188,14 @@ export function resolve(inputs: Inputs, options: ResolveOptions, diags: Diagnost
     }
   }
   const backends = new Backends(inputs, diags);
-  const attachments = attachRoutes(inputs, converted, others, diags);
+  const attachments = attachRoutes(inputs, converted, others, diags, setEntries, knownSets);
+  for (const { set, gateway } of setEntries.values()) setOutcomes.push(acceptedSetOutcome(set, converted.get(gateway)?.listeners.outcomes ?? []));
+  for (const set of inputs.listenerSets) {
+    const key = `${set.meta.namespace}/${set.meta.name}`;
+    const parent = `${set.parentRef.namespace}/${set.parentRef.name}`;
+    if (!knownSets.has(key) && !others.has(parent) && set.parentRef.kind === 'Gateway')
+      diags.error('ParentNotFound', `Gateway ${parent} not found`, set.ref, 'spec.parentRef');
+  }
   const compiled = new Map<RouteRecord, CompiledRoute>();
   const routeOrder = new Map<RouteRecord, number>();
   inputs.routes.forEach((route, i) => {
@@ -246,11 +272,21 @@ export function resolve(inputs: Inputs, options: ResolveOptions, diags: Diagnost
     ir: { gateways },
     outcomes: {
       gatewayClasses: classes.outcomes,
-      gateways: pending.map((p) => gatewayOutcome(p.gateway, p.listeners, p.spec, p.rejected)),
+      // A Gateway's status lists its own listeners; a ListenerSet's are on the set.
+      gateways: pending.map((p) =>
+        gatewayOutcome(
+          p.gateway,
+          p.listeners.filter((l) => !l.owner),
+          p.spec,
+          p.rejected,
+          attachedSets.get(p.gateway) ?? 0,
+        ),
+      ),
       routes,
       pools,
       policies,
       backendTlsPolicies,
+      listenerSets: setOutcomes.sort((a, b) => compare(describeRef(a.listenerSet.ref), describeRef(b.listenerSet.ref))),
     },
   };
 }

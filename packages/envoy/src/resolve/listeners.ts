@@ -2,7 +2,7 @@
 // share anything (each is its own proxy); inside one Gateway, listeners on the same port and
 // protocol share one proxy listener, and the ones that cannot are Conflicted.
 import type { Diagnostics } from '../diagnostics.js';
-import { GATEWAY_GROUP, type GatewayRecord, type ListenerSpec, type RouteGroupKind, type RouteKind } from '../read/index.js';
+import { GATEWAY_GROUP, type GatewayRecord, type ListenerSet, type ListenerSpec, type RouteGroupKind, type RouteKind } from '../read/index.js';
 import type { TlsRefs } from './certificates.js';
 import type { ServerTls } from './ir.js';
 import { listenerTls } from './listener-tls.js';
@@ -71,6 +71,14 @@ const NO_CONFLICTS = verdict(false, 'NoConflicts', 'No conflicts');
 
 const gk = (k: RouteGroupKind) => `${k.kind} (${k.group === '' ? 'core' : k.group})`;
 
+/**
+ * A listener's name in the IR: its own for a Gateway's, `<namespace>/<listenerset>/<name>` for a
+ * ListenerSet's (a set may reuse a name of the Gateway's).
+ */
+export function listenerName(l: ListenerSpec): string {
+  return l.owner ? `${l.owner.namespace ?? ''}/${l.owner.name}/${l.name}` : l.name;
+}
+
 function isProtocol(p: string): p is ListenerProtocol {
   return PROTOCOLS.includes(p);
 }
@@ -90,6 +98,7 @@ function routeKinds(l: ListenerSpec): { supported: RouteGroupKind[]; invalid: Ro
 /** A listener that is not served; it still lists the route kinds it would take. */
 function rejected(l: ListenerSpec, accepted: Verdict, resolvedRefs: Verdict, conflicted: Verdict, message: string): ListenerOutcome {
   return {
+    ...(l.owner ? { owner: l.owner } : {}),
     name: l.name,
     index: l.index,
     supportedKinds: routeKinds(l).supported,
@@ -152,7 +161,11 @@ function conflict(
   diags: Diagnostics,
 ): ListenerOutcome {
   diags.error(reason, message, gw.ref, `spec.listeners[${l.index}].${field}`);
-  return rejected(l, verdict(true, 'Accepted', 'Listener is valid but conflicts'), ALL_RESOLVED, verdict(true, reason, message), message);
+  // A ListenerSet's listener that conflicts with one of the Gateway (or an older set) is not accepted (GEP-1713).
+  const accepted = l.owner ? verdict(false, reason, message) : verdict(true, 'Accepted', 'Listener is valid but conflicts');
+  const outcome = rejected(l, accepted, ALL_RESOLVED, verdict(true, reason, message), message);
+  if (l.owner) outcome.programmed = verdict(false, reason, message);
+  return outcome;
 }
 
 /** ResolvedRefs of a valid listener: its TLS references, then its route kinds. */
@@ -182,6 +195,7 @@ function activeOutcome(gw: GatewayRecord, l: ListenerSpec, tlsRefs: TlsRefs, dia
     programmed = verdict(false, 'Invalid', 'no certificateRef of the listener can be used, so it is not served');
   }
   const outcome: ListenerOutcome = {
+    ...(l.owner ? { owner: l.owner } : {}),
     name: l.name,
     index: l.index,
     supportedKinds: kinds.supported,
@@ -197,11 +211,29 @@ function activeOutcome(gw: GatewayRecord, l: ListenerSpec, tlsRefs: TlsRefs, dia
   return { outcome, tls: served };
 }
 
-export function resolveListeners(gw: GatewayRecord, tlsRefs: TlsRefs, diags: Diagnostics): GatewayListeners {
+/**
+ * A ListenerSet as the Gateway its listeners join: its own reference and namespace (its
+ * certificates are its references, under ReferenceGrants to ListenerSets), the Gateway's TLS settings.
+ */
+function asGateway(gw: GatewayRecord, set: ListenerSet): GatewayRecord {
+  return { ...gw, ref: set.ref, meta: set.meta, listeners: set.listeners };
+}
+
+/**
+ * The listeners of a Gateway and of the ListenerSets it accepts (oldest first): the Gateway's own
+ * come first, so on a conflict they win, and an older set wins over a newer one.
+ */
+export function resolveListeners(gw: GatewayRecord, tlsRefs: TlsRefs, diags: Diagnostics, sets: readonly ListenerSet[] = []): GatewayListeners {
   const byPort = new Map<string, PortGroup & { family: string }>();
   const active: ActiveListener[] = [];
   const outcomes: ListenerOutcome[] = [];
-  for (const l of gw.listeners) {
+  const all: [GatewayRecord, ListenerSpec][] = [...gw.listeners.map((l): [GatewayRecord, ListenerSpec] => [gw, l])];
+  for (const set of sets) {
+    const as = asGateway(gw, set);
+    for (const l of set.listeners) all.push([as, l]);
+  }
+  for (const [owner, l] of all) {
+    const gw = owner;
     const bad = unsupported(gw, l, diags);
     if (bad) {
       outcomes.push(bad);
@@ -233,7 +265,10 @@ export function resolveListeners(gw: GatewayRecord, tlsRefs: TlsRefs, diags: Dia
       continue;
     }
     if (group?.listeners.some((o) => o.spec.hostname === l.hostname)) {
-      const message = `listener "${l.name}" has the same hostname as another ${group.protocol === 'HTTP' ? 'HTTP' : group.family.toUpperCase()} listener on port ${l.port}; it is not converted`;
+      const message =
+        l.hostname === undefined && (protocol === 'TCP' || protocol === 'UDP')
+          ? `listener "${l.name}": port ${l.port} already has a ${protocol} listener, and ${protocol} has no hostname to tell them apart; it is not converted`
+          : `listener "${l.name}" has the same hostname as another ${group.protocol === 'HTTP' ? 'HTTP' : group.family.toUpperCase()} listener on port ${l.port}; it is not converted`;
       outcomes.push(conflict(gw, l, 'HostnameConflict', message, 'hostname', diags));
       continue;
     }
@@ -250,7 +285,9 @@ export function resolveListeners(gw: GatewayRecord, tlsRefs: TlsRefs, diags: Dia
     active.push(a);
     outcomes.push(outcome);
   }
-  outcomes.sort((a, b) => a.index - b.index);
+  // The Gateway's own in spec order; each set's after them, in its own order.
+  const rank = new Map(sets.map((set, i) => [set.ref, i + 1]));
+  outcomes.sort((a, b) => (a.owner ? (rank.get(a.owner) ?? 0) : 0) - (b.owner ? (rank.get(b.owner) ?? 0) : 0) || a.index - b.index);
   const ports = [...byPort.values()].map(({ family: _, ...group }): PortGroup => group);
   // By port; TCP-carried before UDP on the same number.
   return { ports: ports.sort((a, b) => a.port - b.port || Number(a.protocol === 'UDP') - Number(b.protocol === 'UDP')), active, outcomes };

@@ -1,7 +1,19 @@
 // What the resolve stage found about each input object, in the terms of its status: the status
 // stage turns these into conditions, and never looks at diagnostics.
 import type { ObjectRef } from '../diagnostics.js';
-import type { BackendTlsPolicy, GatewayRecord, GatewayClass, RouteRecord, ParentRef, PickerRef, Policy, Pool, Problem, RouteGroupKind } from '../read/index.js';
+import type {
+  BackendTlsPolicy,
+  GatewayRecord,
+  GatewayClass,
+  RouteRecord,
+  ListenerSet,
+  ParentRef,
+  PickerRef,
+  Policy,
+  Pool,
+  Problem,
+  RouteGroupKind,
+} from '../read/index.js';
 
 /** One condition: its status, a CamelCase reason and a sentence. */
 export interface Verdict {
@@ -11,6 +23,8 @@ export interface Verdict {
 }
 
 export interface ListenerOutcome {
+  /** The ListenerSet the listener comes from; absent for a Gateway's own. */
+  owner?: ObjectRef;
   name: string;
   index: number;
   supportedKinds: RouteGroupKind[];
@@ -31,7 +45,18 @@ export interface GatewayOutcome {
   insecureFrontend?: Verdict;
   /** `status.addresses`. */
   addresses: { type: string; value: string }[];
-  /** In the order of `spec.listeners`. */
+  /** In the order of `spec.listeners`: the Gateway's own. */
+  listeners: ListenerOutcome[];
+  /** How many ListenerSets the Gateway accepts (`status.attachedListenerSets`). */
+  attachedListenerSets: number;
+}
+
+/** A ListenerSet whose parent is a Gateway of this controller. */
+export interface ListenerSetOutcome {
+  listenerSet: ListenerSet;
+  accepted: Verdict;
+  programmed: Verdict;
+  /** In the order of its `spec.listeners`. */
   listeners: ListenerOutcome[];
 }
 
@@ -109,6 +134,7 @@ export interface Outcomes {
   pools: PoolOutcome[];
   policies: PolicyOutcome[];
   backendTlsPolicies: BackendTlsPolicyOutcome[];
+  listenerSets: ListenerSetOutcome[];
 }
 
 export function verdict(status: boolean, reason: string, message: string): Verdict {

@@ -5,7 +5,7 @@ import type { RouteRecord, Match } from '../read/index.js';
 import type { Attachment } from './attach.js';
 import { compareHostnames, compareListenerHostnames, contains } from './hostnames.js';
 import type { Listener, Route, Server, VirtualHost } from './ir.js';
-import type { ActiveListener, PortGroup } from './listeners.js';
+import { type ActiveListener, type PortGroup, listenerName } from './listeners.js';
 import type { CompiledRoute } from './routes.js';
 import { buildStreams } from './streams.js';
 import type { Diagnostics } from '../diagnostics.js';
@@ -120,7 +120,7 @@ function virtualHosts(served: ActiveListener[], port: PortGroup, inputs: ServerI
     vh.entries.sort(
       (a, b) => comparePrecedence(a.ir.match, b.ir.match) || a.routeOrder - b.routeOrder || a.rule - b.rule || a.ir.match.index - b.ir.match.index,
     );
-    const out: VirtualHost = { hostname: host, listener: vh.listener.spec.name, routes: vh.entries.map((e) => e.ir) };
+    const out: VirtualHost = { hostname: host, listener: listenerName(vh.listener.spec), routes: vh.entries.map((e) => e.ir) };
     if (vh.misdirected) out.misdirected = true;
     return out;
   });
@@ -143,7 +143,7 @@ export function buildListeners(gatewayName: string, ports: PortGroup[], inputs: 
             if (!l.outcome.programmed.status || !l.tls) return [];
             const tls: NonNullable<Server['tls']> = { ...l.tls };
             if (l.spec.hostname) tls.hostname = l.spec.hostname;
-            return [{ name: `${name}/${l.spec.name}`, tls, virtualHosts: virtualHosts([l], http, inputs) }];
+            return [{ name: `${name}/${listenerName(l.spec)}`, tls, virtualHosts: virtualHosts([l], http, inputs) }];
           });
     const streams = group.protocol === 'HTTP' ? [] : buildStreams(name, group, inputs);
     if (servers.length === 0 && streams.length === 0) return [];

@@ -8,7 +8,7 @@ import type { RouteRecord } from '../read/index.js';
 import type { Attachment } from './attach.js';
 import { compareListenerHostnames, contains } from './hostnames.js';
 import type { Destination, Stream } from './ir.js';
-import type { ActiveListener, PortGroup } from './listeners.js';
+import { type ActiveListener, type PortGroup, listenerName } from './listeners.js';
 import type { CompiledRoute } from './routes.js';
 
 export interface StreamInputs {
@@ -40,8 +40,8 @@ function kindName(route: RouteRecord): string {
 export function buildStreams(portName: string, group: PortGroup, inputs: StreamInputs): Stream[] {
   const out: Stream[] = [];
   const streamOf = (l: ActiveListener, route: RouteRecord): Stream => ({
-    name: `${portName}/${l.spec.name}/${kindName(route)}`,
-    listener: l.spec.name,
+    name: `${portName}/${listenerName(l.spec)}/${kindName(route)}`,
+    listener: listenerName(l.spec),
     route: route.ref,
     destinations: destinations(route, inputs),
   });
