@@ -81,6 +81,9 @@ conformance('TLSRouteTerminateSimpleSameNamespace', { status: 'pass' }, () => {
   const u = expectBackend(s, 'gateway-tlsroute-terminate', { port: 8443, ...tls('tls.example.com') }, 'tcp-backend');
   assert.equal(u.backendTls, undefined, 'terminated on the Gateway: plaintext to the backend');
   assert.equal(s.connect('gateway-tlsroute-terminate', { port: 8443 }).type, 'no-chain', 'a plaintext client has no SNI, so no chain');
+  // Envoy terminates TLS there but speaks no HTTP: the chain is tcp_proxy's.
+  const asHttp = s.request('gateway-tlsroute-terminate', { port: 8443, scheme: 'https', sni: 'tls.example.com', host: 'tls.example.com', path: '/' });
+  assert.equal(asHttp.type, 'protocol-error', JSON.stringify(asHttp));
 });
 
 conformance('TLSRouteMixedTerminationSameNamespace', { status: 'pass' }, () => {
