@@ -153,6 +153,9 @@ conformance('TLSRouteListenerTerminateSupportedKinds', { status: 'pass' }, () =>
   const gw = 'gateway-tlsroute-terminate-supported';
   const s = new Scenario(undefined, {}, [terminateCertificate(), gateway(gw, [terminate('tls-terminate', 8443, 'terminate.example.com')])]);
   s.mustHaveListeners(gw, [{ name: 'tls-terminate', supportedKinds: ['TLSRoute'], attachedRoutes: 0, conditions: { Accepted: ['True', 'Accepted'] } }]);
+  // Programmed with no route yet: the port is open and closes every connection.
+  const o = s.connect(gw, { port: 8443, tls: { sni: 'terminate.example.com' } });
+  assert.ok(o.type === 'forward' && o.upstreams.length === 0 && o.closed === 1, JSON.stringify(o));
 });
 
 conformance('TLSRouteListenerPassthroughSupportedKinds', { status: 'pass' }, () => {
