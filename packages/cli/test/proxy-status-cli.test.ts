@@ -93,6 +93,7 @@ describe('extlb proxy-status and config-dump through port-forward', () => {
   let api: KubeApiServer;
   let controller: Controller;
   let debugPort = 0;
+  let proxyClient: SotwClient;
   let kubeconfig: string;
   // Cleanups run once the suite is done (an after() called inside before() would run at once).
   const cleanups: (() => unknown)[] = [];
@@ -123,6 +124,7 @@ describe('extlb proxy-status and config-dump through port-forward', () => {
     const { xdsPort } = await controller.start();
     hooks.after(() => controller.stop(50));
     const client = sotwClient(`127.0.0.1:${xdsPort}`);
+    proxyClient = client;
     hooks.after(() => client.close());
     for (let i = 0; i < 500 && !controller.cache.getSnapshot(GW)?.types.get(TYPE_URL.secret)?.resources.size; i++) await new Promise((r) => setTimeout(r, 20));
     await syncedProxy(client, controller);
@@ -190,6 +192,25 @@ describe('extlb proxy-status and config-dump through port-forward', () => {
     const dump = await extlb(['config-dump', '--kubeconfig', viewer, '--gateway', GW]);
     assert.equal(dump.code, 1);
     assert.match(dump.stderr, /403/);
+  });
+
+  it("check's Gateway line: the Gateway's conditions and its proxy in sync", async () => {
+    const gatewayLine = (out: string) => out.split('\n').find((l) => l.includes("every Gateway of extlb's classes")) ?? '';
+    const run = await extlb(['check', '--kubeconfig', kubeconfig]);
+    outputs.push(run.stdout);
+    assert.equal(
+      gatewayLine(run.stdout),
+      "[ok]   every Gateway of extlb's classes is Accepted, Programmed, and has proxies in sync: 1 Gateway, each with a proxy in sync",
+    );
+    // This controller serves xDS in plain text: check says so.
+    assert.match(run.stdout, /^\[FAIL\] the controller's xDS serving certificate is valid: extlb-controller-0: xDS is plain text/m);
+    assert.equal(run.code, 1);
+    // The proxy goes away: the Gateway has none.
+    proxyClient.close();
+    for (let i = 0; i < 200 && controller.xds.streams(GW).length > 0; i++) await new Promise((r) => setTimeout(r, 10));
+    const gone = await extlb(['check', '--kubeconfig', kubeconfig]);
+    outputs.push(gone.stdout);
+    assert.match(gatewayLine(gone.stdout), /^\[FAIL\] every Gateway .*: shop\/edge has no connected proxy$/);
   });
 
   it('usage errors name the flag', async () => {

@@ -31,7 +31,16 @@ import { WorkQueue, type WorkQueueOptions } from './reconcile/work-queue.js';
 import { GATEWAY_NAME_LABEL, infrastructureOf } from './status/gateway.js';
 import { labelOf, StatusWriter } from './status/writer.js';
 import { type GatewayRef, IDENTITY_ANNOTATION, XdsIdentity, type XdsIdentityOptions } from './identity/index.js';
-import { type PeerAuth, SnapshotCache, SnapshotError, type SnapshotResources, type XdsNode, type XdsResource, XdsServer } from './xds/index.js';
+import {
+  type PeerAuth,
+  SnapshotCache,
+  SnapshotError,
+  type SnapshotResources,
+  type StreamVerdict,
+  type XdsNode,
+  type XdsResource,
+  XdsServer,
+} from './xds/index.js';
 
 export interface ControllerOptions {
   kubeConfig: KubeConfig;
@@ -94,11 +103,23 @@ function changeKey(o: JsonObject): string {
   return `${String(o.apiVersion)} ${String(o.kind)} ${String(m.namespace ?? '')}/${String(m.name)}`;
 }
 
+/** Each list of a configuration, rendered as xDS resources once: a list the Converter kept (an endpoint change keeps all but the ClusterLoadAssignments) keeps its resources, which the cache then need not encode again. */
+const rendered = new WeakMap<object, XdsResource[]>();
+const FIELDS = ['listeners', 'routes', 'clusters', 'endpoints', 'secrets'] as const;
+
 /** A Gateway's configuration as the snapshot its proxies get. */
 function snapshotOf(config: EnvoyConfig): SnapshotResources {
-  const xds = toXds(config) as unknown as Record<string, XdsResource[]>;
-  const out: SnapshotResources = { listeners: xds.listeners ?? [], routes: xds.routes ?? [], clusters: xds.clusters ?? [], endpoints: xds.endpoints ?? [] };
-  if (xds.secrets && xds.secrets.length > 0) out.secrets = xds.secrets;
+  const none: EnvoyConfig = { gateway: config.gateway, listeners: [], routes: [], clusters: [], endpoints: [], secrets: [], manifests: [] };
+  const out: SnapshotResources = {};
+  for (const field of FIELDS) {
+    const list = config[field];
+    let resources = rendered.get(list);
+    if (!resources) {
+      resources = (toXds({ ...none, [field]: list }) as unknown as Record<string, XdsResource[]>)[field] ?? [];
+      rendered.set(list, resources);
+    }
+    if (field !== 'secrets' || resources.length > 0) out[field] = resources;
+  }
   return out;
 }
 
@@ -203,23 +224,16 @@ export class Controller {
     this.identity = options.xds.plaintext ? undefined : this.makeIdentity(options.xds.identity ?? {});
     const xdsIdentity = this.identity;
     this.xds = new XdsServer({
-      ...(xdsIdentity ? { authorize: (auth, node, group) => this.refuse(xdsIdentity, auth, node, group) } : {}),
+      ...(xdsIdentity ? { verify: (auth: PeerAuth, node: XdsNode, group: string) => this.verifyStream(xdsIdentity, auth, node, group) } : {}),
       cache: this.cache,
       controlPlaneId: identity,
       logger: { log: (level, msg, fields) => this.log[level](fields ?? {}, msg) },
       callbacks: {
         ...metricCallbacks,
-        // What the proxies stand by is a fact of the Gateway's status: no stage runs again.
-        onNack: (stream, nack) => {
-          metricCallbacks.onNack(stream, nack);
-          this.refreshRejected(stream.group);
-        },
-        onAck: (stream, ack) => {
-          metricCallbacks.onAck(stream, ack);
-          if (this.converter.proxyFacts(stream.group)?.rejected) this.refreshRejected(stream.group);
-        },
-        onStreamClose: (stream) => {
-          if (this.converter.proxyFacts(stream.group)?.rejected) this.refreshRejected(stream.group);
+        // What a Gateway's trusted, live proxies reject is a fact of its status: no stage runs again.
+        // An empty list clears the NACKs alone; the Gateway's infrastructure facts stay.
+        onProxyFacts: (group, facts) => {
+          for (const s of this.converter.setProxyFacts(group, { rejected: facts?.rejected ?? [] })) this.queueStatus(s);
         },
       },
     });
@@ -290,24 +304,24 @@ export class Controller {
     });
   }
 
-  /** The xDS server's check of each new stream: a log line and a metric for each refusal. */
-  private refuse(identity: XdsIdentity, auth: PeerAuth, node: XdsNode, group: string): string | undefined {
-    const refusal = identity.authorize(auth, group);
-    if (!refusal) return undefined;
+  /** The xDS server's verify step: the identity's check, with a log line and a metric for each refusal. */
+  private verifyStream(identity: XdsIdentity, auth: PeerAuth, node: XdsNode, group: string): StreamVerdict {
+    const check = identity.authorize(auth, group);
+    if (check.allowed) return check;
     // The label is the claimed Gateway only when it is one this controller serves: a client cannot grow the metric's series.
     const gateway = this.groups.has(group) ? group : 'unknown';
-    this.metrics.xdsRefused.inc({ gateway, reason: refusal.reason });
+    this.metrics.xdsRefused.inc({ gateway, reason: check.reason });
     this.log.warn(
       {
         gateway: clip(group, 300),
         node: clip(node.id, 300),
         userAgent: clip(node.userAgent, 100),
-        reason: refusal.reason,
-        identity: clip(refusal.identity ?? '', 300),
+        reason: check.reason,
+        identity: clip(check.identity ?? '', 300),
       },
       'xDS stream refused',
     );
-    return refusal.message;
+    return { allowed: false, message: check.message };
   }
 
   /** What the loopback debug endpoints read (`startDebugServer`). */
@@ -362,8 +376,11 @@ export class Controller {
 
   /** Resolves when no recompute is under way or pending, and no write is queued or under way. */
   async idle(): Promise<void> {
-    await this.scheduler.idle();
-    await this.work.idle();
+    // A retried recompute goes back through the scheduler: wait until neither has anything left.
+    do {
+      await this.scheduler.idle();
+      await this.work.idle();
+    } while (this.scheduler.busy());
   }
 
   /** SIGTERM: stop watching, give up the Lease, let proxies move to another replica. */
@@ -484,18 +501,6 @@ export class Controller {
     const key = `${STATUS}${changeKey(s)}`;
     this.desiredStatus.set(key, s);
     this.work.add(key);
-  }
-
-  /** The proxies' NACKs of a Gateway now, as its facts; the status changes without a recompute. */
-  private refreshRejected(group: string): void {
-    const counts = new Map<string, { typeUrl: string; message: string; proxies: number }>();
-    for (const n of this.xds.nacks(group)) {
-      const k = `${n.typeUrl}\u0000${n.message}`;
-      const entry = counts.get(k) ?? { typeUrl: n.typeUrl, message: n.message, proxies: 0 };
-      entry.proxies += 1;
-      counts.set(k, entry);
-    }
-    for (const s of this.converter.setProxyFacts(group, { rejected: [...counts.values()] })) this.queueStatus(s);
   }
 
   /** Addresses from the Service in front of each Gateway's Envoy pods, as infrastructure facts. */

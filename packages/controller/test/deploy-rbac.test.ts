@@ -378,7 +378,10 @@ describe('examples/deploy: the controller RBAC, enforced', () => {
     // The Deployment's container, twice: its args (listening on loopback here, and with a
     // kubeconfig for the ServiceAccount instead of the in-cluster one) and its downward-API env.
     const container = deployment.spec.template.spec.containers[0];
-    const args = [...withFlags(container.args, { '--xds-listen': '127.0.0.1:0', '--http-listen': '127.0.0.1:0' }), `--kubeconfig=${kubeconfig}`];
+    const args = [
+      ...withFlags(container.args, { '--xds-listen': '127.0.0.1:0', '--http-listen': '127.0.0.1:0', '--debug-listen': '127.0.0.1:0' }),
+      `--kubeconfig=${kubeconfig}`,
+    ];
     const baseEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(npm_|KUBERNETES_)/i.test(k)));
     const replicas: RunningCli[] = ['extlb-controller-7d9f8-a1', 'extlb-controller-7d9f8-b2'].map((pod) =>
       startCli(args, { env: { ...baseEnv, ...containerEnv(deployment, pod) } }),

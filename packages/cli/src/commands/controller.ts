@@ -147,7 +147,15 @@ async function run(args: string[], io: Io): Promise<number> {
   let debug: Awaited<ReturnType<typeof startDebugServer>> | undefined;
   try {
     ops = await startOpsServer({ ...flags.http, registry: controller.metrics.registry, notReady: () => controller.notReady() });
-    if (flags.debug) debug = await startDebugServer({ ...flags.debug, source: controller.debugSource() });
+    // The debug endpoints are for operators; a port they cannot have must not keep the control plane down.
+    if (flags.debug)
+      debug = await startDebugServer({ ...flags.debug, source: controller.debugSource() }).catch((err: unknown) => {
+        logger.error(
+          { error: err instanceof Error ? err.message : String(err), listen: `${flags.debug?.host}:${flags.debug?.port}` },
+          'debug endpoints not listening',
+        );
+        return undefined;
+      });
     const { xdsPort } = await controller.start();
     logger.info({ xdsPort, httpPort: ops.port, debugPort: debug?.port, namespace: flags.namespace }, 'controller running');
   } catch (err) {

@@ -47,7 +47,7 @@ export const WATCHED_KINDS: readonly WatchedKind[] = [
 
 /**
  * ConfigMaps are not listed cluster-wide: only those a Gateway or BackendTLSPolicy names as a CA
- * bundle are watched, each by name (see ReferencedConfigMaps).
+ * bundle are watched, each by name (the Converter says which: `update.needs.configMaps`).
  */
 export const CONFIG_MAP: WatchedKind = { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
 

@@ -147,13 +147,13 @@ export class WorkQueue {
   }
 
   private settle(): void {
-    if (this.queue.length > 0 || this.active.size > 0) return;
+    if (this.queue.length > 0 || this.active.size > 0 || this.delayed.size > 0) return;
     for (const resolve of this.idleWaiters.splice(0)) resolve();
   }
 
-  /** Resolves once nothing is queued or being worked on (retries waiting for their delay do not count). */
+  /** Resolves once nothing is queued, being worked on, or waiting for a retry. */
   idle(): Promise<void> {
-    if (this.queue.length === 0 && this.active.size === 0) return Promise.resolve();
+    if (this.waiting() === 0) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 

@@ -5,7 +5,8 @@ import { isRootType, type TypeUrl } from './resource-types.js';
 import type { TypeResources } from './snapshot.js';
 import { AdsStream, type DecodedRequest, TypeState } from './stream.js';
 import { Subscription, WILDCARD } from './subscription.js';
-import { deltaResponse } from './wire.js';
+import { sharedBody } from './shared-bodies.js';
+import { deltaBody, nonceField } from './wire.js';
 
 export interface DeltaRequest extends DecodedRequest {
   resource_names_subscribe: string[];
@@ -52,14 +53,10 @@ export class DeltaStream extends AdsStream<DeltaRequest> {
     for (const name of removed) state.drop(name);
     const nonce = this.nextNonce();
     state.track(nonce, this.sent(typeUrl, state, resources, changed));
-    const bytes = deltaResponse({
-      systemVersionInfo: resources.version,
-      entries: changed.map((r) => r.deltaEntry),
-      typeUrl,
-      removed,
-      nonce,
-      controlPlane: this.ctx.controlPlane,
-    });
+    const body = sharedBody(resources, 'delta', changed, removed, () =>
+      deltaBody({ systemVersionInfo: resources.version, entries: changed.map((r) => r.deltaEntry), typeUrl, removed, controlPlane: this.ctx.controlPlane }),
+    );
+    const bytes = { body, nonce: nonceField(nonce) };
     this.send(typeUrl, state, bytes, { version: resources.version, nonce, resources: changed.length, removed: removed.length });
   }
 }

@@ -6,7 +6,8 @@ import type { EncodedResource, TypeResources } from './snapshot.js';
 import { resourceNames, type SotwRequest } from './sotw-request.js';
 import { AdsStream, TypeState } from './stream.js';
 import { Subscription } from './subscription.js';
-import { sotwResponse } from './wire.js';
+import { sharedBody } from './shared-bodies.js';
+import { nonceField, sotwBody } from './wire.js';
 
 class SotwTypeState extends TypeState {
   /** The nonce of the last response; a request naming another one is stale. */
@@ -83,7 +84,10 @@ export class SotwStream extends AdsStream<SotwRequest> {
     const carried = state.supersede();
     const sent = this.sent(typeUrl, state, resources, entries);
     state.track(nonce, sent.names && carried.length > 0 ? { ...sent, names: [...sent.names, ...carried] } : sent);
-    const bytes = sotwResponse({ versionInfo: resources.version, entries: entries.map((r) => r.entry), typeUrl, nonce, controlPlane: this.ctx.controlPlane });
+    const body = sharedBody(resources, 'sotw', entries, [], () =>
+      sotwBody({ versionInfo: resources.version, entries: entries.map((r) => r.entry), typeUrl, controlPlane: this.ctx.controlPlane }),
+    );
+    const bytes = { body, nonce: nonceField(nonce) };
     this.send(typeUrl, state, bytes, { version: resources.version, nonce, resources: entries.length, removed: 0 });
   }
 }

@@ -6,11 +6,24 @@ import { nodeFromJson, type XdsNode } from './node.js';
 import type { JsonObject } from './proto-json.js';
 import { isTypeUrl, PUSH_ORDER, shortTypeName, TYPE_URL, type TypeUrl } from './resource-types.js';
 import type { EncodedResource, Snapshot, SnapshotCache, TypeResources } from './snapshot.js';
+import type { Response } from './wire.js';
 import { clip, MAX_NACK_MESSAGE_CHARS, type XdsLimits } from './limits.js';
 import type { Subscription } from './subscription.js';
 
 /** What gRPC tells of a call's peer: its transport security and, over TLS, the certificate the handshake verified. */
 export type PeerAuth = ReturnType<grpc.ServerDuplexStream<unknown, unknown>['getAuthContext']>;
+
+/**
+ * What the server's one verify step says of a stream's peer: admitted, with the identity it proved
+ * and when that proof ends (the stream is checked again then, and closed if it no longer passes), or
+ * refused with the message the stream ends with (PERMISSION_DENIED).
+ */
+export type StreamVerdict = { allowed: true; identity: string; expiresAt?: number } | { allowed: false; message: string };
+
+export type StreamVerifier = (auth: PeerAuth, node: XdsNode, group: string) => StreamVerdict;
+
+/** The longest a timer may wait (setTimeout's bound); an expiry further off is re-armed. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** The fields both request messages have, as protobufjs decodes them. */
 export interface DecodedRequest {
@@ -30,8 +43,10 @@ export interface StreamContext {
   readonly limits: XdsLimits;
   nodeJson(node: unknown): JsonObject;
   nodeGroup(node: XdsNode): string;
-  /** A refusal message for a stream whose peer may not have its group's resources. */
-  authorize: ((auth: PeerAuth, node: XdsNode, group: string) => string | undefined) | undefined;
+  /** Whether a stream's peer may have its group's resources; undefined: every stream may (plain text). */
+  verify: StreamVerifier | undefined;
+  /** A trusted stream's NACKs changed (one came, was ACKed away, or its stream closed). */
+  nacksChanged(stream: AdsStream<DecodedRequest>): void;
   attach(stream: AdsStream<DecodedRequest>): void;
   detach(stream: AdsStream<DecodedRequest>, reason: string): void;
   /** Runs a callback, logging what it throws. */
@@ -172,6 +187,8 @@ export abstract class AdsStream<Req extends DecodedRequest> {
   protected readonly types = new Map<TypeUrl, TypeState>();
   private nonces = 0;
   private blocked = false;
+  /** Bytes written and not yet taken by the client. */
+  private queuedBytes = 0;
   /** Set once the server has ended the stream; `closed` once the stream is gone. */
   private ending = false;
   private closed = false;
@@ -179,16 +196,18 @@ export abstract class AdsStream<Req extends DecodedRequest> {
   /** Types whose response waits for the clusters it names to be in place (make before break). */
   private readonly held = new Set<TypeUrl>();
   private readonly ignoredTypes = new Set<string>();
+  private expiry: NodeJS.Timeout | undefined;
 
   constructor(
     protected readonly ctx: StreamContext,
-    protected readonly call: grpc.ServerDuplexStream<Req, Buffer>,
+    protected readonly call: grpc.ServerDuplexStream<Req, Response>,
     readonly id: number,
     readonly variant: XdsVariant,
   ) {
     call.on('data', (req: Req) => this.guard(() => this.receive(req)));
     call.on('end', () => call.end());
     call.on('drain', () => {
+      if (this.queuedBytes >= this.ctx.limits.maxQueuedBytes) return;
       this.blocked = false;
       this.guard(() => this.flush());
     });
@@ -208,6 +227,11 @@ export abstract class AdsStream<Req extends DecodedRequest> {
   push(typeUrls: readonly TypeUrl[]): void {
     for (const t of typeUrls) this.dirty.add(t);
     this.guard(() => this.flush());
+  }
+
+  /** Whether a response written is still waiting for the client to take it (flow control). */
+  get behind(): boolean {
+    return this.blocked;
   }
 
   /** Ends the stream with a gRPC status; the client sees `details`. */
@@ -244,14 +268,28 @@ export abstract class AdsStream<Req extends DecodedRequest> {
   }
 
   /** Writes one response and records it. `state.track` must already have its nonce. */
-  protected send(typeUrl: TypeUrl, state: TypeState, bytes: Buffer, sent: { version: string; nonce: string; resources: number; removed: number }): void {
+  protected send(typeUrl: TypeUrl, state: TypeState, response: Response, sent: { version: string; nonce: string; resources: number; removed: number }): void {
     state.sentVersion = sent.version;
-    if (!this.call.write(bytes)) this.blocked = true;
+    const size = response.body.length + response.nonce.length;
+    // A bounded queue: past maxQueuedBytes not yet taken by the client (HTTP/2 flow control holds
+    // it), nothing more is written until it drains; then only the newest version of each type goes.
+    this.queuedBytes += size;
+    const ok = this.call.write(response, () => this.written(size));
+    if (!ok || this.queuedBytes >= this.ctx.limits.maxQueuedBytes) this.blocked = true;
     this.ctx.stats.counts.responses++;
-    this.ctx.stats.counts.responseBytes += bytes.length;
+    this.ctx.stats.counts.responseBytes += size;
     const info = this.info;
-    if (info) this.ctx.notify('onResponse', () => this.ctx.callbacks.onResponse?.(info, { typeUrl, ...sent, bytes: bytes.length }));
-    this.ctx.log.log('debug', 'xDS response sent', { stream: this.id, ...this.logFields(), type: shortTypeName(typeUrl), ...sent, bytes: bytes.length });
+    if (info) this.ctx.notify('onResponse', () => this.ctx.callbacks.onResponse?.(info, { typeUrl, ...sent, bytes: size }));
+    this.ctx.log.log('debug', 'xDS response sent', { stream: this.id, ...this.logFields(), type: shortTypeName(typeUrl), ...sent, bytes: size });
+  }
+
+  /** A response left for the client: what waited goes once the queue is below its bound. */
+  private written(size: number): void {
+    this.queuedBytes -= size;
+    if (this.blocked && this.queuedBytes < this.ctx.limits.maxQueuedBytes && !this.call.writableNeedDrain) {
+      this.blocked = false;
+      this.guard(() => this.flush());
+    }
   }
 
   /** Records the response a request answers, if it is one this stream still waits for. */
@@ -275,9 +313,12 @@ export abstract class AdsStream<Req extends DecodedRequest> {
         error: clip(errorDetail.message),
       });
       this.ctx.notify('onNack', () => this.ctx.callbacks.onNack?.(info, { typeUrl, version: sent.version, nonce: req.response_nonce, latencyMs, errorDetail }));
+      this.ctx.nacksChanged(this);
     } else {
       state.ackedVersion = sent.version;
+      const cleared = state.nack !== undefined;
       state.nack = undefined;
+      if (cleared) this.ctx.nacksChanged(this);
       this.ctx.stats.counts.acks++;
       this.ctx.notify('onAck', () => this.ctx.callbacks.onAck?.(info, { typeUrl, version: sent.version, nonce: req.response_nonce, latencyMs }));
     }
@@ -386,13 +427,17 @@ export abstract class AdsStream<Req extends DecodedRequest> {
       this.fail(grpc.status.INVALID_ARGUMENT, (err as Error).message);
       return false;
     }
-    const refusal = this.ctx.authorize?.(this.call.getAuthContext(), node, group);
-    if (refusal !== undefined) {
-      this.ctx.stats.counts.streamsRejected++;
-      this.fail(grpc.status.PERMISSION_DENIED, refusal);
-      return false;
-    }
-    this.info = { id: this.id, variant: this.variant, node, group, peer: this.call.getPeer() };
+    const verdict = this.verifyPeer(node, group);
+    if (!verdict) return false;
+    this.info = {
+      id: this.id,
+      variant: this.variant,
+      node,
+      group,
+      peer: this.call.getPeer(),
+      ...(verdict.identity !== undefined ? { identity: verdict.identity } : {}),
+    };
+    this.armExpiry(verdict.expiresAt, node, group);
     this.ctx.attach(this);
     return true;
   }
@@ -454,11 +499,48 @@ export abstract class AdsStream<Req extends DecodedRequest> {
     }
   }
 
+  /** The verify step; undefined (and the stream ended) when it refuses. */
+  private verifyPeer(node: XdsNode, group: string): { identity?: string; expiresAt?: number } | undefined {
+    if (!this.ctx.verify) return {};
+    const verdict = this.ctx.verify(this.call.getAuthContext(), node, group);
+    if (!verdict.allowed) {
+      this.ctx.stats.counts.streamsRejected++;
+      this.fail(grpc.status.PERMISSION_DENIED, verdict.message);
+      return undefined;
+    }
+    return { identity: verdict.identity, ...(verdict.expiresAt !== undefined ? { expiresAt: verdict.expiresAt } : {}) };
+  }
+
+  /** A connection outlives its certificate: when the proof ends, the stream is verified again. */
+  private armExpiry(expiresAt: number | undefined, node: XdsNode, group: string): void {
+    if (this.expiry) clearTimeout(this.expiry);
+    this.expiry = undefined;
+    if (expiresAt === undefined || this.closed) return;
+    const wait = Math.min(Math.max(expiresAt - Date.now(), 0), MAX_TIMER_MS);
+    this.expiry = setTimeout(() => {
+      this.expiry = undefined;
+      if (this.closed || this.ending) return;
+      this.guard(() => {
+        const again = this.verifyPeer(node, group);
+        if (again) this.armExpiry(again.expiresAt, node, group);
+      });
+    }, wait);
+    this.expiry.unref?.();
+  }
+
   private dispose(reason: string): void {
     if (this.closed) return;
     this.closed = true;
     this.dirty.clear();
+    if (this.expiry) clearTimeout(this.expiry);
+    const hadNack = [...this.types.values()].some((t) => t.nack !== undefined);
     this.ctx.detach(this, reason);
+    if (hadNack) this.ctx.nacksChanged(this);
+  }
+
+  /** Whether this stream's NACKs count for its group: it proved it is one of the group's proxies, or nothing is verified at all. */
+  get trusted(): boolean {
+    return this.info !== undefined && (this.ctx.verify === undefined || this.info.identity !== undefined);
   }
 
   protected logFields(): Record<string, unknown> {

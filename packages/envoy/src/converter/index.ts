@@ -5,15 +5,15 @@
 // after the Envoy stage (a configuration past the size limit is not Programmed), and proxy facts
 // (NACKs, infrastructure) merge into them without running any stage again.
 import { type Diagnostic, Diagnostics } from '../diagnostics.js';
-import { parseDuration } from '../duration.js';
+import { parseDuration } from '../gateway-duration.js';
 import type { EndpointMode, EnvoyTarget } from '../envoy-target.js';
 import { type EnvoyConfig, type EnvoyOptions, endpointAssignments, toEnvoy } from '../envoy/index.js';
 import { compare, isObject, type JsonObject } from '../json.js';
 import { DEFAULT_MAX_OUTPUT_BYTES, jsonSize } from '../output-size.js';
-import { type EndpointSlice, type Inputs, key, readInputs } from '../read/index.js';
+import { type EndpointSlice, type Inputs, key, readInputs, textOf } from '../read/index.js';
 import { byName, namespaceOf } from '../read/meta.js';
 import { InputEndpoints } from '../resolve/endpoints.js';
-import { DEFAULT_CONTROLLER, type Gateway as IrGateway, type IR, InputCertificates, type Resolved, resolve } from '../resolve/index.js';
+import { DEFAULT_CONTROLLER, type Gateway, type IR, InputCertificates, type Resolved, resolve } from '../resolve/index.js';
 import { statuses as statusStage } from '../status/index.js';
 import { type ClusterNeeds, clusterNeeds } from './cluster-needs.js';
 import { type GatewayProxyFacts, notProgrammed, withProxyFacts } from './proxy-facts.js';
@@ -111,7 +111,7 @@ const since = (t: bigint) => Number(process.hrtime.bigint() - t) / 1e6;
 /** How an object is known: apiVersion, kind, namespace, name (as the read stage tells duplicates). */
 function objectId(raw: unknown): string | undefined {
   if (!isObject(raw) || !isObject(raw.metadata) || typeof raw.metadata.name !== 'string') return undefined;
-  return [String(raw.apiVersion), String(raw.kind), namespaceOf(raw, 'default'), raw.metadata.name].join(SEP);
+  return [textOf(raw.apiVersion), textOf(raw.kind), namespaceOf(raw, 'default'), raw.metadata.name].join(SEP);
 }
 
 const isSlice = (raw: unknown) =>
@@ -127,7 +127,7 @@ const gatewayStatusKey = (gateway: string) => {
 };
 
 /** The Services (`namespace/name`) whose EndpointSlices feed a Gateway's backends and pickers. */
-function fedBy(gateway: IrGateway): Set<string> {
+function fedBy(gateway: Gateway): Set<string> {
   const out = new Set<string>();
   for (const b of Object.values(gateway.backends)) {
     const e = b.endpoints;

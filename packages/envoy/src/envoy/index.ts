@@ -13,7 +13,7 @@ import type { EndpointV3, ListenerV3, RouteV3 } from './types.js';
 
 export type { EnvoyConfig } from './config.js';
 export type { EnvoyOptions } from './context.js';
-export { envoyDuration } from './duration.js';
+export { envoyDuration } from './proto-duration.js';
 export {
   adsBootstrap,
   type BootstrapOptions,

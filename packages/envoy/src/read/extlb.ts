@@ -11,7 +11,7 @@ import type {
   PickerRef as ApiPickerRef,
 } from '@extlb/types';
 import { validate } from '@extlb/validate';
-import { parseDuration } from '../duration.js';
+import { parseDuration } from '../gateway-duration.js';
 import { type JsonObject, isObject } from '../json.js';
 import type { Reader } from './reader.js';
 import type { External, GatewayParametersRecord, LoadBalancer, Meta, PickerRef, Policy, Pool } from './records.js';

@@ -85,7 +85,7 @@ function unique(objects: readonly unknown[], diags: Diagnostics, defaultNamespac
       out.push(raw);
       continue;
     }
-    const id = [String(raw.apiVersion), String(raw.kind), namespaceOf(raw, defaultNamespace), raw.metadata.name].join('\u0000');
+    const id = [textOf(raw.apiVersion), textOf(raw.kind), namespaceOf(raw, defaultNamespace), raw.metadata.name].join('\u0000');
     const copies = byId.get(id);
     if (copies) copies.push(raw);
     else byId.set(id, [raw]);
@@ -99,6 +99,15 @@ function unique(objects: readonly unknown[], diags: Diagnostics, defaultNamespac
     } else out.push(copies[0]);
   }
   return out;
+}
+
+/**
+ * A field that should be a string, as text: itself, or what it is instead. String() of a value
+ * nested 10,000 deep (`[[[…]]]`) would overflow the stack.
+ */
+export function textOf(v: unknown): string {
+  if (typeof v === 'string') return v;
+  return v === undefined ? '' : `<${Array.isArray(v) ? 'list' : v === null ? 'null' : typeof v}>`;
 }
 
 /** JSON of an object for ordering; an object too deep to serialize sorts last. */
@@ -138,6 +147,13 @@ export function readInputs(objects: readonly unknown[], diags: Diagnostics, defa
   for (const raw of unique(flatten(objects), diags, defaultNamespace)) {
     if (!isObject(raw)) {
       diags.error('Invalid', 'a manifest is not an object');
+      continue;
+    }
+    const notText = (['apiVersion', 'kind'] as const).filter((f) => raw[f] !== undefined && typeof raw[f] !== 'string');
+    if (notText.length > 0) {
+      const name = isObject(raw.metadata) && typeof raw.metadata.name === 'string' ? raw.metadata.name : '<no name>';
+      for (const f of notText)
+        diags.error('Invalid', `${f} must be a string, not a ${textOf(raw[f])}; the manifest is ignored`, { kind: textOf(raw.kind) || '<no kind>', name }, f);
       continue;
     }
     const apiVersion = typeof raw.apiVersion === 'string' ? raw.apiVersion : '';

@@ -97,7 +97,7 @@ export interface ParametersRef {
   path: string;
 }
 
-export interface Gateway extends Base {
+export interface GatewayRecord extends Base {
   gatewayClassName: string;
   listeners: ListenerSpec[];
   allowedListeners: AllowedListeners;
@@ -178,7 +178,7 @@ export interface Rewrite {
   path?: PathModifier;
 }
 
-export interface Mirror {
+export interface MirrorRecord {
   backendRef: BackendRef;
   /** The share of requests mirrored: `percent`, or `fraction` (numerator over denominator). */
   percent?: number;
@@ -206,7 +206,7 @@ export type Filter =
   | (FilterBase & { type: 'RequestHeaderModifier' | 'ResponseHeaderModifier'; headers: HeaderModifier })
   | (FilterBase & { type: 'RequestRedirect'; redirect: Redirect })
   | (FilterBase & { type: 'URLRewrite'; rewrite: Rewrite })
-  | (FilterBase & { type: 'RequestMirror'; mirror: Mirror })
+  | (FilterBase & { type: 'RequestMirror'; mirror: MirrorRecord })
   | (FilterBase & { type: 'CORS'; cors: Cors })
   /** A filter type the converter does not implement (ExtensionRef, ExternalAuth, ...). */
   | (FilterBase & { type: 'Unsupported'; name: string });
@@ -252,7 +252,7 @@ export function isStreamRoute(kind: RouteKind): kind is StreamRouteKind {
  * TLSRoute, TCPRoute or UDPRoute (whose rules have backendRefs and no matches; only a TLSRoute has
  * hostnames, its SNI names).
  */
-export interface HttpRoute extends Base {
+export interface RouteRecord extends Base {
   kind: RouteKind;
   parentRefs: ParentRef[];
   hostnames: string[];
@@ -411,10 +411,10 @@ export interface Policy extends Base {
 
 /** Every record, indexed as the later stages look them up; lists are in a canonical order. */
 export interface Inputs {
-  gateways: Gateway[];
+  gateways: GatewayRecord[];
   /** By name; empty when the input has none (then every Gateway is converted). */
   gatewayClasses: Map<string, GatewayClass>;
-  routes: HttpRoute[];
+  routes: RouteRecord[];
   /** Oldest first. */
   listenerSets: ListenerSet[];
   /** `namespace/name` → Service. */

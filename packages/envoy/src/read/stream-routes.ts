@@ -4,7 +4,7 @@
 import type { JsonObject } from '../json.js';
 import { readBackendRef, readRouteOf } from './gateway-api.js';
 import type { Reader } from './reader.js';
-import type { HttpRoute, Meta, Rule, StreamRouteKind } from './records.js';
+import type { RouteRecord, Meta, Rule, StreamRouteKind } from './records.js';
 
 function readRule(r: Reader, raw: unknown, path: string, index: number, namespace: string): Rule {
   const o: JsonObject = r.object(raw, path) ?? {};
@@ -22,7 +22,7 @@ function readRule(r: Reader, raw: unknown, path: string, index: number, namespac
   return rule;
 }
 
-export function readStreamRoute(kind: StreamRouteKind, r: Reader, spec: JsonObject, meta: Meta): HttpRoute {
+export function readStreamRoute(kind: StreamRouteKind, r: Reader, spec: JsonObject, meta: Meta): RouteRecord {
   if (kind !== 'TLSRoute' && spec.hostnames !== undefined) r.invalid('spec.hostnames', `a ${kind} has no hostnames`);
   const route = readRouteOf(kind, readRule, r, kind === 'TLSRoute' ? spec : { ...spec, hostnames: undefined }, meta);
   if (kind === 'TLSRoute' && r.array(spec.hostnames, 'spec.hostnames').length === 0 && route.problems.every((p) => p.path !== 'spec.hostnames')) {

@@ -4,8 +4,8 @@
 import type { Diagnostics } from '../diagnostics.js';
 import {
   GATEWAY_GROUP,
-  type Gateway,
-  type HttpRoute,
+  type GatewayRecord,
+  type RouteRecord,
   type Inputs,
   type ListenerSet,
   type ListenerSpec,
@@ -20,23 +20,23 @@ import { type ParentOutcome, verdict } from './outcomes.js';
 
 /** A route attached to a listener, with the hostnames it serves there. */
 export interface Attachment {
-  route: HttpRoute;
+  route: RouteRecord;
   hostnames: string[];
 }
 
 export interface Attachments {
   /** Per route, the outcome of each parentRef this controller answers for. */
-  parents: Map<HttpRoute, ParentOutcome[]>;
+  parents: Map<RouteRecord, ParentOutcome[]>;
   /** Per listener, the routes attached to it, in route order. */
   routes: Map<ActiveListener, Attachment[]>;
 }
 
 /** The namespace `Same` means for a listener: its ListenerSet's, or its Gateway's. */
-function homeOf(l: ListenerSpec, gw: Gateway): string {
+function homeOf(l: ListenerSpec, gw: GatewayRecord): string {
   return l.owner?.namespace ?? gw.meta.namespace;
 }
 
-function namespaceAllowed(l: ActiveListener, gw: Gateway, route: HttpRoute, inputs: Inputs): boolean {
+function namespaceAllowed(l: ActiveListener, gw: GatewayRecord, route: RouteRecord, inputs: Inputs): boolean {
   const { from, selector } = l.spec.namespaces;
   if (from === 'All') return true;
   if (from === 'Same') return route.meta.namespace === homeOf(l.spec, gw);
@@ -60,7 +60,7 @@ function kindName(k: RouteGroupKind): string {
  * Why a listener a parentRef names does not take the route, or undefined when it does: it allows
  * other route kinds, extlb does not serve it, or it allows routes from other namespaces.
  */
-function refusal(l: ListenerSpec, listeners: GatewayListeners, gw: Gateway, route: HttpRoute, inputs: Inputs): string | undefined {
+function refusal(l: ListenerSpec, listeners: GatewayListeners, gw: GatewayRecord, route: RouteRecord, inputs: Inputs): string | undefined {
   const served = listeners.active.find((a) => a.spec === l);
   const allowsKind = served
     ? served.routeKinds.includes(route.kind)
@@ -88,16 +88,16 @@ function refusal(l: ListenerSpec, listeners: GatewayListeners, gw: Gateway, rout
  */
 export function attachRoutes(
   inputs: Inputs,
-  gateways: Map<string, { gateway: Gateway; listeners: GatewayListeners }>,
-  others: Map<string, Gateway>,
+  gateways: Map<string, { gateway: GatewayRecord; listeners: GatewayListeners }>,
+  others: Map<string, GatewayRecord>,
   diags: Diagnostics,
   /** The ListenerSets whose Gateway accepts them, by `namespace/name`, with that Gateway's key. */
   sets: Map<string, { set: ListenerSet; gateway: string }> = new Map(),
   /** Every ListenerSet this controller answers for, accepted or not, by `namespace/name`. */
   knownSets: Set<string> = new Set(),
 ): Attachments {
-  const parents = new Map<HttpRoute, ParentOutcome[]>();
-  const routes = new Map<ActiveListener, Map<HttpRoute, Attachment>>();
+  const parents = new Map<RouteRecord, ParentOutcome[]>();
+  const routes = new Map<ActiveListener, Map<RouteRecord, Attachment>>();
   /** Per listener and route kind, who holds which hostnames; routes attach oldest first. */
   const holders = new Map<ActiveListener, Map<RouteKind, HostnameHolders>>();
   const held = (l: ActiveListener, kind: RouteKind) => {
@@ -172,7 +172,7 @@ export function attachRoutes(
         continue;
       }
       let any = false;
-      let conflict: HttpRoute | undefined;
+      let conflict: RouteRecord | undefined;
       for (const l of allowed) {
         const hostnames =
           route.hostnames.length === 0 ? [l.spec.hostname ?? '*'] : [...new Set(route.hostnames.flatMap((h) => intersect(l.spec.hostname, h) ?? []))];

@@ -1,15 +1,16 @@
 // The resolve stage: records → the IR of every converted Gateway, and the outcomes that become
-// statuses. Gateway API meaning lives here, and nothing of Envoy.
+// statuses. Gateway API meaning lives here, and of Envoy only its limits (the largest weight sum
+// and duration it can hold), so a route Envoy would refuse is reported here against the route.
 import { type Diagnostics, describeRef } from '../diagnostics.js';
 import { compare } from '../json.js';
-import { type Gateway, type HttpRoute, type Inputs, type ListenerSet, type Policy, isStreamRoute } from '../read/index.js';
+import { type GatewayRecord, type RouteRecord, type Inputs, type ListenerSet, type Policy, isStreamRoute } from '../read/index.js';
 import { acceptedSetOutcome, listenerSetsOf, refusedSetOutcome } from './listener-sets.js';
 import { type Attachments, attachRoutes } from './attach.js';
 import { Backends } from './backends.js';
 import { TlsRefs } from './certificates.js';
 import { DEFAULT_CONTROLLER, gatewayClasses } from './classes.js';
 import { type GatewaySpecOutcome, checkGatewaySpec } from './gateway-spec.js';
-import type { Backend, IR, Gateway as IrGateway, PickerSet } from './ir.js';
+import type { Backend, Gateway, IR, PickerSet } from './ir.js';
 import { type GatewayListeners, resolveListeners } from './listeners.js';
 import {
   type BackendTlsPolicyOutcome,
@@ -58,7 +59,7 @@ function sortedRecord<T>(entries: Iterable<[string, T]>): Record<string, T> {
 }
 
 /** The backends (and picker sets) the routes attached to a Gateway use. */
-function usedBy(listeners: GatewayListeners, attachments: Attachments, compiled: Map<HttpRoute, CompiledRoute>, backends: Backends) {
+function usedBy(listeners: GatewayListeners, attachments: Attachments, compiled: Map<RouteRecord, CompiledRoute>, backends: Backends) {
   const used = new Map<string, Backend>();
   for (const l of listeners.active) {
     for (const { route } of attachments.routes.get(l) ?? []) {
@@ -97,7 +98,7 @@ const theListeners = (listeners: ListenerOutcome[]) =>
  * it), with ListenersNotValid when some listener is not served; programmed when one is served.
  */
 function gatewayOutcome(
-  gateway: Gateway,
+  gateway: GatewayRecord,
   listeners: ListenerOutcome[],
   spec: GatewaySpecOutcome,
   rejected: Verdict | undefined,
@@ -131,9 +132,9 @@ function gatewayOutcome(
 function httpOnlyRoutes(
   served: Map<string, { listeners: GatewayListeners }>,
   attachments: Attachments,
-  compiled: Map<HttpRoute, CompiledRoute>,
-): { gateway: string; route: HttpRoute; backend: Backend }[] {
-  const out: { gateway: string; route: HttpRoute; backend: Backend }[] = [];
+  compiled: Map<RouteRecord, CompiledRoute>,
+): { gateway: string; route: RouteRecord; backend: Backend }[] {
+  const out: { gateway: string; route: RouteRecord; backend: Backend }[] = [];
   for (const [gateway, { listeners }] of [...served].sort(([a], [b]) => compare(a, b))) {
     const routes = new Set(listeners.active.flatMap((l) => (attachments.routes.get(l) ?? []).map((a) => a.route)));
     for (const route of routes) for (const backend of compiled.get(route)?.httpOnly ?? []) out.push({ gateway, route, backend });
@@ -151,17 +152,17 @@ export function resolve(inputs: Inputs, options: ResolveOptions, diags: Diagnost
   const classes = gatewayClasses(inputs, options.controllerName ?? DEFAULT_CONTROLLER, diags);
   const tlsRefs = new TlsRefs(inputs);
   /** Every Gateway this controller answers for; a rejected one with no listener to attach to. */
-  const converted = new Map<string, { gateway: Gateway; listeners: GatewayListeners }>();
+  const converted = new Map<string, { gateway: GatewayRecord; listeners: GatewayListeners }>();
   /** The accepted ones: each becomes a proxy. */
-  const served = new Map<string, { gateway: Gateway; listeners: GatewayListeners; spec: GatewaySpecOutcome }>();
-  const others = new Map<string, Gateway>();
+  const served = new Map<string, { gateway: GatewayRecord; listeners: GatewayListeners; spec: GatewaySpecOutcome }>();
+  const others = new Map<string, GatewayRecord>();
   /** Made into outcomes after attachment, which counts each listener's routes. */
-  const pending: { gateway: Gateway; listeners: ListenerOutcome[]; spec: GatewaySpecOutcome; rejected: Verdict | undefined }[] = [];
+  const pending: { gateway: GatewayRecord; listeners: ListenerOutcome[]; spec: GatewaySpecOutcome; rejected: Verdict | undefined }[] = [];
   /** ListenerSets: the accepted ones (for routes to attach through), every one of this controller's Gateways, their outcomes. */
   const setEntries = new Map<string, { set: ListenerSet; gateway: string }>();
   const knownSets = new Set<string>();
   const setOutcomes: ListenerSetOutcome[] = [];
-  const attachedSets = new Map<Gateway, number>();
+  const attachedSets = new Map<GatewayRecord, number>();
   for (const gateway of inputs.gateways) {
     if ((classNames && !classNames.includes(gateway.gatewayClassName)) || !classes.owns(gateway)) {
       others.set(gatewayName(gateway), gateway);
@@ -195,14 +196,14 @@ export function resolve(inputs: Inputs, options: ResolveOptions, diags: Diagnost
     if (!knownSets.has(key) && !others.has(parent) && set.parentRef.kind === 'Gateway')
       diags.error('ParentNotFound', `Gateway ${parent} not found`, set.ref, 'spec.parentRef');
   }
-  const compiled = new Map<HttpRoute, CompiledRoute>();
-  const routeOrder = new Map<HttpRoute, number>();
+  const compiled = new Map<RouteRecord, CompiledRoute>();
+  const routeOrder = new Map<RouteRecord, number>();
   inputs.routes.forEach((route, i) => {
     routeOrder.set(route, i);
     compiled.set(route, isStreamRoute(route.kind) ? compileStreamRoute(route, backends, diags) : compileRoute(route, backends, diags));
   });
 
-  const gateways: IrGateway[] = [];
+  const gateways: Gateway[] = [];
   /** Per object (`kind/namespace/name`), the Gateways whose routes use it. */
   const uses = new Map<string, Set<string>>();
   /** Per Service (`namespace/name`), the Gateways whose routes reference it, even where it did not resolve. */
@@ -214,7 +215,7 @@ export function resolve(inputs: Inputs, options: ResolveOptions, diags: Diagnost
       const k = `${b.ref.kind}/${b.ref.namespace ?? ''}/${b.ref.name}`;
       uses.set(k, (uses.get(k) ?? new Set()).add(name));
     }
-    const ir: IrGateway = {
+    const ir: Gateway = {
       name,
       ref: gateway.ref,
       listeners: buildListeners(name, listeners.ports, { attachments: attachments.routes, compiled, routeOrder, diags }),

@@ -3,11 +3,11 @@
 // it is valid, its listeners' own conditions beside. Their listeners join the Gateway's in
 // resolveListeners, after the Gateway's own, oldest set first.
 import type { Diagnostics } from '../diagnostics.js';
-import { GATEWAY_GROUP, type Gateway, type Inputs, type ListenerSet } from '../read/index.js';
+import { GATEWAY_GROUP, type GatewayRecord, type Inputs, type ListenerSet } from '../read/index.js';
 import { type ListenerOutcome, type ListenerSetOutcome, type Verdict, verdict } from './outcomes.js';
 
 /** The ListenerSets naming a Gateway as their parent, oldest first, split by whether it allows them. */
-export function listenerSetsOf(gw: Gateway, inputs: Inputs, diags: Diagnostics): { allowed: ListenerSet[]; refused: ListenerSet[] } {
+export function listenerSetsOf(gw: GatewayRecord, inputs: Inputs, diags: Diagnostics): { allowed: ListenerSet[]; refused: ListenerSet[] } {
   const allowed: ListenerSet[] = [];
   const refused: ListenerSet[] = [];
   for (const set of inputs.listenerSets) {
@@ -22,7 +22,7 @@ export function listenerSetsOf(gw: Gateway, inputs: Inputs, diags: Diagnostics):
   return { allowed, refused };
 }
 
-function allows(gw: Gateway, set: ListenerSet, inputs: Inputs): boolean {
+function allows(gw: GatewayRecord, set: ListenerSet, inputs: Inputs): boolean {
   const { from, selector } = gw.allowedListeners;
   if (from === 'All') return true;
   if (from === 'Same') return set.meta.namespace === gw.meta.namespace;
@@ -31,7 +31,7 @@ function allows(gw: Gateway, set: ListenerSet, inputs: Inputs): boolean {
   return labels !== undefined && Object.entries(selector ?? {}).every(([k, v]) => Object.hasOwn(labels, k) && labels[k] === v);
 }
 
-function notAllowed(gw: Gateway, set: ListenerSet): string {
+function notAllowed(gw: GatewayRecord, set: ListenerSet): string {
   const { from } = gw.allowedListeners;
   const which =
     from === 'None'
@@ -43,7 +43,7 @@ function notAllowed(gw: Gateway, set: ListenerSet): string {
 }
 
 /** The status of a set its Gateway refused, or whose Gateway is not accepted. */
-export function refusedSetOutcome(set: ListenerSet, gw: Gateway, reason: 'NotAllowed' | 'ParentNotAccepted'): ListenerSetOutcome {
+export function refusedSetOutcome(set: ListenerSet, gw: GatewayRecord, reason: 'NotAllowed' | 'ParentNotAccepted'): ListenerSetOutcome {
   const message = reason === 'NotAllowed' ? notAllowed(gw, set) : `Gateway ${gw.meta.namespace}/${gw.meta.name} is not accepted`;
   return { listenerSet: set, accepted: verdict(false, reason, message), programmed: verdict(false, reason, message), listeners: [] };
 }

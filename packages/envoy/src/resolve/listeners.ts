@@ -2,7 +2,7 @@
 // share anything (each is its own proxy); inside one Gateway, listeners on the same port and
 // protocol share one proxy listener, and the ones that cannot are Conflicted.
 import type { Diagnostics } from '../diagnostics.js';
-import { GATEWAY_GROUP, type Gateway, type ListenerSet, type ListenerSpec, type RouteGroupKind, type RouteKind } from '../read/index.js';
+import { GATEWAY_GROUP, type GatewayRecord, type ListenerSet, type ListenerSpec, type RouteGroupKind, type RouteKind } from '../read/index.js';
 import type { TlsRefs } from './certificates.js';
 import type { ServerTls } from './ir.js';
 import { listenerTls } from './listener-tls.js';
@@ -111,7 +111,7 @@ function rejected(l: ListenerSpec, accepted: Verdict, resolvedRefs: Verdict, con
 }
 
 /** Why a listener cannot be served on its own (before ports are shared), or undefined. */
-function unsupported(gw: Gateway, l: ListenerSpec, diags: Diagnostics): ListenerOutcome | undefined {
+function unsupported(gw: GatewayRecord, l: ListenerSpec, diags: Diagnostics): ListenerOutcome | undefined {
   const p = `spec.listeners[${l.index}]`;
   if (l.problem) {
     // Already reported (Invalid) where it was read.
@@ -153,7 +153,7 @@ function unsupported(gw: Gateway, l: ListenerSpec, diags: Diagnostics): Listener
 }
 
 function conflict(
-  gw: Gateway,
+  gw: GatewayRecord,
   l: ListenerSpec,
   reason: 'ProtocolConflict' | 'HostnameConflict',
   message: string,
@@ -169,7 +169,7 @@ function conflict(
 }
 
 /** ResolvedRefs of a valid listener: its TLS references, then its route kinds. */
-function resolvedRefs(gw: Gateway, l: ListenerSpec, invalidKinds: RouteGroupKind[], tlsProblems: Verdict[], diags: Diagnostics): Verdict {
+function resolvedRefs(gw: GatewayRecord, l: ListenerSpec, invalidKinds: RouteGroupKind[], tlsProblems: Verdict[], diags: Diagnostics): Verdict {
   const problems = [...tlsProblems];
   if (invalidKinds.length > 0) {
     const served = isProtocol(l.protocol) ? KINDS[l.protocol] : [];
@@ -182,7 +182,7 @@ function resolvedRefs(gw: Gateway, l: ListenerSpec, invalidKinds: RouteGroupKind
 }
 
 /** A valid listener's outcome, and the TLS it is served with. */
-function activeOutcome(gw: Gateway, l: ListenerSpec, tlsRefs: TlsRefs, diags: Diagnostics): { outcome: ListenerOutcome; tls?: ServerTls } {
+function activeOutcome(gw: GatewayRecord, l: ListenerSpec, tlsRefs: TlsRefs, diags: Diagnostics): { outcome: ListenerOutcome; tls?: ServerTls } {
   const kinds = routeKinds(l);
   const terminates = l.protocol === 'HTTPS' || (l.protocol === 'TLS' && l.tls?.mode === 'Terminate');
   const tls = terminates ? listenerTls(gw, l, tlsRefs, diags) : undefined;
@@ -215,7 +215,7 @@ function activeOutcome(gw: Gateway, l: ListenerSpec, tlsRefs: TlsRefs, diags: Di
  * A ListenerSet as the Gateway its listeners join: its own reference and namespace (its
  * certificates are its references, under ReferenceGrants to ListenerSets), the Gateway's TLS settings.
  */
-function asGateway(gw: Gateway, set: ListenerSet): Gateway {
+function asGateway(gw: GatewayRecord, set: ListenerSet): GatewayRecord {
   return { ...gw, ref: set.ref, meta: set.meta, listeners: set.listeners };
 }
 
@@ -223,11 +223,11 @@ function asGateway(gw: Gateway, set: ListenerSet): Gateway {
  * The listeners of a Gateway and of the ListenerSets it accepts (oldest first): the Gateway's own
  * come first, so on a conflict they win, and an older set wins over a newer one.
  */
-export function resolveListeners(gw: Gateway, tlsRefs: TlsRefs, diags: Diagnostics, sets: readonly ListenerSet[] = []): GatewayListeners {
+export function resolveListeners(gw: GatewayRecord, tlsRefs: TlsRefs, diags: Diagnostics, sets: readonly ListenerSet[] = []): GatewayListeners {
   const byPort = new Map<string, PortGroup & { family: string }>();
   const active: ActiveListener[] = [];
   const outcomes: ListenerOutcome[] = [];
-  const all: [Gateway, ListenerSpec][] = [...gw.listeners.map((l): [Gateway, ListenerSpec] => [gw, l])];
+  const all: [GatewayRecord, ListenerSpec][] = [...gw.listeners.map((l): [GatewayRecord, ListenerSpec] => [gw, l])];
   for (const set of sets) {
     const as = asGateway(gw, set);
     for (const l of set.listeners) all.push([as, l]);

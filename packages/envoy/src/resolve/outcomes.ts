@@ -3,9 +3,9 @@
 import type { ObjectRef } from '../diagnostics.js';
 import type {
   BackendTlsPolicy,
-  Gateway,
+  GatewayRecord,
   GatewayClass,
-  HttpRoute,
+  RouteRecord,
   ListenerSet,
   ParentRef,
   PickerRef,
@@ -36,7 +36,7 @@ export interface ListenerOutcome {
 }
 
 export interface GatewayOutcome {
-  gateway: Gateway;
+  gateway: GatewayRecord;
   accepted: Verdict;
   programmed: Verdict;
   /** The Gateway's own references, and a summary of its listeners'. */
@@ -79,7 +79,7 @@ export interface RefProblem {
 }
 
 export interface RouteOutcome {
-  route: HttpRoute;
+  route: RouteRecord;
   /** One per parentRef this controller answers for (other classes' Gateways are left out). */
   parents: ParentOutcome[];
   refProblems: RefProblem[];

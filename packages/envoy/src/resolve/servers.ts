@@ -1,7 +1,7 @@
 // Route tables: per port of a Gateway, which hostnames are served and by which route rules, in
 // Gateway API's precedence order, with listener isolation — a request is served only by the routes
 // of the most specific listener whose hostname matches it.
-import type { HttpRoute, Match } from '../read/index.js';
+import type { RouteRecord, Match } from '../read/index.js';
 import type { Attachment } from './attach.js';
 import { compareHostnames, compareListenerHostnames, contains } from './hostnames.js';
 import type { Listener, Route, Server, VirtualHost } from './ir.js';
@@ -33,12 +33,12 @@ export function comparePrecedence(a: Match, b: Match): number {
 }
 
 /** `namespace/name` for an HTTPRoute, `namespace/grpcroute/name` for a GRPCRoute (the two may share a name). */
-function routeName(route: HttpRoute): string {
+function routeName(route: RouteRecord): string {
   return route.kind === 'HTTPRoute' ? `${route.meta.namespace}/${route.meta.name}` : `${route.meta.namespace}/grpcroute/${route.meta.name}`;
 }
 
 interface Entry {
-  route: HttpRoute;
+  route: RouteRecord;
   routeOrder: number;
   rule: number;
   ir: Route;
@@ -56,8 +56,8 @@ function ownerOf(host: string, listeners: ActiveListener[]): ActiveListener | un
 
 export interface ServerInputs {
   attachments: Map<ActiveListener, Attachment[]>;
-  compiled: Map<HttpRoute, CompiledRoute>;
-  routeOrder: Map<HttpRoute, number>;
+  compiled: Map<RouteRecord, CompiledRoute>;
+  routeOrder: Map<RouteRecord, number>;
   diags?: Diagnostics;
 }
 

@@ -3,20 +3,20 @@
 // which asks its picker from an HTTP filter (ext_proc): such a backend is refused with a route
 // condition, never served round robin instead.
 import type { Diagnostics } from '../diagnostics.js';
-import type { HttpRoute } from '../read/index.js';
+import type { RouteRecord } from '../read/index.js';
 import type { Backends } from './backends.js';
 import type { Backend, Destination, Forward } from './ir.js';
 import type { RefProblem } from './outcomes.js';
 import type { CompiledRoute, CompiledRule } from './routes.js';
 
 /** Why a backend cannot take a stream route's connections, or undefined. */
-function httpOnly(route: HttpRoute, b: Backend): string | undefined {
+function httpOnly(route: RouteRecord, b: Backend): string | undefined {
   if (b.lb.type !== 'External') return undefined;
   const from = b.lbFrom === 'default' ? 'its load balancer' : `${b.lbFrom.kind} ${b.lbFrom.namespace ?? ''}/${b.lbFrom.name}`;
   return `${b.kind} ${b.ref.namespace ?? ''}/${b.ref.name} is load-balanced External by ${from}, which needs HTTP (the picker is asked by an HTTP filter, ext_proc); a ${route.kind} forwards connections whole and cannot use it: give the backend a proxy algorithm (RoundRobin, LeastRequest, RingHash, Maglev, Random) for ${route.kind}s`;
 }
 
-export function compileStreamRoute(route: HttpRoute, backends: Backends, diags: Diagnostics): CompiledRoute {
+export function compileStreamRoute(route: RouteRecord, backends: Backends, diags: Diagnostics): CompiledRoute {
   const refProblems: RefProblem[] = [];
   const httpOnlyBackends: Backend[] = [];
   const rules = route.rules.map((rule): CompiledRule => {

@@ -4,7 +4,7 @@
 // that listener to the oldest route that asks for it. A TCP or UDP listener has no SNI: its oldest
 // route takes every connection, and the newer ones, attached too, are told they are shadowed.
 import type { Diagnostics } from '../diagnostics.js';
-import type { HttpRoute } from '../read/index.js';
+import type { RouteRecord } from '../read/index.js';
 import type { Attachment } from './attach.js';
 import { compareListenerHostnames, contains } from './hostnames.js';
 import type { Destination, Stream } from './ir.js';
@@ -13,7 +13,7 @@ import type { CompiledRoute } from './routes.js';
 
 export interface StreamInputs {
   attachments: Map<ActiveListener, Attachment[]>;
-  compiled: Map<HttpRoute, CompiledRoute>;
+  compiled: Map<RouteRecord, CompiledRoute>;
   diags?: Diagnostics;
 }
 
@@ -27,19 +27,19 @@ function ownerOf(name: string, listeners: ActiveListener[]): ActiveListener | un
   return best;
 }
 
-function destinations(route: HttpRoute, inputs: StreamInputs): Destination[] {
+function destinations(route: RouteRecord, inputs: StreamInputs): Destination[] {
   const [rule] = inputs.compiled.get(route)?.rules ?? [];
   return rule?.action.type === 'forward' ? rule.action.destinations : [];
 }
 
-function kindName(route: HttpRoute): string {
+function kindName(route: RouteRecord): string {
   return `${route.kind.toLowerCase()}/${route.meta.namespace}/${route.meta.name}`;
 }
 
 /** The streams of one port, given the name of its proxy listener. */
 export function buildStreams(portName: string, group: PortGroup, inputs: StreamInputs): Stream[] {
   const out: Stream[] = [];
-  const streamOf = (l: ActiveListener, route: HttpRoute): Stream => ({
+  const streamOf = (l: ActiveListener, route: RouteRecord): Stream => ({
     name: `${portName}/${listenerName(l.spec)}/${kindName(route)}`,
     listener: listenerName(l.spec),
     route: route.ref,
