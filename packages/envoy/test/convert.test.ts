@@ -209,7 +209,7 @@ test('Gateway status: attached routes per listener; a TCP listener is served for
     return { ...x, spec: { ...x.spec, listeners: x.spec.listeners.map((l: Json) => (l.protocol === 'TCP' ? { ...l, protocol: 'SCTP' } : l)) } };
   });
   const sctp = (status(convert(objects, { now: NOW }), 'Gateway', 'web').status.listeners as Json[]).find((l) => l.name === 'tcp');
-  const accepted = (sctp?.conditions as Json[]).find((c) => c.type === 'Accepted');
+  const accepted = ((sctp?.conditions ?? []) as Json[]).find((c) => c.type === 'Accepted');
   assert.equal(accepted?.status, 'False');
   assert.equal(accepted?.reason, 'UnsupportedProtocol');
   assert.deepEqual(sctp?.supportedKinds, []);
