@@ -19,6 +19,7 @@ import { type Batch, Scheduler } from './reconcile/scheduler.js';
 import { reconcileShadowServices } from './reconcile/shadow.js';
 import { GATEWAY_NAME_LABEL, gatewayClassStatus, withProxyFacts } from './status/gateway.js';
 import { StatusWriter } from './status/writer.js';
+import { Provisioner } from './provision/index.js';
 import { type GatewayRef, IDENTITY_ANNOTATION, XdsIdentity, type XdsIdentityOptions } from './identity/index.js';
 import { type PeerAuth, SnapshotCache, SnapshotError, type XdsNode, XdsServer } from './xds/index.js';
 
@@ -52,6 +53,11 @@ export interface ControllerOptions {
   /** Request deadlines and retries of the Kubernetes API client, and the watches' timeout and silence bound. */
   api?: KubeApiOptions;
   logger?: Logger;
+  /**
+   * Provisioning of each Gateway's Envoy (GEP-1762). Default on; `xdsServer` is what the
+   * provisioned bootstraps dial, by default the controller's Service on port 18000.
+   */
+  provision?: { enabled?: boolean; xdsServer?: string };
 }
 
 /** What `extlb controller` passes for the xDS identity; the rest comes from the controller. */
@@ -86,6 +92,8 @@ export class Controller {
   private readonly pipeline: Pipeline;
   private readonly scheduler: Scheduler;
   private readonly writer: StatusWriter;
+  /** Undefined when provisioning is off. */
+  private readonly provisioner: Provisioner | undefined;
   /** Gateways with a snapshot now; one that goes away gets an empty snapshot, so its proxies drop it. */
   private groups = new Set<string>();
   private xdsListening = false;
@@ -178,11 +186,20 @@ export class Controller {
       },
       onError: (error) => this.log.warn({ error: error instanceof Error ? error.message : String(error) }, 'leader election'),
     });
+    this.provisioner = options.provision?.enabled === false ? undefined : this.makeProvisioner();
     this.writer = new StatusWriter(this.api, {
       controllerName: this.controllerName,
       isLeader: () => this.elector.isLeader(),
       current: (kind, name, namespace) => this.informers.get(kind, name, namespace),
     });
+  }
+
+  private makeProvisioner(): Provisioner {
+    const service = this.options.xds.identity?.serviceName ?? 'extlb-controller';
+    const host = serviceDnsNames(service, this.options.leaseNamespace, this.options.clusterDomain)[3] as string;
+    const xdsServer = this.options.provision?.xdsServer ?? `${host}:18000`;
+    const serverName = xdsServer.slice(0, xdsServer.lastIndexOf(':'));
+    return new Provisioner(this.api, { xdsServer, ...(this.options.xds.plaintext ? {} : { xdsServerName: serverName }) });
   }
 
   private makeIdentity(settings: XdsIdentitySettings): XdsIdentity {
@@ -221,7 +238,8 @@ export class Controller {
       const meta = (gw.metadata ?? {}) as JsonObject;
       const spec = (gw.spec ?? {}) as JsonObject;
       const annotations = (meta.annotations ?? {}) as JsonObject;
-      if (!classes.has(String(spec.gatewayClassName)) || annotations[IDENTITY_ANNOTATION] !== 'true') return [];
+      const provisioned = this.provisioner?.provisions(`${String(meta.namespace)}/${String(meta.name)}`) === true;
+      if (!classes.has(String(spec.gatewayClassName)) || (annotations[IDENTITY_ANNOTATION] !== 'true' && !provisioned)) return [];
       return [{ namespace: String(meta.namespace), name: String(meta.name), uid: String(meta.uid) }];
     });
   }
@@ -370,6 +388,21 @@ export class Controller {
     this.groups = new Set(computed.snapshots.keys());
   }
 
+  /** The leader's provisioning pass: every Gateway of this controller's classes gets its objects, or loses them. */
+  private async provision(): Promise<void> {
+    if (!this.provisioner) return;
+    const classes = new Map(this.ownedClasses().map((gc) => [String((gc.metadata as JsonObject).name), gc]));
+    const report = await this.provisioner.reconcile({
+      gateways: this.informers.list('Gateway').filter((gw) => isObject(gw.spec) && classes.has(String(gw.spec.gatewayClassName))),
+      classes,
+      parameters: (namespace, name) => this.informers.get('GatewayParameters', name, namespace),
+      deployments: this.informers.list('Deployment'),
+      service: (namespace, name) => this.informers.get('Service', name, namespace),
+    });
+    if (report.applied.length + report.deleted.length > 0) this.log.info({ applied: report.applied, deleted: report.deleted }, 'provisioned');
+    if (report.failed.length > 0) this.log.warn({ failed: report.failed.slice(0, 10) }, 'provisioning failed');
+  }
+
   private async writeAsLeader(computed: Computed): Promise<void> {
     if (!this.elector.isLeader()) return;
     const shadows = await reconcileShadowServices(
@@ -378,6 +411,7 @@ export class Controller {
       this.informers.list('Service'),
     );
     if (shadows.failed.length > 0) this.log.warn({ failed: shadows.failed }, 'shadow Services');
+    await this.provision();
     const now = nowIso();
     const facts = {
       now,
@@ -386,6 +420,13 @@ export class Controller {
           .list('Service', namespace)
           .find((s) => isObject(s.metadata) && isObject(s.metadata.labels) && s.metadata.labels[GATEWAY_NAME_LABEL] === name),
       nacks: (namespace: string, name: string) => this.xds.nacks(`${namespace}/${name}`).map((n) => ({ typeUrl: n.typeUrl, message: n.message })),
+      // The seam to the converter's proxy facts: once it takes them, this is setProxyFacts(key, { infrastructure }).
+      infrastructure: (namespace: string, name: string) =>
+        this.provisioner?.facts(
+          `${namespace}/${name}`,
+          (ns, n) => this.informers.get('Deployment', n, ns),
+          (ns, n) => this.informers.get('Service', n, ns),
+        ),
     };
     const desired = (computed.statuses ?? []).map((s) => {
       if (s.kind !== 'Gateway') return s;

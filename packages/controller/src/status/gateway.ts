@@ -30,7 +30,16 @@ export interface GatewayFacts {
   service(namespace: string, name: string): JsonObject | undefined;
   /** Envoy's NACKs for a Gateway, newest last. */
   nacks(namespace: string, name: string): { typeUrl: string; message: string }[];
+  /** What is real of a provisioned Gateway's Deployment and Service (undefined: not provisioned by extlb). */
+  infrastructure?(namespace: string, name: string): InfrastructureFacts | undefined;
   now: string;
+}
+
+/** The converter's proxy-facts shape (`setProxyFacts(key, { infrastructure })`). */
+export interface InfrastructureFacts {
+  addresses: { type: 'IPAddress' | 'Hostname'; value: string }[];
+  available: boolean;
+  problem?: { reason: string; message: string };
 }
 
 function setCondition(conditions: JsonObject[], c: JsonObject): JsonObject[] {
@@ -40,18 +49,22 @@ function setCondition(conditions: JsonObject[], c: JsonObject): JsonObject[] {
 /** A Gateway status from the converter, with addresses and the proxies' verdict. */
 export function withProxyFacts(status: JsonObject, gateway: { namespace: string; name: string; generation?: number }, facts: GatewayFacts): JsonObject {
   const out: JsonObject = { ...status };
-  const addresses = serviceAddresses(facts.service(gateway.namespace, gateway.name));
+  const infrastructure = facts.infrastructure?.(gateway.namespace, gateway.name);
+  const addresses = infrastructure ? infrastructure.addresses : serviceAddresses(facts.service(gateway.namespace, gateway.name));
   if (addresses.length > 0) out.addresses = addresses;
   const nacks = facts.nacks(gateway.namespace, gateway.name);
   const last = nacks[nacks.length - 1];
-  if (last) {
+  // A Gateway the converter could not program stays as the converter says; otherwise what the proxies and their infrastructure say.
+  const converted = (Array.isArray(out.conditions) ? (out.conditions as JsonObject[]) : []).find((c) => c.type === 'Programmed');
+  const notReal: { reason: string; message: string } | undefined = last
+    ? { reason: 'Invalid', message: `Envoy rejected the ${last.typeUrl.split('.').pop()} update: ${last.message}` }
+    : converted?.status === 'True' && infrastructure && (infrastructure.problem || !infrastructure.available)
+      ? (infrastructure.problem ?? { reason: 'Pending', message: 'no Envoy replica is available yet' })
+      : undefined;
+  if (notReal) {
     const programmed: JsonObject = { type: 'Programmed', status: 'False' };
     if (gateway.generation !== undefined) programmed.observedGeneration = gateway.generation;
-    Object.assign(programmed, {
-      lastTransitionTime: facts.now,
-      reason: 'Invalid',
-      message: `Envoy rejected the ${last.typeUrl.split('.').pop()} update: ${last.message}`,
-    });
+    Object.assign(programmed, { lastTransitionTime: facts.now, ...notReal });
     const conditions = Array.isArray(out.conditions) ? (out.conditions as JsonObject[]) : [];
     out.conditions = setCondition(conditions, programmed).sort((a, b) => conditionOrder(a) - conditionOrder(b));
   }

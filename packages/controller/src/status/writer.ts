@@ -39,6 +39,13 @@ function targetOf(o: JsonObject): Target | undefined {
 }
 
 export class StatusWriter {
+  /**
+   * Each object's last write: the resourceVersion it was written over and the API server's answer.
+   * A recompute that follows a write closely may read the object before its informer hears of the
+   * write; the answer then stands in for the stale copy, so the same status is not written twice.
+   */
+  private readonly lastWrite = new Map<string, { over: string; answer: JsonObject }>();
+
   constructor(
     private readonly api: KubeApi,
     private readonly options: StatusWriterOptions,
@@ -64,8 +71,12 @@ export class StatusWriter {
     }
     const label = `${t.kind} ${t.namespace ? `${t.namespace}/` : ''}${t.name}`;
     let current = this.options.current(t.kind, t.name, t.namespace);
+    const previous = this.lastWrite.get(label);
+    const rv = (o: JsonObject | undefined) => (o?.metadata as { resourceVersion?: string } | undefined)?.resourceVersion;
+    if (previous && current && rv(current) === previous.over) current = previous.answer;
     for (let attempt = 1; ; attempt++) {
       if (!current) {
+        this.lastWrite.delete(label);
         report.skipped += 1;
         return;
       }
@@ -80,7 +91,9 @@ export class StatusWriter {
       }
       try {
         // The whole object with its resourceVersion: the status subresource takes only its status.
-        await this.api.request('PUT', objectPath(kind, t.namespace, t.name, 'status'), { body: { ...current, status: merged } });
+        const answer = await this.api.request<JsonObject>('PUT', objectPath(kind, t.namespace, t.name, 'status'), { body: { ...current, status: merged } });
+        const over = rv(current);
+        if (answer && over !== undefined) this.lastWrite.set(label, { over, answer });
         report.written += 1;
         return;
       } catch (err) {
