@@ -92,8 +92,9 @@ describe('clusterPipelines', () => {
     assert.deepEqual(
       byKind('docker-run').map((s) => s.kind === 'docker-run' && [s.image, ...s.args]),
       [
-        ['extlb/extlb:0.1.0', 'crds'],
+        ['extlb/extlb:0.1.0', 'install'],
         ['extlb/extlb:0.1.0', 'bootstrap', '--gateway', 'demo/edge', '--xds-server', 'extlb-controller.extlb-system.svc.cluster.local:18000'],
+        ['extlb/extlb:0.1.0', 'install', '--webhook'],
       ],
     );
     assert.deepEqual(
@@ -101,17 +102,19 @@ describe('clusterPipelines', () => {
       [
         'https://github.com/kubernetes-sigs/gateway-api/releases/download/v1.6.1/standard-install.yaml',
         '-',
-        'examples/deploy/namespace.yaml',
-        'examples/deploy/controller/',
         'examples/deploy/gateway/edge.yaml',
         'examples/deploy/app/',
-        'examples/deploy/',
+        '-',
       ],
     );
     assert.deepEqual(byKind('port-forward'), [{ kind: 'port-forward', text: 'kubectl -n demo port-forward service/edge-envoy 8080:8080', ports: [8080] }]);
     assert.deepEqual(byKind('curl'), [{ kind: 'curl', text: 'curl -s http://127.0.0.1:8080/hostname', port: 8080 }]);
     assert.deepEqual(byKind('kind-load'), [{ kind: 'kind-load', text: 'kind load docker-image extlb/extlb:0.1.0', images: ['extlb/extlb:0.1.0'] }]);
-    assert.equal(byKind('cluster').length, 7, 'rollout status and get');
+    assert.equal(byKind('cluster').length, 6, 'rollout status and get');
+    assert.deepEqual(
+      byKind('extlb-cluster').map((s) => s.kind === 'extlb-cluster' && s.args.join(' ')),
+      ['check --pre', 'check', 'proxy-status', 'config-dump --gateway demo/edge --type listeners', 'check'],
+    );
   });
 
   it('reads the flags of kubectl, docker and kind wherever they are', () => {

@@ -23,6 +23,8 @@ export type ClusterStep =
   | { kind: 'kind-load'; text: string; images: string[] }
   /** Any other kubectl or kind command: it can only be recognised. */
   | { kind: 'cluster'; text: string }
+  /** `npx extlb COMMAND ARGS...` of a command that reads the cluster through the kubeconfig (check, proxy-status, config-dump). */
+  | { kind: 'extlb-cluster'; text: string; args: string[] }
   | { kind: 'echo'; text: string };
 
 type Token = { word: string } | { op: string };
@@ -32,6 +34,8 @@ const OPERATORS = ['&&', '||', '>>', '|', '&', ';', '>', '<', '(', ')'];
 /** Operators that end a pipeline; `|` continues one. */
 const SEPARATORS = new Set([';', '&', '&&', '||']);
 const CLUSTER_TOOLS = new Set(['kubectl', 'docker', 'kind']);
+/** extlb's commands that read a cluster through the kubeconfig. */
+export const EXTLB_CLUSTER_COMMANDS = new Set(['check', 'proxy-status', 'config-dump']);
 
 /** The words and operators of a command line, quotes removed (no expansion is done). */
 export function shellTokens(command: string): Token[] {
@@ -144,8 +148,12 @@ function classify(words: string[]): ClusterStep {
       return curl(args, text);
     case 'echo':
       return { kind: 'echo', text };
+    case 'npx':
+      if (args[0] === 'extlb' && EXTLB_CLUSTER_COMMANDS.has(args[1] ?? '')) return { kind: 'extlb-cluster', text, args: args.slice(1) };
   }
-  throw new Error(`${tool}: not a command the README test knows in a cluster block (docker build, docker run, kubectl, kind, curl to a port-forward, echo)`);
+  throw new Error(
+    `${tool}: not a command the README test knows in a cluster block (docker build, docker run, kubectl, kind, curl to a port-forward, echo, npx extlb ${[...EXTLB_CLUSTER_COMMANDS].join('|')})`,
+  );
 }
 
 /** The `--name value`, `--name=value` (and `-n value`) flags of one command, in order, and its other words. */

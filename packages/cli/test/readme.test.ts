@@ -231,6 +231,18 @@ class Session {
       case 'cluster':
         at.report.notRun.push(step.text);
         return undefined;
+      case 'extlb-cluster': {
+        // Its flags must parse: with no kubeconfig to read, a usage error is exit 2, anything later exit 1.
+        const r = spawnSync(process.execPath, [extlb, ...step.args, '--kubeconfig', join(at.cwd, 'no-such-kubeconfig')], {
+          cwd: at.cwd,
+          env: this.env,
+          encoding: 'utf8',
+          timeout: 60_000,
+        });
+        assert.equal(r.status, 1, `${where}\nextlb ${step.args.join(' ')}: exit ${r.status} (2 is a usage error)\n${r.stdout}\n${r.stderr}`);
+        at.report.notRun.push(`${step.text} (its flags parse; it needs the cluster)`);
+        return undefined;
+      }
       case 'echo':
         return undefined;
     }

@@ -15,6 +15,7 @@ import { type ChildProcess, fork } from 'node:child_process';
 import { parseArgs } from 'node:util';
 import { type AckInfo, SnapshotCache, type SnapshotResources, TYPE_URL, type TypeUrl, XdsServer } from '../src/index.js';
 import type { ChildMessage, ConnectCommand } from './ads-clients.js';
+import type { StormCommand, StormEvent } from './storm-clients.js';
 import { assignment, type EstateSize, routeConfig, subscribedNames, syntheticEstate } from './estate.js';
 import { machine, mb, ms, n, percentile, withTimeout } from './figures.js';
 
@@ -26,6 +27,11 @@ const OPTIONS = {
   clusters: { type: 'string', default: '1000' },
   endpoints: { type: 'string', default: '50000' },
   changes: { type: 'string', default: '20' },
+  /** The storm rows (issue 21): NACKing streams, churning connections, and the estate they run on. */
+  'storm-nacks': { type: 'string', default: '400' },
+  'storm-churn': { type: 'string', default: '2000' },
+  'storm-routes': { type: 'string', default: '2000' },
+  only: { type: 'string', default: '' },
 } as const;
 const { values } = parseArgs({ options: OPTIONS, strict: true });
 const int = (name: keyof typeof OPTIONS) => Number.parseInt(values[name], 10);
@@ -209,9 +215,106 @@ async function idleBench(): Promise<void> {
   await server.stop({ graceMs: 1000 });
 }
 
+/**
+ * Issue 21's row: one healthy proxy's endpoint-update latency (change to its ACK, 20 changes) on a
+ * 2,000-route Gateway, quiet, while 400 streams of the same Gateway NACK every update, and while
+ * connections open and reset 2,000 streams at a time (16 per connection, the server's bound, over
+ * 125 connections); the hostile clients run in a process of their own.
+ */
+async function stormBench(): Promise<void> {
+  const routes = int('storm-routes');
+  const size: EstateSize = {
+    routes,
+    routeConfigs: Math.max(1, Math.round(routes / 1000)),
+    clusters: Math.max(1, Math.round(routes / 10)),
+    endpoints: routes * 5,
+  };
+  const group = 'bench/storm';
+  const estate = syntheticEstate(group, size);
+  const cache = new SnapshotCache();
+  cache.setSnapshot(group, estate);
+  let target: { version: string; done: (ms: number) => void } | undefined;
+  const server = new XdsServer({
+    cache,
+    callbacks: {
+      onAck: (s, a) => {
+        if (s.node.id === 'healthy' && a.typeUrl === TYPE_URL.endpoint && target && a.version === target.version) target.done(a.latencyMs);
+      },
+    },
+  });
+  const { port } = await server.start();
+  const address = `127.0.0.1:${port}`;
+  const names = subscribedNames(estate);
+  const healthy = await startClients({ cmd: 'connect', address, variant: 'sotw', clients: [{ id: 'healthy', cluster: group, ...names }] });
+  const perCluster = Math.round(size.endpoints / size.clusters);
+  let current = estate;
+  let step = 0;
+  const measure = async (): Promise<number[]> => {
+    const out: number[] = [];
+    for (let c = 0; c < CHANGES; c++) {
+      step++;
+      const i = (step * 37) % size.clusters;
+      current = { ...current, endpoints: current.endpoints?.map((e, k) => (k === i ? assignment(group, i, perCluster, step) : e)) };
+      const acked = new Promise<number>((resolve) => {
+        target = { version: '', done: resolve };
+      });
+      cache.setSnapshot(group, current);
+      if (target) target.version = cache.getSnapshot(group)?.types.get(TYPE_URL.endpoint)?.version ?? '';
+      out.push(await withTimeout(acked, 'the healthy proxy ACKing an endpoint update'));
+      // Changes a little apart, as an estate's endpoints move, so a storm runs between them.
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    return out.sort((a, b) => a - b);
+  };
+  const storm = async (command: StormCommand, settleMs: number) => {
+    const child = fork(new URL('./storm-clients.ts', import.meta.url), { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const next = () => new Promise<StormEvent>((resolve) => child.once('message', (m: StormEvent) => resolve(m)));
+    const ready = next();
+    child.send(command);
+    await withTimeout(ready, 'the storm clients starting');
+    await new Promise((r) => setTimeout(r, settleMs));
+    const before = server.stats();
+    const latencies = await measure();
+    const after = server.stats();
+    const stopped = next();
+    child.send({ cmd: 'stop' } satisfies StormCommand);
+    const end = (await withTimeout(stopped, 'the storm clients stopping')) as Extract<StormEvent, { event: 'stopped' }>;
+    return { latencies, before, after, end };
+  };
+
+  console.log(
+    `storms on one Gateway of ${n(routes)} routes, ${n(size.clusters)} clusters, ${n(size.endpoints)} endpoints; one healthy proxy's endpoint update, ${CHANGES} changes each:`,
+  );
+  const quiet = await measure();
+  const q99 = percentile(quiet, 99);
+  console.log(`  quiet: p50 ${ms(percentile(quiet, 50))} ms, p99 ${ms(q99)} ms`);
+  const nackStreams = int('storm-nacks');
+  const nack = await storm({ cmd: 'nack', address, group, streams: nackStreams, perConnection: 10, endpoints: names.endpoints ?? [] }, 1000);
+  const n99 = percentile(nack.latencies, 99);
+  console.log(
+    `  while ${n(nackStreams)} streams NACK every update: p50 ${ms(percentile(nack.latencies, 50))} ms, p99 ${ms(n99)} ms (${(n99 / q99).toFixed(2)}x quiet; aim ≤ 2x); ${n(nack.after.nacks - nack.before.nacks)} NACKs during the changes`,
+  );
+  const churnStreams = int('storm-churn');
+  const connections = Math.ceil(churnStreams / 16);
+  const churn = await storm({ cmd: 'churn', address, group, connections, concurrency: 16 }, 1000);
+  const c99 = percentile(churn.latencies, 99);
+  const refused = churn.after.streamsRateLimited - churn.before.streamsRateLimited;
+  console.log(
+    `  while ${n(churnStreams)} streams churn (${connections} connections x 16, open then reset): p50 ${ms(percentile(churn.latencies, 50))} ms, p99 ${ms(c99)} ms (${(c99 / q99).toFixed(2)}x quiet; aim ≤ 2x); ${n(churn.end.cycles)} open/reset cycles in all, ${n(refused)} refused by the per-connection rate during the changes`,
+  );
+  await stopClients(healthy.child);
+  await server.stop({ graceMs: 1000 });
+}
+
 console.log(`(${machine()}: other work on the machine shows in these figures)`);
 // Idle streams first, while this process holds nothing else that RSS would mix in.
-await idleBench();
-const { cache, estate } = estateBench();
-await clientsBench('sotw', cache, estate);
-await clientsBench('delta', cache, estate);
+// `--only storm` runs the storm rows alone.
+if (values.only === 'storm') {
+  await stormBench();
+} else {
+  await idleBench();
+  const { cache, estate } = estateBench();
+  await clientsBench('sotw', cache, estate);
+  await clientsBench('delta', cache, estate);
+  await stormBench();
+}

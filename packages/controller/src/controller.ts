@@ -1,27 +1,47 @@
-// extlb's control plane: informers keep the cluster's objects; a change schedules a recompute
-// through the converter's stages; each Gateway's result becomes the snapshot its proxies get over
-// ADS; the leader writes statuses and the pools' shadow Services. Kubernetes and Envoy are the
-// engine — extlb keeps no store of its own and polls nothing.
+// extlb's control plane, which is I/O only: informers keep the cluster's objects and feed their
+// changes to one Converter (@extlb/envoy composes every stage); each Gateway's configuration
+// becomes the snapshot its proxies get over ADS; what the proxies say (NACKs) and the Service in
+// front of them merge into statuses as proxy facts, with no recompute; the leader writes statuses
+// and the pools' shadow Services through a work queue that retries each failed write with backoff.
+// Kubernetes and Envoy are the engine — extlb keeps no store of its own and polls nothing.
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { DEFAULT_CONTROLLER, type EnvoyTarget, type JsonObject } from '@extlb/envoy';
+import {
+  Converter,
+  type ConverterUpdate,
+  DEFAULT_CONTROLLER,
+  type EnvoyConfig,
+  type EnvoyTarget,
+  type GatewayProxyFacts,
+  type JsonObject,
+  toXds,
+} from '@extlb/envoy';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { type Logger, createLogger } from '@extlb/telemetry';
 import { KubeApi, type KubeApiOptions } from './cluster/api.js';
 import { Informers } from './cluster/informers.js';
 import { CONFIG_MAP, WATCHED_KINDS } from './cluster/kinds.js';
-import { referencedConfigMaps } from './cluster/references.js';
 import { LeaderElector } from './cluster/lease.js';
 import { quote } from './cluster/wire.js';
+import type { DebugSource } from './ops/debug.js';
 import { type ControllerMetrics, controllerMetrics, xdsMetricCallbacks } from './ops/metrics.js';
-import { type Computed, Pipeline } from './reconcile/pipeline.js';
 import { type Batch, Scheduler } from './reconcile/scheduler.js';
-import { reconcileShadowServices } from './reconcile/shadow.js';
-import { GATEWAY_NAME_LABEL, gatewayClassStatus, withProxyFacts } from './status/gateway.js';
-import { StatusWriter } from './status/writer.js';
+import { isShadowService, serviceKey, syncShadowService } from './reconcile/shadow.js';
+import { WorkQueue, type WorkQueueOptions } from './reconcile/work-queue.js';
+import { GATEWAY_NAME_LABEL, infrastructureOf } from './status/gateway.js';
+import { labelOf, StatusWriter } from './status/writer.js';
 import { Provisioner } from './provision/index.js';
 import { type GatewayRef, IDENTITY_ANNOTATION, XdsIdentity, type XdsIdentityOptions } from './identity/index.js';
-import { type PeerAuth, SnapshotCache, SnapshotError, type XdsNode, XdsServer } from './xds/index.js';
+import {
+  type PeerAuth,
+  SnapshotCache,
+  SnapshotError,
+  type SnapshotResources,
+  type StreamVerdict,
+  type XdsNode,
+  type XdsResource,
+  XdsServer,
+} from './xds/index.js';
 
 export interface ControllerOptions {
   kubeConfig: KubeConfig;
@@ -52,6 +72,10 @@ export interface ControllerOptions {
   maxDelayMs?: number;
   /** Request deadlines and retries of the Kubernetes API client, and the watches' timeout and silence bound. */
   api?: KubeApiOptions;
+  /** The largest Envoy configuration of one Gateway, in bytes of compact JSON (default 32 MiB); past it the Gateway is not Programmed and keeps its last snapshot. */
+  maxOutputBytes?: number;
+  /** The queue of writes (statuses, shadow Services) and failed recomputes: backoff of a failed key, and writes per second. */
+  work?: Pick<WorkQueueOptions, 'baseDelayMs' | 'maxDelayMs' | 'perSecond' | 'burst' | 'concurrency'>;
   logger?: Logger;
   /**
    * Provisioning of each Gateway's Envoy (GEP-1762). Default on; `xdsServer` is what the
@@ -77,6 +101,40 @@ const clip = (s: string, max: number) => (s.length > max ? `${s.slice(0, max)}�
 const isObject = (v: unknown): v is JsonObject => v !== null && typeof v === 'object' && !Array.isArray(v);
 const nowIso = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
 const ENDPOINT_KINDS = new Set(WATCHED_KINDS.filter((k) => k.endpointsOnly).map((k) => k.kind));
+const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+/** An object's identity in the changes handed to the Converter. */
+function changeKey(o: JsonObject): string {
+  const m = (isObject(o.metadata) ? o.metadata : {}) as JsonObject;
+  return `${String(o.apiVersion)} ${String(o.kind)} ${String(m.namespace ?? '')}/${String(m.name)}`;
+}
+
+/** Each list of a configuration, rendered as xDS resources once: a list the Converter kept (an endpoint change keeps all but the ClusterLoadAssignments) keeps its resources, which the cache then need not encode again. */
+const rendered = new WeakMap<object, XdsResource[]>();
+const FIELDS = ['listeners', 'routes', 'clusters', 'endpoints', 'secrets'] as const;
+
+/** A Gateway's configuration as the snapshot its proxies get. */
+function snapshotOf(config: EnvoyConfig): SnapshotResources {
+  const none: EnvoyConfig = { gateway: config.gateway, listeners: [], routes: [], clusters: [], endpoints: [], secrets: [], manifests: [] };
+  const out: SnapshotResources = {};
+  for (const field of FIELDS) {
+    const list = config[field];
+    let resources = rendered.get(list);
+    if (!resources) {
+      resources = (toXds({ ...none, [field]: list }) as unknown as Record<string, XdsResource[]>)[field] ?? [];
+      rendered.set(list, resources);
+    }
+    if (field !== 'secrets' || resources.length > 0) out[field] = resources;
+  }
+  return out;
+}
+
+/** Work queue keys: a status, a shadow Service, or the recompute itself. */
+const STATUS = 'status ';
+const SHADOW = 'shadow ';
+const RECOMPUTE = 'recompute';
+/** The work item of the provisioning pass. */
+const PROVISION = 'provision';
 
 export class Controller {
   readonly metrics: ControllerMetrics;
@@ -84,36 +142,59 @@ export class Controller {
   readonly xds: XdsServer;
   readonly informers: Informers;
   readonly elector: LeaderElector;
+  /** This replica's name, in the Lease, the logs and the debug endpoints. */
+  readonly replica: string;
   /** Undefined when xDS is plain text. */
   readonly identity: XdsIdentity | undefined;
   private readonly api: KubeApi;
   private readonly log: Logger;
   private readonly controllerName: string;
-  private readonly pipeline: Pipeline;
+  private readonly converter: Converter;
   private readonly scheduler: Scheduler;
   private readonly writer: StatusWriter;
+  private readonly work: WorkQueue;
   /** Undefined when provisioning is off. */
   private readonly provisioner: Provisioner | undefined;
   /** Gateways with a snapshot now; one that goes away gets an empty snapshot, so its proxies drop it. */
   private groups = new Set<string>();
   private xdsListening = false;
   private stopping = false;
-  /** Groups whose proxies have rejected an update, so their next ACK changes the Gateway's status. */
-  private readonly nacked = new Set<string>();
+  /** Changes since the last update, by object; `resync`: hand the Converter every object instead. */
+  private pending = new Map<string, { event: 'add' | 'update' | 'delete'; object: JsonObject }>();
+  private resync = true;
+  /** The last update's answer, and what the work queue is to bring about. */
+  private last?: ConverterUpdate;
+  private readonly desiredStatus = new Map<string, JsonObject>();
+  private readonly desiredShadow = new Map<string, JsonObject | undefined>();
+  /** The Gateways whose facts the controller fed, so one that loses them is told. */
+  private readonly factsFed = new Set<string>();
 
   constructor(private readonly options: ControllerOptions) {
     this.controllerName = options.controllerName ?? DEFAULT_CONTROLLER;
     const identity = options.identity ?? `${hostname()}_${randomUUID().slice(0, 8)}`;
+    this.replica = identity;
     this.log = options.logger ?? createLogger({ base: { component: 'controller', replica: identity } });
     this.api = new KubeApi(options.kubeConfig, options.api);
     this.metrics = controllerMetrics(
       () => this.xds,
       () => this.identity?.servingExpiresAt ?? 0,
     );
-    this.pipeline = new Pipeline({
+    this.converter = new Converter({
       controllerName: this.controllerName,
+      endpoints: 'eds',
+      now: nowIso,
       ...(options.envoy ? { envoy: options.envoy } : {}),
       ...(options.clusterDomain ? { clusterDomain: options.clusterDomain } : {}),
+      ...(options.maxOutputBytes !== undefined ? { maxOutputBytes: options.maxOutputBytes } : {}),
+    });
+    this.work = new WorkQueue((key) => this.doWork(key), {
+      ...options.work,
+      onRetry: (key, error, delayMs) => {
+        const work = key === RECOMPUTE ? 'recompute' : key.startsWith(SHADOW) ? 'shadow-service' : 'status';
+        this.metrics.workRetries.inc({ work });
+        this.log.warn({ work: key, error: quote(errorText(error)), retryInMs: delayMs }, 'failed; trying again');
+      },
+      onDepth: (waiting) => this.metrics.workWaiting.set(waiting),
     });
     this.scheduler = new Scheduler((batch) => this.recompute(batch), {
       ...(options.delayMs !== undefined ? { delayMs: options.delayMs } : {}),
@@ -122,8 +203,15 @@ export class Controller {
       endpointKinds: ENDPOINT_KINDS,
     });
     this.informers = new Informers(this.api, {
-      onChange: (kind, event) => {
+      onChange: (kind, event, object) => {
         this.metrics.informerEvents.inc({ kind: kind.kind, event });
+        // A provisioned Deployment is no input of the Converter: its change is a provisioning pass.
+        if (kind.provisionOnly) return this.queueProvision();
+        const o = object as unknown as JsonObject;
+        const k = changeKey(o);
+        // An object added and deleted before the Converter saw it was never there.
+        if (event === 'delete' && this.pending.get(k)?.event === 'add') this.pending.delete(k);
+        else this.pending.set(k, { event, object: o });
         this.scheduler.touch(kind.kind);
       },
       // Most often the controller's own status write coming back: nothing to recompute.
@@ -131,6 +219,7 @@ export class Controller {
       onList: (kind, count) => {
         this.metrics.informerLists.inc({ kind: kind.kind });
         this.log.debug({ kind: kind.kind, count }, 'listed');
+        this.resync = true;
         this.scheduler.touch(kind.kind);
       },
       onRelist: (kind, waitMs) => {
@@ -147,23 +236,16 @@ export class Controller {
     this.identity = options.xds.plaintext ? undefined : this.makeIdentity(options.xds.identity ?? {});
     const xdsIdentity = this.identity;
     this.xds = new XdsServer({
-      ...(xdsIdentity ? { authorize: (auth, node, group) => this.refuse(xdsIdentity, auth, node, group) } : {}),
+      ...(xdsIdentity ? { verify: (auth: PeerAuth, node: XdsNode, group: string) => this.verifyStream(xdsIdentity, auth, node, group) } : {}),
       cache: this.cache,
       controlPlaneId: identity,
       logger: { log: (level, msg, fields) => this.log[level](fields ?? {}, msg) },
       callbacks: {
         ...metricCallbacks,
-        onNack: (stream, nack) => {
-          metricCallbacks.onNack(stream, nack);
-          this.nacked.add(stream.group);
-          this.scheduler.touch('xDS NACK');
-        },
-        onAck: (stream, ack) => {
-          metricCallbacks.onAck(stream, ack);
-          if (this.nacked.has(stream.group) && this.xds.nacks(stream.group).length === 0) {
-            this.nacked.delete(stream.group);
-            this.scheduler.touch('xDS ACK');
-          }
+        // What a Gateway's trusted, live proxies reject is a fact of its status: no stage runs again.
+        // An empty list clears the NACKs alone; the Gateway's infrastructure facts stay.
+        onProxyFacts: (group, facts) => {
+          for (const s of this.converter.setProxyFacts(group, { rejected: facts?.rejected ?? [] })) this.queueStatus(s);
         },
       },
     });
@@ -177,7 +259,8 @@ export class Controller {
       onStartedLeading: () => {
         this.metrics.leader.set(1);
         this.log.info('leading: writing statuses');
-        this.scheduler.touch('Lease');
+        this.queueWrites();
+        this.queueProvision();
         this.identity?.kick();
       },
       onStoppedLeading: () => {
@@ -233,7 +316,7 @@ export class Controller {
    * Envoy it provisions, and those whose operator asks for one (the annotation) for an Envoy of their own.
    */
   private identityGateways(): GatewayRef[] {
-    const classes = new Set(this.ownedClasses().map((gc) => String((gc.metadata as JsonObject).name)));
+    const classes = new Set(this.last?.needs.gatewayClasses ?? []);
     return this.informers.list('Gateway').flatMap((gw) => {
       const meta = (gw.metadata ?? {}) as JsonObject;
       const spec = (gw.spec ?? {}) as JsonObject;
@@ -244,24 +327,36 @@ export class Controller {
     });
   }
 
-  /** The xDS server's check of each new stream: a log line and a metric for each refusal. */
-  private refuse(identity: XdsIdentity, auth: PeerAuth, node: XdsNode, group: string): string | undefined {
-    const refusal = identity.authorize(auth, group);
-    if (!refusal) return undefined;
+  /** The xDS server's verify step: the identity's check, with a log line and a metric for each refusal. */
+  private verifyStream(identity: XdsIdentity, auth: PeerAuth, node: XdsNode, group: string): StreamVerdict {
+    const check = identity.authorize(auth, group);
+    if (check.allowed) return check;
     // The label is the claimed Gateway only when it is one this controller serves: a client cannot grow the metric's series.
     const gateway = this.groups.has(group) ? group : 'unknown';
-    this.metrics.xdsRefused.inc({ gateway, reason: refusal.reason });
+    this.metrics.xdsRefused.inc({ gateway, reason: check.reason });
     this.log.warn(
       {
         gateway: clip(group, 300),
         node: clip(node.id, 300),
         userAgent: clip(node.userAgent, 100),
-        reason: refusal.reason,
-        identity: clip(refusal.identity ?? '', 300),
+        reason: check.reason,
+        identity: clip(check.identity ?? '', 300),
       },
       'xDS stream refused',
     );
-    return refusal.message;
+    return { allowed: false, message: check.message };
+  }
+
+  /** What the loopback debug endpoints read (`startDebugServer`). */
+  debugSource(): DebugSource {
+    return {
+      replica: this.replica,
+      isLeader: () => this.elector.isLeader(),
+      streams: () => this.xds.streams(),
+      cache: this.cache,
+      notReady: () => this.notReady(),
+      servingExpiresAt: () => this.identity?.servingExpiresAt,
+    };
   }
 
   /** Undefined when ready; else why not. */
@@ -302,9 +397,13 @@ export class Controller {
     }
   }
 
-  /** Resolves when no recompute is under way or pending. */
-  idle(): Promise<void> {
-    return this.scheduler.idle();
+  /** Resolves when no recompute is under way or pending, and no write is queued or under way. */
+  async idle(): Promise<void> {
+    // A retried recompute goes back through the scheduler: wait until neither has anything left.
+    do {
+      await this.scheduler.idle();
+      await this.work.idle();
+    } while (this.scheduler.busy());
   }
 
   /** SIGTERM: stop watching, give up the Lease, let proxies move to another replica. */
@@ -312,6 +411,8 @@ export class Controller {
     this.stopping = true;
     await this.informers.stop();
     await this.scheduler.stop();
+    this.work.stop();
+    await this.work.idle();
     await this.elector.stop();
     this.identity?.stop();
     await this.xds.stop({ graceMs });
@@ -320,79 +421,132 @@ export class Controller {
     this.log.info('stopped');
   }
 
-  private ownedClasses(): JsonObject[] {
-    return this.informers.list('GatewayClass').filter((gc) => isObject(gc.spec) && gc.spec.controllerName === this.controllerName);
-  }
-
   private async recompute(batch: Batch): Promise<void> {
     if (this.stopping || !this.informers.synced()) return;
     const started = process.hrtime.bigint();
-    const kind = batch.endpointsOnly ? 'endpoints' : 'full';
+    let kind = 'full';
     try {
-      const computed = batch.endpointsOnly ? this.pipeline.endpointsOnly(this.informers.list('EndpointSlice')) : undefined;
-      const result = computed ?? (await this.full());
-      this.publish(result);
-      // Endpoints change no status; everything else may.
-      if (!computed) {
-        await this.writeAsLeader(result);
-        // Gateways may have come, gone or changed their annotation.
-        this.identity?.kick();
-      }
+      let update = this.updateConverter();
+      kind = update.kind;
+      // A newly named ConfigMap is listed before the update is published, so it is not reported
+      // missing for the moment its watch takes to start.
+      if (await this.watchReferencedConfigMaps(update.needs.configMaps)) update = this.updateConverter();
+      this.publish(update);
+      this.takeUpdate(update);
+      this.work.forget(RECOMPUTE);
     } catch (err) {
+      // The Converter may hold half of a change: the retry hands it every object.
+      this.resync = true;
       this.log.error({ error: err instanceof Error ? (err.stack ?? err.message) : String(err), kinds: [...batch.kinds] }, 'recompute failed');
+      this.work.addRateLimited(RECOMPUTE, err);
     } finally {
       this.metrics.recomputeSeconds.observe({ kind }, Number(process.hrtime.bigint() - started) / 1e9);
     }
   }
 
-  private async full(): Promise<Computed> {
-    await this.watchReferencedConfigMaps();
-    const classes = this.ownedClasses().map((gc) => String((gc.metadata as JsonObject).name));
-    const result = this.pipeline.full(this.informers.objects(), classes, nowIso());
-    const errors = result.diagnostics.filter((d) => d.severity === 'error');
-    if (errors.length > 0)
-      this.log.info({ errors: errors.length, first: errors.slice(0, 5) }, 'the cluster has objects extlb cannot use as written; their statuses say why');
-    return result;
-  }
-
-  /**
-   * Watches, by name, the ConfigMaps that BackendTLSPolicies and Gateways name as CA bundles, and
-   * stops watching those no longer named. A newly named one is listed before the recompute goes on,
-   * so it is not reported missing for the moment its watch takes to start.
-   */
-  private async watchReferencedConfigMaps(): Promise<void> {
-    const wanted = referencedConfigMaps(this.informers.list('BackendTLSPolicy'), this.informers.list('Gateway'));
-    await Promise.all(
-      wanted.map((key) => {
-        const [namespace = '', name = ''] = key.split('/');
-        return this.informers.watchNamed(CONFIG_MAP, namespace, name);
-      }),
-    );
-    const stopped = await this.informers.unwatchNamedExcept(new Set(wanted.map((k) => `${CONFIG_MAP.kind} ${k}`)));
-    if (stopped.length > 0) this.log.debug({ stopped }, 'no longer referenced: not watched');
-  }
-
-  /** Sets every Gateway's snapshot; a Gateway that went away gets an empty one. */
-  private publish(computed: Computed): void {
-    for (const [group, resources] of computed.snapshots) {
-      try {
-        const { changed } = this.cache.setSnapshot(group, resources);
-        if (changed.length > 0) this.log.debug({ group, changed }, 'snapshot');
-      } catch (err) {
-        // The previous snapshot stays in use; the check says which resource is wrong.
-        if (err instanceof SnapshotError) this.log.error({ group, issues: err.issues.slice(0, 10) }, 'snapshot refused');
-        else throw err;
-      }
+  /** Hands the Converter what changed (every object after a relist or a failure). */
+  private updateConverter(): ConverterUpdate {
+    const pending = this.pending;
+    this.pending = new Map();
+    if (this.resync) {
+      this.resync = false;
+      return this.converter.update({ objects: this.informers.objects() });
     }
-    for (const group of this.groups) if (!computed.snapshots.has(group)) this.cache.setSnapshot(group, {});
-    this.groups = new Set(computed.snapshots.keys());
+    const added: JsonObject[] = [];
+    const updated: JsonObject[] = [];
+    const deleted: JsonObject[] = [];
+    for (const { event, object } of pending.values()) (event === 'add' ? added : event === 'update' ? updated : deleted).push(object);
+    return this.converter.update({ added, updated, deleted });
   }
 
-  /** The leader's provisioning pass: every Gateway of this controller's classes gets its objects, or loses them. */
+  /** Work queue items: a status write, a shadow Service write, a recompute to try again. */
+  private async doWork(key: string): Promise<void> {
+    if (key === RECOMPUTE) {
+      this.scheduler.touch('retry');
+      return;
+    }
+    if (key === PROVISION) {
+      if (this.elector.isLeader()) await this.provision();
+      return;
+    }
+    if (key.startsWith(STATUS)) {
+      const desired = this.desiredStatus.get(key);
+      if (!desired) return;
+      const result = await this.writer.writeOne(desired).catch((err: unknown) => {
+        this.metrics.statusWrites.inc({ result: 'failed' });
+        throw new Error(`${labelOf(desired)}: ${errorText(err)}`);
+      });
+      this.metrics.statusWrites.inc({ result });
+      // A newer desired status queued meanwhile is written next; this one is done.
+      if (this.desiredStatus.get(key) === desired) this.desiredStatus.delete(key);
+      return;
+    }
+    if (key.startsWith(SHADOW) && this.elector.isLeader()) {
+      const name = key.slice(SHADOW.length);
+      const [namespace = '', svc = ''] = name.split('/');
+      const want = this.desiredShadow.get(name);
+      const have = this.informers.list('Service', namespace).find((s) => serviceKey(s) === name && isShadowService(s));
+      const result = await syncShadowService(this.api, want, have).catch((err: unknown) => {
+        throw new Error(`shadow Service ${namespace}/${svc}: ${errorText(err)}`);
+      });
+      if (result !== 'unchanged') this.log.debug({ service: name, result }, 'shadow Service');
+    }
+  }
+
+  /** The statuses and shadow Services an update asks for, queued for writing by the leader. */
+  private takeUpdate(update: ConverterUpdate): void {
+    this.last = update;
+    const full = update.kind === 'full';
+    if (full) {
+      const errors = update.diagnostics.filter((d) => d.severity === 'error');
+      if (errors.length > 0)
+        this.log.info({ errors: errors.length, first: errors.slice(0, 5) }, 'the cluster has objects extlb cannot use as written; their statuses say why');
+      this.feedInfrastructure(update);
+      this.queueProvision();
+      // Gateways may have come, gone or changed their annotation.
+      this.identity?.kick();
+    }
+    this.queueWrites(full ? undefined : update.changedStatuses);
+  }
+
+  /** Queues `statuses` (all of the last update's when undefined), and, for all, the shadow Services. */
+  private queueWrites(statuses?: readonly JsonObject[]): void {
+    const last = this.last;
+    if (!last || !this.elector.isLeader()) return;
+    for (const s of statuses ?? last.statuses) this.queueStatus(s);
+    if (statuses) return;
+    const wanted = new Map(last.needs.shadowServices.map((s) => [serviceKey(s), s] as const));
+    for (const s of this.informers.list('Service')) if (isShadowService(s) && !wanted.has(serviceKey(s))) wanted.set(serviceKey(s), undefined as never);
+    this.desiredShadow.clear();
+    for (const [name, want] of wanted) {
+      this.desiredShadow.set(name, want);
+      this.work.add(`${SHADOW}${name}`);
+    }
+  }
+
+  private queueStatus(s: JsonObject): void {
+    if (!this.elector.isLeader()) return;
+    const key = `${STATUS}${changeKey(s)}`;
+    this.desiredStatus.set(key, s);
+    this.work.add(key);
+  }
+
+  /** The leader's provisioning pass (a work item, one at a time), then the facts it makes. */
+  private queueProvision(): void {
+    if (this.provisioner && this.elector.isLeader()) this.work.add(PROVISION);
+  }
+
   private async provision(): Promise<void> {
-    if (!this.provisioner) return;
-    const classes = new Map(this.ownedClasses().map((gc) => [String((gc.metadata as JsonObject).name), gc]));
-    const report = await this.provisioner.reconcile({
+    const provisioner = this.provisioner;
+    const last = this.last;
+    if (!provisioner || !last) return;
+    const owned = new Set(last.needs.gatewayClasses);
+    const classes = new Map(
+      this.informers
+        .list('GatewayClass')
+        .flatMap((gc) => (owned.has(String((gc.metadata as JsonObject)?.name)) ? [[String((gc.metadata as JsonObject).name), gc] as const] : [])),
+    );
+    const report = await provisioner.reconcile({
       gateways: this.informers.list('Gateway').filter((gw) => isObject(gw.spec) && classes.has(String(gw.spec.gatewayClassName))),
       classes,
       parameters: (namespace, name) => this.informers.get('GatewayParameters', name, namespace),
@@ -400,49 +554,70 @@ export class Controller {
       service: (namespace, name) => this.informers.get('Service', name, namespace),
     });
     if (report.applied.length + report.deleted.length > 0) this.log.info({ applied: report.applied, deleted: report.deleted }, 'provisioned');
+    this.feedInfrastructure(last);
+    this.identity?.kick();
+    // A refused object is a fact on its Gateway's status (Programmed=False/Invalid); the next change tries it again.
     if (report.failed.length > 0) this.log.warn({ failed: report.failed.slice(0, 10) }, 'provisioning failed');
   }
 
-  private async writeAsLeader(computed: Computed): Promise<void> {
-    if (!this.elector.isLeader()) return;
-    const shadows = await reconcileShadowServices(
-      this.api,
-      [...this.informers.list('BackendPool'), ...this.informers.list('InferencePool')],
-      this.informers.list('Service'),
-    );
-    if (shadows.failed.length > 0) this.log.warn({ failed: shadows.failed }, 'shadow Services');
-    await this.provision();
-    const now = nowIso();
-    const facts = {
-      now,
-      service: (namespace: string, name: string) =>
-        this.informers
-          .list('Service', namespace)
-          .find((s) => isObject(s.metadata) && isObject(s.metadata.labels) && s.metadata.labels[GATEWAY_NAME_LABEL] === name),
-      nacks: (namespace: string, name: string) => this.xds.nacks(`${namespace}/${name}`).map((n) => ({ typeUrl: n.typeUrl, message: n.message })),
-      // The seam to the converter's proxy facts: once it takes them, this is setProxyFacts(key, { infrastructure }).
-      infrastructure: (namespace: string, name: string) =>
+  /**
+   * Each Gateway's infrastructure facts: from the Deployment and Service extlb provisions for it,
+   * else from the Service in front of its own Envoy pods (addresses only).
+   */
+  private feedInfrastructure(update: ConverterUpdate): void {
+    const fed = new Set<string>();
+    for (const gateway of update.gateways.keys()) {
+      const [namespace = '', name = ''] = gateway.split('/');
+      const service = this.informers
+        .list('Service', namespace)
+        .find((s) => isObject(s.metadata) && isObject(s.metadata.labels) && s.metadata.labels[GATEWAY_NAME_LABEL] === name);
+      const infrastructure =
         this.provisioner?.facts(
-          `${namespace}/${name}`,
+          gateway,
           (ns, n) => this.informers.get('Deployment', n, ns),
           (ns, n) => this.informers.get('Service', n, ns),
-        ),
-    };
-    const desired = (computed.statuses ?? []).map((s) => {
-      if (s.kind !== 'Gateway') return s;
-      const m = s.metadata as { namespace: string; name: string };
-      const live = this.informers.get('Gateway', m.name, m.namespace);
-      const generation = isObject(live?.metadata) && typeof live.metadata.generation === 'number' ? live.metadata.generation : undefined;
-      return { ...s, status: withProxyFacts(s.status as JsonObject, { ...m, ...(generation !== undefined ? { generation } : {}) }, facts) };
-    });
-    const covered = new Set(desired.filter((s) => s.kind === 'GatewayClass').map((s) => String((s.metadata as JsonObject).name)));
-    for (const gc of this.ownedClasses()) if (!covered.has(String((gc.metadata as JsonObject).name))) desired.push(gatewayClassStatus(gc, now));
-    const report = await this.writer.write(desired);
-    this.log.debug({ written: report.written, unchanged: report.unchanged, skipped: report.skipped, failed: report.failed.length }, 'statuses');
-    this.metrics.statusWrites.inc({ result: 'written' }, report.written);
-    this.metrics.statusWrites.inc({ result: 'unchanged' }, report.unchanged);
-    this.metrics.statusWrites.inc({ result: 'skipped' }, report.skipped);
-    this.metrics.statusWrites.inc({ result: 'failed' }, report.failed.length);
-    if (report.failed.length > 0) this.log.warn({ failed: report.failed.slice(0, 10) }, 'status writes failed');
+        ) ?? infrastructureOf(service);
+      if (!infrastructure && !this.factsFed.has(gateway)) continue;
+      const facts: GatewayProxyFacts = { infrastructure };
+      if (infrastructure) fed.add(gateway);
+      for (const s of this.converter.setProxyFacts(gateway, facts)) this.queueStatus(s);
+    }
+    this.factsFed.clear();
+    for (const g of fed) this.factsFed.add(g);
+  }
+
+  /**
+   * Watches, by name, the ConfigMaps the Converter says BackendTLSPolicies and Gateways name as CA
+   * bundles, and stops watching those no longer named. True when a new one was listed.
+   */
+  private async watchReferencedConfigMaps(wanted: readonly string[]): Promise<boolean> {
+    const before = new Set(this.informers.namedWatches());
+    const keys = wanted.map((k) => `${CONFIG_MAP.kind} ${k}`);
+    const fresh = keys.filter((k) => !before.has(k));
+    await Promise.all(
+      wanted.map((key) => {
+        const [namespace = '', name = ''] = key.split('/');
+        return this.informers.watchNamed(CONFIG_MAP, namespace, name);
+      }),
+    );
+    const stopped = await this.informers.unwatchNamedExcept(new Set(keys));
+    if (stopped.length > 0) this.log.debug({ stopped }, 'no longer referenced: not watched');
+    return fresh.length > 0;
+  }
+
+  /** Sets the snapshot of every Gateway the update changed; a Gateway that went away gets an empty one. */
+  private publish(update: ConverterUpdate): void {
+    for (const group of update.changedGateways) {
+      const config = update.gateways.get(group);
+      try {
+        const { changed } = this.cache.setSnapshot(group, config ? snapshotOf(config) : {});
+        if (changed.length > 0) this.log.debug({ group, changed }, 'snapshot');
+      } catch (err) {
+        // The previous snapshot stays in use; the check says which resource is wrong.
+        if (err instanceof SnapshotError) this.log.error({ group, issues: err.issues.slice(0, 10) }, 'snapshot refused');
+        else throw err;
+      }
+    }
+    this.groups = new Set(update.gateways.keys());
   }
 }

@@ -1,5 +1,6 @@
-// @extlb/controller: extlb's control plane — informers, the converter's stages, an xDS (ADS) server
-// per Gateway, status writing by the elected leader — and its parts.
+// @extlb/controller: extlb's control plane — informers feeding @extlb/envoy's Converter, an xDS
+// (ADS) server per Gateway, status and shadow Service writing by the elected leader with retries —
+// and its parts.
 export { Controller, type ControllerOptions } from './controller.js';
 export { ApiError, KubeApi, type KubeApiOptions, ShortWatch, WatchTimeout } from './cluster/api.js';
 export { type FailureReason, Informers, type InformerEvents, type InformerOptions } from './cluster/informers.js';
@@ -8,9 +9,11 @@ export { MalformedResponse } from './cluster/wire.js';
 export { WATCHED_KINDS, type WatchedKind } from './cluster/kinds.js';
 export { LeaderElector, type LeaderElectionOptions } from './cluster/lease.js';
 export { startOpsServer, type OpsServerOptions } from './ops/http.js';
-export { Pipeline, type Computed, type PipelineOptions } from './reconcile/pipeline.js';
+export { DEFAULT_DEBUG_PORT, type DebugHealth, type DebugSource, debugHandler, isLoopback, startDebugServer } from './ops/debug.js';
+export { type ConfigDump, configDump, type ProxiesReport, type ProxyStatus, type ProxyTypeStatus, proxyStatus, REDACTED, redact } from './ops/debug-state.js';
 export { Scheduler, type Batch, type SchedulerOptions } from './reconcile/scheduler.js';
-export { reconcileShadowServices, shadowService } from './reconcile/shadow.js';
+export { isShadowService, syncShadowService } from './reconcile/shadow.js';
+export { WorkQueue, type WorkQueueOptions } from './reconcile/work-queue.js';
 export { mergeStatus, sameStatus } from './status/merge.js';
 export { StatusWriter, type WriteReport } from './status/writer.js';
 export * from './xds/index.js';

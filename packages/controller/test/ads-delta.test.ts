@@ -30,9 +30,10 @@ async function syncedEnvoy(client: DeltaClient, node = NODE) {
   ack(client, lds);
   client.send(deltaRequest(TYPE_URL.endpoint, { subscribe: names(cds) }));
   client.send(deltaRequest(TYPE_URL.route, { subscribe: [`${GW}/8080`] }));
+  // Make before break: the routes follow once the endpoints they send to are in place.
   const eds = await client.next();
-  const rds = await client.next();
   ack(client, eds);
+  const rds = await client.next();
   ack(client, rds);
   return { cds, lds, eds, rds };
 }

@@ -24,9 +24,10 @@ async function syncedEnvoy(client: SotwClient, node = NODE) {
   const routes = decoded(lds).map((l) => (l as any).filter_chains[0].filters[0].typed_config.rds.route_config_name as string);
   client.send(sotwRequest(TYPE_URL.endpoint, clusters));
   client.send(sotwRequest(TYPE_URL.route, routes));
+  // Make before break: the routes follow once the endpoints they send to are in place.
   const eds = await client.next();
-  const rds = await client.next();
   client.send(sotwAnswer(eds, clusters));
+  const rds = await client.next();
   client.send(sotwAnswer(rds, routes));
   return { cds, lds, eds, rds, clusters, routes };
 }
@@ -80,18 +81,19 @@ test('SotW: a change goes out in make-before-break order and only for the types 
   assert.deepEqual(names(cds), ['default/gw/backend', 'default/gw/new']);
   // The endpoints of the existing cluster did not change, and the new one is not subscribed yet: no EDS response.
   const lds = await envoy.next();
-  assert.equal(lds.type_url, TYPE_URL.listener, 'then listeners');
-  const rds = await envoy.next();
-  assert.equal(rds.type_url, TYPE_URL.route, 'then routes');
-  envoy.send(sotwAnswer(cds));
-  envoy.send(sotwAnswer(lds));
-  envoy.send(sotwAnswer(rds, routes));
-  // Envoy learns of the new cluster and asks for its endpoints.
+  assert.equal(lds.type_url, TYPE_URL.listener, 'then listeners, which name no cluster');
+  // Envoy learns of the new cluster, asks for its endpoints, then ACKs.
   envoy.send(sotwRequest(TYPE_URL.endpoint, [...clusters, 'default/gw/new'], { version: synced.eds.version_info, nonce: synced.eds.nonce }));
+  envoy.send(sotwAnswer(cds));
+  envoy.send(sotwAnswer(lds, []));
   const eds = await envoy.next();
   assert.equal(eds.type_url, TYPE_URL.endpoint);
   assert.deepEqual(names(eds), ['default/gw/new'], 'only the newly asked-for assignment');
+  assert.equal(envoy.pending, 0, 'the route naming the new cluster waits for its endpoints to be answered');
   envoy.send(sotwAnswer(eds, [...clusters, 'default/gw/new']));
+  const rds = await envoy.next();
+  assert.equal(rds.type_url, TYPE_URL.route, 'then the routes');
+  envoy.send(sotwAnswer(rds, routes));
 
   const before = server.stats().responses;
   assert.deepEqual(cache.setSnapshot(GW, structuredClone(next)).changed, [], 'recomputing the same input changes nothing');

@@ -282,4 +282,95 @@ describe('extlb controller', () => {
     }
     await until(() => programmed()?.status === 'True', 'Programmed=True again');
   });
+
+  it('a NACK counts only while its stream lives: when the proxy that sent it goes, the Gateway is Programmed again', async () => {
+    const api = await world();
+    const c = controller(api);
+    const { xdsPort } = await c.start();
+    const client = sotwClient(`127.0.0.1:${xdsPort}`);
+    client.send(sotwRequest(TYPE_URL.cluster, [], { node: node(`${NS}/gw`) }));
+    const first = await client.next();
+    client.send(sotwAnswer(first, [], 'cluster bpool/shop/llm: bad config', ''));
+    const programmed = () => get(api, 'gateway.networking.k8s.io/v1', 'Gateway', 'gw', NS)?.status?.conditions?.find((x: Json) => x.type === 'Programmed');
+    await until(() => programmed()?.status === 'False', 'Programmed=False');
+    client.close();
+    await until(() => programmed()?.status === 'True', 'Programmed=True once the NACKing proxy is gone');
+  });
+
+  // Issue 15, faults 1–4, and issue 21.6 and 21.8: the Converter composes every stage; the
+  // controller only feeds it, publishes, and writes with retries.
+  it('converts the Gateways of the class naming its --controller-name, and writes Accepted on that class alone', async () => {
+    const api = await world();
+    const c = controller(api, 'a', { controllerName: 'example.com/other' });
+    const { xdsPort } = await c.start();
+    const p = await proxy(xdsPort, `${NS}/theirs`);
+    await p.get(TYPE_URL.listener);
+    assert.ok(c.cache.getSnapshot(`${NS}/theirs`), 'the Gateway of the class naming this controller is converted');
+    assert.equal(c.cache.getSnapshot(`${NS}/gw`), undefined, 'the Gateway of the other class is not');
+    const accepted = await until(() => get(api, 'gateway.networking.k8s.io/v1', 'GatewayClass', 'other')?.status?.conditions?.[0], 'class status');
+    assert.equal(accepted.status, 'True');
+    await c.idle();
+    assert.equal(get(api, 'gateway.networking.k8s.io/v1', 'GatewayClass', 'extlb')?.status?.conditions, undefined, 'a class not named is not Accepted');
+    assert.equal(get(api, 'gateway.networking.k8s.io/v1', 'Gateway', 'gw', NS)?.status?.conditions, undefined);
+  });
+
+  it('says a Gateway whose configuration is past the output limit is not Programmed', async () => {
+    const api = await world();
+    const c = controller(api, 'a', { maxOutputBytes: 500 });
+    await c.start();
+    const programmed = await until(
+      () => get(api, 'gateway.networking.k8s.io/v1', 'Gateway', 'gw', NS)?.status?.conditions?.find((x: Json) => x.type === 'Programmed'),
+      'Gateway status',
+    );
+    assert.equal(programmed.status, 'False');
+    assert.equal(programmed.reason, 'Invalid');
+    assert.match(programmed.message, /more than 500 bytes/);
+    assert.equal(c.cache.getSnapshot(`${NS}/gw`), undefined, 'no configuration past the limit is served');
+  });
+
+  it('a NACK changes the status alone, with no recompute, its long message cut to fit the condition', async () => {
+    const api = await world();
+    const c = controller(api);
+    const { xdsPort } = await c.start();
+    const client = sotwClient(`127.0.0.1:${xdsPort}`);
+    after(() => client.close());
+    client.send(sotwRequest(TYPE_URL.cluster, [], { node: node(`${NS}/gw`) }));
+    const first = await client.next();
+    await until(() => get(api, 'gateway.networking.k8s.io/v1', 'Gateway', 'gw', NS)?.status?.conditions?.length, 'first status');
+    // The shadow Service the controller made has come back through its watch (a change of its inputs).
+    await until(() => c.informers.get('Service', 'extlb-bpool-llm', NS), 'the shadow Service in the cache');
+    await c.idle();
+    const recomputes = async () =>
+      (await c.metrics.recomputeSeconds.get()).values.filter((v) => v.metricName?.endsWith('_count')).reduce((n, v) => n + v.value, 0);
+    const before = await recomputes();
+    const words = `cluster bpool/shop/llm: ${'bad config '.repeat(10_000)}`;
+    client.send(sotwAnswer(first, [], words, ''));
+    const programmed = () => get(api, 'gateway.networking.k8s.io/v1', 'Gateway', 'gw', NS)?.status?.conditions?.find((x: Json) => x.type === 'Programmed');
+    const nacked = await until(() => (programmed()?.status === 'False' ? programmed() : undefined), 'Programmed=False');
+    assert.match(nacked.message, /^Envoy rejected the Cluster update: cluster bpool\/shop\/llm: bad config/);
+    assert.ok(nacked.message.length <= 32768, "the message fits Gateway API's bound");
+    await c.idle();
+    assert.equal(await recomputes(), before, 'nothing was read or resolved again');
+  });
+
+  it('retries a status write the API server refuses until it lands, with no other change', async () => {
+    const api = await world();
+    const route = { group: 'gateway.networking.k8s.io', resource: 'httproutes', name: 'web', subresource: 'status' };
+    const failing = api.faults.inject({ match: { ...route, verb: 'update' }, times: 2, status: { code: 500, message: 'etcd is unhappy' } });
+    const conflicting = api.faults.inject({ match: { ...route, verb: 'update' }, times: 3, status: { code: 409, message: 'the object has been modified' } });
+    const shadowCreate = api.faults.inject({ match: { resource: 'services', verb: 'create' }, times: 2, status: { code: 503, message: 'not now' } });
+    const c = controller(api, 'a', { work: { baseDelayMs: 20 } });
+    await c.start();
+    const parents = await until(() => get(api, 'gateway.networking.k8s.io/v1', 'HTTPRoute', 'web', NS)?.status?.parents?.length, 'route status', 20_000);
+    assert.equal(parents, 1);
+    assert.equal(failing.hits, 2);
+    assert.equal(conflicting.hits, 3);
+    await until(() => get(api, 'v1', 'Service', 'extlb-bpool-llm', NS), 'the shadow Service, after its create failed');
+    assert.equal(shadowCreate.hits, 2);
+    const retries = (await c.metrics.workRetries.get()).values;
+    assert.ok((retries.find((v) => v.labels.work === 'status')?.value ?? 0) >= 2, 'the status retries are counted');
+    assert.ok((retries.find((v) => v.labels.work === 'shadow-service')?.value ?? 0) >= 2, 'the shadow Service retries are counted');
+    await c.idle();
+    assert.equal((await c.metrics.workWaiting.get()).values[0]?.value, 0, 'nothing waits once all landed');
+  });
 });

@@ -3,7 +3,7 @@
 // controller/rbac.yaml (RBAC's rules: groups, resources and subresources, verbs, resourceNames,
 // a RoleBinding's namespace). Two replicas run `extlb controller` with the Deployment's own args
 // and downward-API env through what a cluster does: the walkthrough's objects plus one of every
-// other watched kind, statuses written (after real write conflicts), shadow Services created,
+// other watched kind (TLSRoute, TCPRoute, UDPRoute and ListenerSet among them), statuses written (after real write conflicts), shadow Services created,
 // updated and deleted, the Lease taken, renewed and given up, Envoy's xDS served. Nothing may be
 // denied, and every verb the roles grant must have been used (least privilege).
 import assert from 'node:assert/strict';
@@ -181,6 +181,54 @@ kind: ConfigMap
 metadata: {name: app-settings, namespace: extras}
 data: {mode: production}
 ---
+# TLS passed through, TCP and UDP: streams, each with its route.
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: streams, namespace: extras}
+spec:
+  gatewayClassName: extlb
+  listeners:
+    - {name: tls, protocol: TLS, port: 9443, tls: {mode: Passthrough}}
+    - {name: tcp, protocol: TCP, port: 5432}
+    - {name: udp, protocol: UDP, port: 5353}
+  allowedListeners: {namespaces: {from: All}}
+---
+# A team's listener on the streams Gateway, from its own namespace.
+apiVersion: gateway.networking.k8s.io/v1
+kind: ListenerSet
+metadata: {name: team-db, namespace: certs}
+spec:
+  parentRef: {name: streams, namespace: extras}
+  listeners:
+    - {name: pg, protocol: TCP, port: 6432}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: db, namespace: extras}
+spec: {selector: {app: db}, ports: [{name: pg, port: 5432, targetPort: 5432}, {name: dns, port: 5353, targetPort: 5353, protocol: UDP}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: TLSRoute
+metadata: {name: db-tls, namespace: extras}
+spec:
+  parentRefs: [{name: streams, sectionName: tls}]
+  hostnames: [db.example.com]
+  rules: [{backendRefs: [{name: db, port: 5432}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: TCPRoute
+metadata: {name: db, namespace: extras}
+spec:
+  parentRefs: [{name: streams, sectionName: tcp}]
+  rules: [{backendRefs: [{name: db, port: 5432}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: UDPRoute
+metadata: {name: dns, namespace: extras}
+spec:
+  parentRefs: [{name: streams, sectionName: udp}]
+  rules: [{backendRefs: [{name: db, port: 5353}]}]
+---
 apiVersion: v1
 kind: Service
 metadata: {name: search, namespace: extras}
@@ -340,7 +388,10 @@ describe('examples/deploy: the controller RBAC, enforced', () => {
     // The Deployment's container, twice: its args (listening on loopback here, and with a
     // kubeconfig for the ServiceAccount instead of the in-cluster one) and its downward-API env.
     const container = deployment.spec.template.spec.containers[0];
-    const args = [...withFlags(container.args, { '--xds-listen': '127.0.0.1:0', '--http-listen': '127.0.0.1:0' }), `--kubeconfig=${kubeconfig}`];
+    const args = [
+      ...withFlags(container.args, { '--xds-listen': '127.0.0.1:0', '--http-listen': '127.0.0.1:0', '--debug-listen': '127.0.0.1:0' }),
+      `--kubeconfig=${kubeconfig}`,
+    ];
     const baseEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(npm_|KUBERNETES_)/i.test(k)));
     const replicas: RunningCli[] = ['extlb-controller-7d9f8-a1', 'extlb-controller-7d9f8-b2'].map((pod) =>
       startCli(args, { env: { ...baseEnv, ...containerEnv(deployment, pod) } }),
@@ -378,6 +429,10 @@ describe('examples/deploy: the controller RBAC, enforced', () => {
       ['gateway.networking.k8s.io/v1', 'Gateway', 'secure', 'extras'],
       ['gateway.networking.k8s.io/v1', 'HTTPRoute', 'echo', 'demo'],
       ['gateway.networking.k8s.io/v1', 'HTTPRoute', 'routes', 'extras'],
+      ['gateway.networking.k8s.io/v1', 'TLSRoute', 'db-tls', 'extras'],
+      ['gateway.networking.k8s.io/v1', 'TCPRoute', 'db', 'extras'],
+      ['gateway.networking.k8s.io/v1', 'UDPRoute', 'dns', 'extras'],
+      ['gateway.networking.k8s.io/v1', 'ListenerSet', 'team-db', 'certs'],
       ['extlb.dev/v1alpha1', 'BackendPool', pool.metadata.name, 'demo'],
       ['extlb.dev/v1alpha1', 'LoadBalancerPolicy', 'search-picker', 'extras'],
       ['inference.networking.k8s.io/v1', 'InferencePool', 'model', 'extras'],
@@ -499,7 +554,7 @@ describe('examples/deploy: the controller RBAC, enforced', () => {
       } else {
         // The walkthrough Gateway asks for its identity; the provisioned one gets it unasked.
         const asked = r.namespace === gwNamespace && (r.name === identitySecretName(gwName) || r.verb === 'create');
-        const provisioned = r.namespace === 'extras' && (r.name === identitySecretName('secure') || r.verb === 'create');
+        const provisioned = r.namespace === 'extras' && (String(r.name).endsWith('-xds-identity') || r.verb === 'create');
         assert.ok(asked || provisioned, what);
       }
     }
@@ -507,8 +562,8 @@ describe('examples/deploy: the controller RBAC, enforced', () => {
     const configMaps = mine.filter((r) => r.resource === 'configmaps');
     assert.ok(configMaps.some((r) => r.verb === 'list') && configMaps.some((r) => r.verb === 'watch'), 'the CA bundle was listed and watched');
     for (const r of configMaps) {
-      // The provisioned Gateway's bootstrap, by name; else the CA bundle only.
-      if (['patch', 'delete'].includes(r.verb) && r.namespace === 'extras' && r.name === 'secure-extlb') continue;
+      // The provisioned Gateways' bootstraps (<gateway>-extlb), by name; else the CA bundle only.
+      if (['patch', 'delete'].includes(r.verb) && r.namespace === 'extras' && String(r.name).endsWith('-extlb')) continue;
       assert.deepEqual([r.namespace, r.query.fieldSelector], ['extras', 'metadata.name=greeter-ca'], `${r.verb} ${r.path}`);
     }
     // Least privilege: every verb granted was needed.

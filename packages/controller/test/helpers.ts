@@ -355,3 +355,10 @@ export async function until<T>(probe: () => T | undefined | false | Promise<T | 
     await new Promise((r) => setTimeout(r, 20));
   }
 }
+
+/** Every form a private key's bytes could leak in: the PEM, each base64 line of its body, its DER in base64 and hex, the PEM in base64. */
+export function keyForms(pem: string): string[] {
+  const body = pem.split('\n').filter((l) => l !== '' && !l.startsWith('-----'));
+  const der = Buffer.from(body.join(''), 'base64');
+  return [pem, ...body.filter((l) => l.length >= 16), der.toString('base64'), der.toString('hex'), Buffer.from(pem).toString('base64')];
+}

@@ -9,7 +9,7 @@ import * as grpc from '@grpc/grpc-js';
 import { type KubeApiServer, type KubeObject, startKubeApiServer } from '@extlb/kube-api-server';
 import { XDS_IDENTITY } from '@extlb/envoy';
 import { createLogger } from '@extlb/telemetry';
-import { Controller, KubeApi, SnapshotCache, TYPE_URL, XdsServer } from '../src/index.js';
+import { Controller, KubeApi, type RejectedFacts, SnapshotCache, TYPE_URL, type XdsCallbacks, XdsServer } from '../src/index.js';
 import {
   CA_SECRET_TYPE,
   CaStore,
@@ -23,7 +23,7 @@ import {
   XdsIdentity,
   type XdsIdentityOptions,
 } from '../src/identity/index.js';
-import { AdsTestClient, type SotwResponse, gatewaySnapshot, sotwRequest, until } from './helpers.js';
+import { AdsTestClient, type SotwResponse, gatewaySnapshot, sotwAnswer, sotwRequest, until } from './helpers.js';
 
 type Json = Record<string, any>;
 const NS = 'shop';
@@ -57,14 +57,19 @@ function identityOf(api: KubeApiServer, gateways: GatewayRef[], extra: Partial<X
   return identity;
 }
 
-async function xdsServer(identity: XdsIdentity, cache: SnapshotCache): Promise<{ server: XdsServer; address: string; refusals: string[] }> {
+async function xdsServer(
+  identity: XdsIdentity,
+  cache: SnapshotCache,
+  callbacks: XdsCallbacks = {},
+): Promise<{ server: XdsServer; address: string; refusals: string[] }> {
   const refusals: string[] = [];
   const server = new XdsServer({
     cache,
-    authorize: (auth, _node, group) => {
-      const refusal = identity.authorize(auth, group);
-      if (refusal) refusals.push(refusal.reason);
-      return refusal?.message;
+    callbacks,
+    verify: (auth, _node, group) => {
+      const check = identity.authorize(auth, group);
+      if (!check.allowed) refusals.push(check.reason);
+      return check;
     },
   });
   const credentials = await identity.start();
@@ -167,6 +172,58 @@ describe('xDS identity: each proxy proves which Gateway it serves', () => {
     assert.deepEqual(refusals, ['other-gateway', 'no-trusted-certificate', 'no-trusted-certificate', 'no-trusted-certificate']);
     assert.equal(server.stats().streamsOpened, 1, 'only the proxy with its own certificate joined a Gateway');
     assert.equal(good.status, undefined, 'the good stream is still up');
+  });
+
+  it('closes a stream when its client certificate expires, checked again at the expiry', async () => {
+    const { api, gateways } = await cluster();
+    const identity = identityOf(api, gateways);
+    const cache = new SnapshotCache();
+    cache.setSnapshot(`${NS}/edge`, gatewaySnapshot(`${NS}/edge`));
+    const { address, refusals } = await xdsServer(identity, cache);
+    await identity.settled();
+    const edge = secretFiles(api, 'edge');
+    // X.509 times are whole seconds: this one ends two to three seconds from now.
+    const notAfter = new Date(Math.ceil((Date.now() + 2000) / 1000) * 1000);
+    const shortLived = await issueLeaf(identity.ca.active, {
+      usage: 'client',
+      commonName: 'edge',
+      uris: ['spiffe://cluster.local/ns/shop/gateway/edge'],
+      notBefore: new Date(Date.now() - 60_000),
+      notAfter,
+    });
+    const client = proxy(address, { cert: shortLived.certPem, key: shortLived.keyPem, ca: edge.ca }, `${NS}/edge`);
+    assert.equal((await client.next()).type_url, TYPE_URL.cluster, 'served while the certificate is valid');
+    const status = await client.closed();
+    assert.ok(Date.now() >= notAfter.getTime(), 'not closed before the expiry');
+    assert.equal(status.code, grpc.status.PERMISSION_DENIED);
+    assert.match(status.details, /xDS stream for Gateway shop\/edge refused: .*not now/);
+    assert.deepEqual(refusals, ['expired']);
+  });
+
+  it("a proxy's NACK is its Gateway's fact while its verified stream lives, and clears when it ACKs or leaves", async () => {
+    const { api, gateways } = await cluster();
+    const identity = identityOf(api, gateways);
+    const cache = new SnapshotCache();
+    cache.setSnapshot(`${NS}/edge`, gatewaySnapshot(`${NS}/edge`));
+    const facts: [string, RejectedFacts | undefined][] = [];
+    const { server, address } = await xdsServer(identity, cache, { onProxyFacts: (group, f) => facts.push([group, f]) });
+    await identity.settled();
+    const edge = secretFiles(api, 'edge');
+    const a = proxy(address, edge, `${NS}/edge`, 'envoy-a');
+    const b = proxy(address, edge, `${NS}/edge`, 'envoy-b');
+    const [ca, cb] = [await a.next(), await b.next()];
+    a.send(sotwAnswer(ca, [], 'bad cluster'));
+    b.send(sotwAnswer(cb, [], 'bad cluster'));
+    await until(() => facts.at(-1)?.[1]?.rejected[0]?.proxies === 2, 'two proxies reject');
+    assert.deepEqual(facts.at(-1), [`${NS}/edge`, { rejected: [{ typeUrl: TYPE_URL.cluster, message: 'bad cluster', proxies: 2 }] }]);
+    a.close();
+    await until(() => facts.at(-1)?.[1]?.rejected[0]?.proxies === 1, 'one proxy left rejecting');
+    // The one left accepts a new version.
+    cache.setSnapshot(`${NS}/edge`, gatewaySnapshot(`${NS}/edge`, { backends: { [`${NS}/edge/other`]: ['10.0.0.5:80'] } }));
+    const next = await b.next();
+    b.send(sotwAnswer(next));
+    await until(() => facts.length > 0 && facts.at(-1)?.[1] === undefined, 'the fact cleared');
+    assert.deepEqual(server.nacks(`${NS}/edge`), []);
   });
 
   it('renews certificates and rotates the CA with streams up, and every new connection succeeds, also with the Secret one step behind', async () => {

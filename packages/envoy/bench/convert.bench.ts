@@ -7,20 +7,7 @@
 // listeners, to show what checking their certificates costs.
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
-import {
-  convert,
-  DEFAULT_CONTROLLER,
-  Diagnostics,
-  type EnvoyConfig,
-  envoyOptions,
-  InputCertificates,
-  InputEndpoints,
-  readInputs,
-  resolve,
-  statuses,
-  toBootstrap,
-  toEnvoy,
-} from '../src/index.js';
+import { Converter, convert, type EnvoyConfig, toBootstrap } from '../src/index.js';
 import { envoyOf, readObjects } from '../test/golden.js';
 
 const NOW = '2026-01-01T00:00:00Z';
@@ -174,19 +161,10 @@ function median(xs: number[]): number {
 
 const gc = (globalThis as { gc?: () => void }).gc;
 
-/** One conversion, stage by stage, as convert() composes them. */
+/** One conversion, with the time the Converter spent in each stage. */
 function stages(objects: unknown[]) {
-  const diags = new Diagnostics();
-  const [inputs, readMs] = time(() => readInputs(objects, diags));
-  const [resolved, resolveMs] = time(() => resolve(inputs, {}, diags));
-  const [configs, envoyMs] = time(() => {
-    const endpoints = new InputEndpoints(inputs);
-    const certificates = new InputCertificates(inputs);
-    const options = envoyOptions({}, diags);
-    return resolved.ir.gateways.map((g) => toEnvoy(g, endpoints, certificates, options, diags));
-  });
-  const [, statusMs] = time(() => statuses(resolved.outcomes, { controllerName: DEFAULT_CONTROLLER, now: NOW }));
-  return { config: configs[0] as EnvoyConfig, ms: { read: readMs, resolve: resolveMs, envoy: envoyMs, status: statusMs } };
+  const update = new Converter({ now: NOW }).update({ objects });
+  return { config: [...update.gateways.values()][0] as EnvoyConfig, ms: update.timings };
 }
 
 const rows: string[] = [];

@@ -31,6 +31,8 @@ export const DIAGNOSTIC_CODES = [
   'UnsupportedValue',
   'ProtocolConflict',
   'HostnameConflict',
+  'RouteShadowed',
+  'ListenerSetNotAllowed',
   'InvalidRouteKinds',
   // Listener TLS (InvalidCACertificateRef also for BackendTLSPolicies)
   'InvalidCertificateRef',

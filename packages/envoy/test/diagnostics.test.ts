@@ -183,15 +183,33 @@ const CASES: Record<DiagnosticCode, Case | Case[]> = {
       path: 'spec.tls.frontend.default.validation.caCertificateRefs[0]',
     },
   },
-  UnsupportedProtocol: {
-    objects: [gateway([{ name: 'tcp', port: 9000, protocol: 'TCP' }])],
-    expect: {
-      severity: 'warning',
-      message: 'listener "tcp" uses protocol TCP, which extlb does not convert; only HTTP and HTTPS listeners are',
-      object: { kind: 'Gateway', namespace: 'default', name: 'gw' },
-      path: 'spec.listeners[0].protocol',
+  UnsupportedProtocol: [
+    {
+      objects: [gateway([{ name: 'sctp', port: 9000, protocol: 'SCTP' }])],
+      expect: {
+        severity: 'warning',
+        message: 'listener "sctp" uses protocol SCTP, which extlb does not convert; only HTTP, HTTPS, TLS, TCP, UDP listeners are',
+        object: { kind: 'Gateway', namespace: 'default', name: 'gw' },
+        path: 'spec.listeners[0].protocol',
+      },
     },
-  },
+    {
+      objects: [
+        gateway([{ name: 'tcp', port: 9000, protocol: 'TCP' }]),
+        { ...route({ rules: toService() }), kind: 'TCPRoute' },
+        ...api,
+        ...picker,
+        policy('ext', '2026-01-01T00:00:00Z', { group: '', kind: 'Service', name: 'api' }, external()),
+      ],
+      expect: {
+        severity: 'error',
+        message:
+          'Service default/api is load-balanced External by LoadBalancerPolicy default/ext, which needs HTTP (the picker is asked by an HTTP filter, ext_proc); a TCPRoute forwards connections whole and cannot use it: give the backend a proxy algorithm (RoundRobin, LeastRequest, RingHash, Maglev, Random) for TCPRoutes',
+        object: { kind: 'TCPRoute', namespace: 'default', name: 'r' },
+        path: 'spec.rules[0].backendRefs[0]',
+      },
+    },
+  ],
   UnsupportedValue: {
     objects: [gateway([{ name: 'tls', port: 443, protocol: 'HTTPS', tls: { mode: 'Passthrough' } }])],
     expect: {
@@ -229,11 +247,42 @@ const CASES: Record<DiagnosticCode, Case | Case[]> = {
       path: 'spec.listeners[1].hostname',
     },
   },
+  RouteShadowed: {
+    objects: [
+      gateway([{ name: 'tcp', port: 5432, protocol: 'TCP' }]),
+      { ...route({ rules: toService() }, 'old'), kind: 'TCPRoute', metadata: { name: 'old', namespace: 'default', creationTimestamp: '2026-01-01T00:00:00Z' } },
+      { ...route({ rules: toService() }, 'new'), kind: 'TCPRoute', metadata: { name: 'new', namespace: 'default', creationTimestamp: '2026-01-02T00:00:00Z' } },
+      ...api,
+    ],
+    expect: {
+      severity: 'warning',
+      message: 'listener "tcp" forwards every connection to TCPRoute default/old, which is older (or first by name); this route is attached but gets none',
+      object: { kind: 'TCPRoute', namespace: 'default', name: 'new' },
+      path: 'spec.parentRefs',
+    },
+  },
+  ListenerSetNotAllowed: {
+    objects: [
+      gateway(),
+      {
+        apiVersion: 'gateway.networking.k8s.io/v1',
+        kind: 'ListenerSet',
+        metadata: { name: 'team', namespace: 'apps' },
+        spec: { parentRef: { name: 'gw', namespace: 'default' }, listeners: [{ name: 'http', port: 8080, protocol: 'HTTP' }] },
+      },
+    ],
+    expect: {
+      severity: 'warning',
+      message: 'Gateway default/gw allows no ListenerSets (spec.allowedListeners.namespaces.from is None, the default), not this one of namespace apps',
+      object: { kind: 'ListenerSet', namespace: 'apps', name: 'team' },
+      path: 'spec.parentRef',
+    },
+  },
   UnsupportedParent: {
     objects: [gateway(), route({ parentRefs: [{ group: '', kind: 'Service', name: 'api' }], rules: toService() }), ...api],
     expect: {
       severity: 'warning',
-      message: 'a parent of kind Service is not supported; only Gateways are',
+      message: 'a parent of kind Service is not supported; only Gateways and ListenerSets are',
       object: { kind: 'HTTPRoute', namespace: 'default', name: 'r' },
       path: 'spec.parentRefs[0]',
     },

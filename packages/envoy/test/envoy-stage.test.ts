@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Diagnostics } from '../src/diagnostics.js';
-import { envoyOptions } from '../src/convert.js';
+import { envoyOptions } from '../src/converter/index.js';
 import { toBootstrap, toEnvoy, toXds } from '../src/envoy/index.js';
 import type { CertificateLookup } from '../src/resolve/certificates.js';
 import type { EndpointLookup } from '../src/resolve/endpoints.js';

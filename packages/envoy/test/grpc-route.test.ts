@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import type { HttpRoute } from '../src/read/index.js';
+import type { RouteRecord } from '../src/read/index.js';
 import { HostnameHolders } from '../src/resolve/hostname-holders.js';
 import { intersect } from '../src/resolve/hostnames.js';
 import { GRPC, GRPC_ECHO, INFRA, Scenario, grpcRequest } from './conformance/harness.js';
@@ -249,9 +249,9 @@ test('the hostname index finds a holder exactly when Gateway API hostnames inter
   fc.assert(
     fc.property(fc.array(host, { maxLength: 6 }), host, (held, probe) => {
       const index = new HostnameHolders();
-      const routes = held.map((h) => ({ name: h }) as unknown as HttpRoute);
+      const routes = held.map((h) => ({ name: h }) as unknown as RouteRecord);
       held.forEach((h, i) => {
-        index.add(h, routes[i] as HttpRoute);
+        index.add(h, routes[i] as RouteRecord);
       });
       assert.equal(
         index.holder(probe) !== undefined,

@@ -307,3 +307,14 @@ test('fuzz: hostile values in the fields Envoy checks at load never reach the ou
     { numRuns: 200, interruptAfterTimeLimit: 30_000 },
   );
 });
+
+test('a kind or apiVersion nested 10,000 deep is a diagnostic on its field, not a RangeError', () => {
+  let deep: unknown = 'Service';
+  for (let i = 0; i < 10_000; i++) deep = [deep];
+  for (const field of ['kind', 'apiVersion']) {
+    const r = convert([{ apiVersion: 'v1', kind: 'Service', metadata: { name: 'a', namespace: 'default' }, [field]: deep }], { now: NOW });
+    const d = r.diagnostics.find((x) => x.path === field);
+    assert.equal(d?.severity, 'error', field);
+    assert.equal(d?.message, `${field} must be a string, not a <list>; the manifest is ignored`);
+  }
+});

@@ -3,19 +3,13 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import {
-  Diagnostics,
-  type EndpointMode,
-  InputCertificates,
-  InputEndpoints,
-  convert,
-  endpointAssignments,
-  envoyOptions,
-  readInputs,
-  resolve,
-  toBootstrap,
-  toEnvoy,
-} from '../src/index.js';
+import { envoyOptions } from '../src/converter/index.js';
+import { Diagnostics } from '../src/diagnostics.js';
+import { endpointAssignments, toEnvoy } from '../src/envoy/index.js';
+import { type EndpointMode, convert, toBootstrap } from '../src/index.js';
+import { readInputs } from '../src/read/index.js';
+import { InputEndpoints } from '../src/resolve/endpoints.js';
+import { InputCertificates, resolve } from '../src/resolve/index.js';
 import { loadEnvoyValidator } from '../src/validator/index.js';
 import { envoyOf, readObjects } from './golden.js';
 

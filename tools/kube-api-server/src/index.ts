@@ -11,3 +11,4 @@ export type { KubeconfigOptions } from './kubeconfig.js';
 export type { Status, StatusCause, StatusDetails } from './status.js';
 export type { DeleteOptions, PropagationPolicy } from './registry.js';
 export { type Certificate, makeCertificate } from './tls.js';
+export { PORT_FORWARD_PROTOCOLS, type PortForwardResolver, type PortForwardTarget } from './portforward.js';

@@ -12,6 +12,7 @@ import { bucketOf, DEFAULT_KINDS, type KindSpec, KindTable } from './kinds.js';
 import { type KubeconfigOptions, kubeconfigYaml, loadKubeConfig, writeKubeconfigFile } from './kubeconfig.js';
 import type { KubeObject } from './objects.js';
 import { type DeleteOptions, Registry } from './registry.js';
+import { handlePortForwardUpgrade, type PortForwardResolver } from './portforward.js';
 import { matchesRequest, type RequestMatch, type RequestRecord } from './request-log.js';
 import { createHandler } from './router.js';
 import { Store } from './store.js';
@@ -47,6 +48,11 @@ export interface KubeApiServerOptions {
   listening?: boolean;
   /** How long a list for a resourceVersion the server has not reached waits before 504 (the API server: 3 s). Default 3000. */
   tooLargeResourceVersionWaitMs?: number;
+  /**
+   * Where `pods/portforward` connects for a Pod's port. Default: the Pod's `status.podIP`
+   * (127.0.0.1 without one) and the same port.
+   */
+  portForward?: PortForwardResolver;
 }
 
 const DEFAULT_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
@@ -65,6 +71,8 @@ export class KubeApiServer {
   private readonly gc: GarbageCollector | undefined;
   private readonly server: HttpServer | HttpsServer;
   private readonly sockets = new Set<Socket>();
+  /** Connections `pods/portforward` opened to Pods' ports. */
+  private readonly forwarded = new Set<Socket>();
   private port = 0;
 
   private constructor(private readonly options: KubeApiServerOptions) {
@@ -88,6 +96,16 @@ export class KubeApiServer {
       address: () => `127.0.0.1:${this.port}`,
     });
     this.server = tls ? createHttpsServer({ cert: tls.cert, key: tls.key }, handler) : createHttpServer(handler);
+    const portForward = {
+      log: this.requests,
+      auth: options.auth,
+      resolve: options.portForward,
+      connections: this.forwarded,
+      pod: (ns: string, name: string) => this.get('v1', 'Pod', name, ns),
+    };
+    this.server.on('upgrade', (req, socket: Socket, head: Buffer) => {
+      if (!handlePortForwardUpgrade(portForward, req, socket, head)) socket.end('HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
+    });
     this.server.on('connection', (socket: Socket) => {
       this.sockets.add(socket);
       socket.on('close', () => this.sockets.delete(socket));
@@ -136,6 +154,7 @@ export class KubeApiServer {
     this.hub.closeAll(false);
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     for (const socket of this.sockets) socket.destroy();
+    for (const socket of this.forwarded) socket.destroy();
     await closed;
   }
 

@@ -100,3 +100,27 @@ test('a built-in kind: a Service status written through replaceNamespacedService
   const notAStatus = await statusOf(core.replaceNamespacedConfigMap({ name: 'lb', namespace: 'default', body: { metadata: { name: 'lb' } } }));
   assert.equal(notAStatus.message, 'configmaps "lb" not found');
 });
+
+test('TLSRoute, TCPRoute, UDPRoute and ListenerSet are served (v1, namespaced) with a status subresource', async (t) => {
+  const api = await serve(t);
+  const client = api.kubeConfig().makeApiClient(CustomObjectsApi);
+  for (const [kind, plural] of [
+    ['TLSRoute', 'tlsroutes'],
+    ['TCPRoute', 'tcproutes'],
+    ['UDPRoute', 'udproutes'],
+    ['ListenerSet', 'listenersets'],
+  ] as const) {
+    const where = { group: 'gateway.networking.k8s.io', version: 'v1', plural, namespace: 'default' };
+    const body = { apiVersion: 'gateway.networking.k8s.io/v1', kind, metadata: { name: 'r', namespace: 'default' }, spec: { parentRefs: [{ name: 'gw' }] } };
+    const created = (await client.createNamespacedCustomObject({ ...where, body })) as { metadata: Record<string, unknown> };
+    const parents = [{ parentRef: { name: 'gw' }, controllerName: 'extlb.dev/gateway-controller', conditions: [] }];
+    const written = (await client.replaceNamespacedCustomObjectStatus({
+      ...where,
+      name: 'r',
+      body: { ...body, metadata: created.metadata, status: { parents } },
+    })) as {
+      status: unknown;
+    };
+    assert.deepEqual(written.status, { parents }, `${kind} status`);
+  }
+});

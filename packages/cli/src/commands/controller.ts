@@ -10,8 +10,17 @@ import { UsageError, shutdownSignal, type Io } from '../io.js';
 const USAGE =
   'extlb controller [--kubeconfig FILE] [--context NAME] [--namespace NAMESPACE] [--lease-name NAME] [--id NAME] [--controller-name NAME] ' +
   '[--xds-listen HOST:PORT] [--trust-domain DOMAIN] [--xds-service NAME] [--xds-ca-secret NAME [--xds-ca-external]] [--xds-cert-lifetime DURATION] [--xds-ca-lifetime DURATION] ' +
-  '[--xds-plaintext] [--http-listen HOST:PORT] ' +
+  '[--xds-plaintext] [--http-listen HOST:PORT] [--debug-listen 127.0.0.1:PORT|off] ' +
   '[--lease-duration SECONDS] [--renew-deadline SECONDS] [--retry-period SECONDS] [--envoy 1.35|1.38|legacy] [--cluster-domain DOMAIN] [--shutdown-timeout SECONDS] [--log-level debug|info|warn|error]';
+
+/** `--debug-listen`: a loopback HOST:PORT, or `off`. */
+function debugListen(value: string): { host: string; port: number } | undefined {
+  if (value === 'off') return undefined;
+  const listen = parseListen(value, '--debug-listen', '127.0.0.1:9091');
+  if (!/^(127\.\d+\.\d+\.\d+|::1|localhost)$/.test(listen.host))
+    throw new UsageError(`--debug-listen must be a loopback address (127.0.0.1, ::1): the debug endpoints are reached through port-forward, not "${value}"`);
+  return listen;
+}
 
 function parseFlags(args: string[]) {
   const { values } = usageErrors(() =>
@@ -34,6 +43,8 @@ function parseFlags(args: string[]) {
         'xds-ca-lifetime': { type: 'string', default: '8760h' },
         'xds-plaintext': { type: 'boolean', default: false },
         'http-listen': { type: 'string', default: '0.0.0.0:9090' },
+        // Loopback only: extlb proxy-status and config-dump reach it through port-forward.
+        'debug-listen': { type: 'string', default: '127.0.0.1:9091' },
         envoy: { type: 'string' },
         'cluster-domain': { type: 'string' },
         'shutdown-timeout': { type: 'string', default: '20' },
@@ -86,6 +97,7 @@ function parseFlags(args: string[]) {
     controllerName: values['controller-name'],
     xds: parseListen(values['xds-listen'], '--xds-listen', '0.0.0.0:18000'),
     http: parseListen(values['http-listen'], '--http-listen', '0.0.0.0:9090'),
+    debug: debugListen(values['debug-listen']),
     plaintext: values['xds-plaintext'],
     identity: {
       trustDomain: values['trust-domain'],
@@ -107,7 +119,7 @@ async function run(args: string[], io: Io): Promise<number> {
   const flags = parseFlags(args);
   const logger = createLogger({ level: flags.logLevel, destination: io.stdout, base: { component: 'controller' } });
   // Loaded here: the Kubernetes and gRPC clients are heavy, and other commands need neither.
-  const [{ Controller, startOpsServer }, k8s] = await Promise.all([import('@extlb/controller'), import('@kubernetes/client-node')]);
+  const [{ Controller, startOpsServer, startDebugServer }, k8s] = await Promise.all([import('@extlb/controller'), import('@kubernetes/client-node')]);
   const kc = new k8s.KubeConfig();
   try {
     if (flags.kubeconfig) kc.loadFromFile(flags.kubeconfig);
@@ -132,10 +144,20 @@ async function run(args: string[], io: Io): Promise<number> {
   // Listening for the signal before saying "listening": a SIGTERM right after must still drain.
   const stopping = shutdownSignal();
   let ops: Awaited<ReturnType<typeof startOpsServer>>;
+  let debug: Awaited<ReturnType<typeof startDebugServer>> | undefined;
   try {
     ops = await startOpsServer({ ...flags.http, registry: controller.metrics.registry, notReady: () => controller.notReady() });
+    // The debug endpoints are for operators; a port they cannot have must not keep the control plane down.
+    if (flags.debug)
+      debug = await startDebugServer({ ...flags.debug, source: controller.debugSource() }).catch((err: unknown) => {
+        logger.error(
+          { error: err instanceof Error ? err.message : String(err), listen: `${flags.debug?.host}:${flags.debug?.port}` },
+          'debug endpoints not listening',
+        );
+        return undefined;
+      });
     const { xdsPort } = await controller.start();
-    logger.info({ xdsPort, httpPort: ops.port, namespace: flags.namespace }, 'controller running');
+    logger.info({ xdsPort, httpPort: ops.port, debugPort: debug?.port, namespace: flags.namespace }, 'controller running');
   } catch (err) {
     logger.error({ error: err instanceof Error ? err.message : String(err) }, 'cannot start the controller');
     await controller.stop(0).catch(() => {});
@@ -145,6 +167,7 @@ async function run(args: string[], io: Io): Promise<number> {
   logger.info({ signal }, 'signal received, shutting down');
   await controller.stop(flags.graceMs);
   await new Promise((resolve) => ops.server.close(resolve));
+  if (debug) await new Promise((resolve) => debug.server.close(resolve));
   return 0;
 }
 

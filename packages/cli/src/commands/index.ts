@@ -15,4 +15,8 @@ export const commands: Record<string, () => Promise<Command>> = {
   simulate: async () => (await import('./simulate.js')).command,
   controller: async () => (await import('./controller.js')).command,
   bootstrap: async () => (await import('./bootstrap.js')).command,
+  check: async () => (await import('./check.js')).command,
+  install: async () => (await import('./install.js')).command,
+  'proxy-status': async () => (await import('./proxy-status.js')).command,
+  'config-dump': async () => (await import('./config-dump.js')).command,
 };

@@ -34,6 +34,10 @@ export const WATCHED_KINDS: readonly WatchedKind[] = [
   { apiVersion: `${GATEWAY_API}/v1`, kind: 'Gateway', plural: 'gateways', namespaced: true, statusWritten: true },
   { apiVersion: `${GATEWAY_API}/v1`, kind: 'HTTPRoute', plural: 'httproutes', namespaced: true, statusWritten: true },
   { apiVersion: `${GATEWAY_API}/v1`, kind: 'GRPCRoute', plural: 'grpcroutes', namespaced: true, statusWritten: true },
+  { apiVersion: `${GATEWAY_API}/v1`, kind: 'TLSRoute', plural: 'tlsroutes', namespaced: true, statusWritten: true },
+  { apiVersion: `${GATEWAY_API}/v1`, kind: 'TCPRoute', plural: 'tcproutes', namespaced: true, statusWritten: true },
+  { apiVersion: `${GATEWAY_API}/v1`, kind: 'UDPRoute', plural: 'udproutes', namespaced: true, statusWritten: true },
+  { apiVersion: `${GATEWAY_API}/v1`, kind: 'ListenerSet', plural: 'listenersets', namespaced: true, statusWritten: true },
   { apiVersion: `${GATEWAY_API}/v1beta1`, kind: 'ReferenceGrant', plural: 'referencegrants', namespaced: true },
   { apiVersion: `${GATEWAY_API}/v1`, kind: 'BackendTLSPolicy', plural: 'backendtlspolicies', namespaced: true, statusWritten: true },
   { apiVersion: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false },
@@ -57,7 +61,7 @@ export const WATCHED_KINDS: readonly WatchedKind[] = [
 
 /**
  * ConfigMaps are not listed cluster-wide: only those a Gateway or BackendTLSPolicy names as a CA
- * bundle are watched, each by name (see ReferencedConfigMaps).
+ * bundle are watched, each by name (the Converter says which: `update.needs.configMaps`).
  */
 export const CONFIG_MAP: WatchedKind = { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
 

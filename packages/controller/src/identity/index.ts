@@ -58,6 +58,9 @@ const MAX_PASS_INTERVAL_MS = 10 * 60_000;
 /** After a failed pass, or one that failed some writes. */
 const RETRY_MS = 5_000;
 
+/** What `authorize` says of a stream: a StreamVerdict, with why when it refuses. */
+export type StreamCheck = { allowed: true; identity: string; expiresAt: number } | ({ allowed: false } & StreamRefusal);
+
 export interface StreamRefusal {
   /** The Gateway the stream claimed (its node.cluster). */
   group: string;
@@ -129,11 +132,16 @@ export class XdsIdentity {
     return verifyPeer(auth, group, this.anchors, this.now());
   }
 
-  /** XdsServerOptions.authorize: undefined to admit, else the message the refused stream ends with. */
-  authorize(auth: PeerAuth, group: string): StreamRefusal | undefined {
+  /**
+   * The xDS server's verify step (XdsServerOptions.verify): admits a stream whose certificate is
+   * its Gateway's, with the SPIFFE ID and the certificate's expiry (the server checks it again
+   * then); refuses any other with a message naming the claimed Gateway and why.
+   */
+  authorize(auth: PeerAuth, group: string): StreamCheck {
     const verdict = this.verify(auth, group);
-    if (verdict.allowed) return undefined;
+    if (verdict.allowed) return verdict;
     return {
+      allowed: false,
       group,
       reason: verdict.reason,
       message: `xDS stream for Gateway ${group} refused: ${verdict.message}`,

@@ -20,7 +20,8 @@ export type Refusal =
   /** Trusted, naming another Gateway than the stream claims. */
   | 'other-gateway';
 
-export type Verdict = { allowed: true; identity: string } | { allowed: false; reason: Refusal; identity?: string; message: string };
+/** `expiresAt`: when the certificate stops being valid (ms since the epoch); a stream it admitted is verified again then. */
+export type Verdict = { allowed: true; identity: string; expiresAt: number } | { allowed: false; reason: Refusal; identity?: string; message: string };
 
 export interface TrustAnchors {
   trustDomain: string;
@@ -71,5 +72,5 @@ export function verifyPeer(auth: PeerAuth | null | undefined, claimed: string, a
   if (only.gateway !== claimed) {
     return { allowed: false, reason: 'other-gateway', identity: only.uri, message: `the client certificate is Gateway ${only.gateway}'s, not ${claimed}'s` };
   }
-  return { allowed: true, identity: only.uri };
+  return { allowed: true, identity: only.uri, expiresAt: Date.parse(cert.validTo) };
 }

@@ -10,6 +10,8 @@ export interface ControllerMetrics {
   informerRelists: Counter<'kind'>;
   informerErrors: Counter<'kind' | 'reason'>;
   statusWrites: Counter<'result'>;
+  workRetries: Counter<'work'>;
+  workWaiting: Gauge;
   pushes: Counter<'type'>;
   pushSeconds: Histogram<'type'>;
   nacks: Counter<'type'>;
@@ -60,6 +62,17 @@ export function controllerMetrics(xds: () => XdsServer | undefined, servingExpir
       name: 'extlb_controller_status_writes_total',
       help: 'Status writes, by result (written, unchanged, skipped, failed).',
       labelNames: ['result'],
+      registers,
+    }),
+    workRetries: new Counter({
+      name: 'extlb_controller_work_retries_total',
+      help: 'Work that failed and was queued again with backoff, by work (status, shadow-service, recompute).',
+      labelNames: ['work'],
+      registers,
+    }),
+    workWaiting: new Gauge({
+      name: 'extlb_controller_work_waiting',
+      help: 'Status writes, shadow Service writes and recomputes queued, under way or waiting for a retry.',
       registers,
     }),
     pushes: new Counter({ name: 'extlb_controller_xds_pushes_total', help: 'xDS responses sent, by resource type.', labelNames: ['type'], registers }),

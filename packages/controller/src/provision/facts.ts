@@ -3,9 +3,11 @@
 // is missing when not. This is the shape the converter's proxy facts take
 // (`setProxyFacts(gatewayKey, { infrastructure })`), so the statuses follow what is real.
 import type { JsonObject } from '../cluster/api.js';
-import { type InfrastructureFacts, serviceAddresses } from '../status/gateway.js';
+import type { GatewayProxyFacts } from '@extlb/envoy';
+import { serviceAddresses } from '../status/gateway.js';
 
-export type { InfrastructureFacts };
+/** The Converter's infrastructure facts (`setProxyFacts(gatewayKey, { infrastructure })`). */
+export type InfrastructureFacts = NonNullable<GatewayProxyFacts['infrastructure']>;
 
 const isObject = (v: unknown): v is JsonObject => v !== null && typeof v === 'object' && !Array.isArray(v);
 
@@ -26,16 +28,13 @@ export function infrastructureFacts(
   const addresses = external.length > 0 && !hasIngress(service ?? {}) ? external : fromService;
   const d = status(deployment);
   const available = typeof d.availableReplicas === 'number' && d.availableReplicas > 0;
+  // A problem makes the Gateway not available (the Converter sets Programmed=False with its reason).
   const facts: InfrastructureFacts = { addresses, available };
   if (refused !== undefined) {
-    facts.problem = { reason: 'Invalid', message: `the API server refused the Gateway's objects: ${refused}` };
-    return facts;
+    return { addresses, available: false, problem: { reason: 'Invalid', message: `the API server refused the Gateway's objects: ${refused}` } };
   }
   const usable = addressProblem(wanted, service);
-  if (usable) {
-    facts.problem = usable;
-    return facts;
-  }
+  if (usable) return { addresses, available: false, problem: usable };
   if (!deployment) facts.problem = { reason: 'Pending', message: `Deployment ${names.deployment} does not exist yet` };
   else if (!available) {
     const conditions = Array.isArray(d.conditions) ? (d.conditions as JsonObject[]) : [];
@@ -48,7 +47,7 @@ export function infrastructureFacts(
           message: `no Envoy Pod of Deployment ${names.deployment} is ready yet (0 of ${typeof dspec.replicas === 'number' ? dspec.replicas : '?'} available)`,
         };
   } else if (service && spec.type === 'LoadBalancer' && !hasIngress(service)) {
-    facts.problem = { reason: 'AddressNotAssigned', message: `Service ${names.service} has no load balancer address yet` };
+    return { addresses, available: false, problem: { reason: 'AddressNotAssigned', message: `Service ${names.service} has no load balancer address yet` } };
   }
   return facts;
 }

@@ -77,6 +77,11 @@ export class Scheduler {
     return [...kinds].every((k) => this.endpointKinds.has(k));
   }
 
+  /** Whether a run is under way or pending. */
+  busy(): boolean {
+    return this.running !== undefined || this.timer !== undefined;
+  }
+
   /** Resolves once no run is under way and none is pending. */
   async idle(): Promise<void> {
     while (this.running || this.timer) {

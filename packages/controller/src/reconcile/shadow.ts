@@ -1,66 +1,24 @@
 // Shadow Services: for every BackendPool and InferencePool, a headless Service with the pool's
-// selector and target ports, owned by the pool. Kubernetes then publishes the pool's ready Pods as
-// that Service's EndpointSlices — readiness and addresses decided where they always are — and the
-// controller reads those slices instead of watching every Pod. The ownerReference lets Kubernetes
-// delete the Service with its pool.
-import { shadowServiceName } from '@extlb/envoy';
-import { ApiError, type JsonObject, type KubeApi } from '../cluster/api.js';
-
-export const MANAGED_BY = { 'app.kubernetes.io/managed-by': 'extlb' } as const;
-const POOL_KIND_LABEL = 'extlb.dev/pool-kind';
-const POOL_NAME_LABEL = 'extlb.dev/pool-name';
+// selector and target ports, owned by the pool (the Converter says which, from the read stage).
+// Kubernetes then publishes the pool's ready Pods as that Service's EndpointSlices — readiness and
+// addresses decided where they always are — and the controller reads those slices instead of
+// watching every Pod. The ownerReference lets Kubernetes delete the Service with its pool. Each
+// Service is written on its own, so one that fails is retried alone.
+import { type JsonObject, SHADOW_SERVICE_LABELS } from '@extlb/envoy';
+import { ApiError, type KubeApi } from '../cluster/api.js';
 
 const isObject = (v: unknown): v is JsonObject => v !== null && typeof v === 'object' && !Array.isArray(v);
 
-interface Pool {
-  apiVersion: string;
-  kind: 'BackendPool' | 'InferencePool';
-  namespace: string;
-  name: string;
-  uid: string;
-  selector: Record<string, string>;
-  ports: number[];
+/** Whether a Service is one extlb made for a pool. */
+export function isShadowService(s: JsonObject): boolean {
+  const labels = isObject(s.metadata) && isObject(s.metadata.labels) ? s.metadata.labels : {};
+  return labels[SHADOW_SERVICE_LABELS.managedBy] === 'extlb' && labels[SHADOW_SERVICE_LABELS.poolKind] !== undefined;
 }
 
-/** A pool's shape as the shadow Service needs it, or undefined for an object too broken to select Pods. */
-function poolOf(o: JsonObject): Pool | undefined {
-  const m = isObject(o.metadata) ? o.metadata : {};
-  const spec = isObject(o.spec) ? o.spec : {};
-  const labels = isObject(spec.selector) && isObject(spec.selector.matchLabels) ? spec.selector.matchLabels : undefined;
-  const ports = Array.isArray(spec.targetPorts) ? spec.targetPorts.map((p) => (isObject(p) ? p.number : undefined)) : [];
-  if (!labels || Object.keys(labels).length === 0 || ports.length === 0 || !ports.every((p) => typeof p === 'number')) return undefined;
-  if (!Object.values(labels).every((v) => typeof v === 'string')) return undefined;
-  if (typeof m.name !== 'string' || typeof m.namespace !== 'string' || typeof m.uid !== 'string') return undefined;
-  return {
-    apiVersion: String(o.apiVersion),
-    kind: o.kind as Pool['kind'],
-    namespace: m.namespace,
-    name: m.name,
-    uid: m.uid,
-    selector: labels as Record<string, string>,
-    ports: ports as number[],
-  };
-}
-
-/** The Service a pool should have. */
-export function shadowService(pool: Pool): JsonObject {
-  return {
-    apiVersion: 'v1',
-    kind: 'Service',
-    metadata: {
-      name: shadowServiceName(pool.kind, pool.name),
-      namespace: pool.namespace,
-      labels: { ...MANAGED_BY, [POOL_KIND_LABEL]: pool.kind, [POOL_NAME_LABEL]: pool.name },
-      annotations: { 'extlb.dev/for': `${pool.kind}/${pool.name}` },
-      ownerReferences: [{ apiVersion: pool.apiVersion, kind: pool.kind, name: pool.name, uid: pool.uid, controller: true, blockOwnerDeletion: false }],
-    },
-    spec: {
-      clusterIP: 'None',
-      publishNotReadyAddresses: false,
-      selector: { ...pool.selector },
-      ports: pool.ports.map((port) => ({ name: `tcp-${port}`, port, targetPort: port, protocol: 'TCP' })),
-    },
-  };
+/** `namespace/name` of a Service. */
+export function serviceKey(s: JsonObject): string {
+  const m = (isObject(s.metadata) ? s.metadata : {}) as JsonObject;
+  return `${String(m.namespace)}/${String(m.name)}`;
 }
 
 /** Whether an existing Service already is what `want` asks (fields the API server fills are ignored). */
@@ -79,68 +37,42 @@ function upToDate(have: JsonObject, want: JsonObject): boolean {
   );
 }
 
-export interface ShadowReport {
-  created: number;
-  updated: number;
-  deleted: number;
-  failed: string[];
-}
-
 /**
- * Brings the shadow Services in line with the pools: creates missing ones, corrects changed ones,
- * deletes those whose pool is gone (Kubernetes' garbage collector would too; this also covers a
- * pool replaced by another of the same name).
+ * Brings one shadow Service in line: creates it when missing, corrects it when changed, deletes it
+ * when no pool wants it (`want` undefined; Kubernetes' garbage collector would too, this also covers
+ * a pool replaced by another of the same name). Throws when the API server refuses, for a retry.
  */
-export async function reconcileShadowServices(api: KubeApi, pools: JsonObject[], services: JsonObject[]): Promise<ShadowReport> {
-  const report: ShadowReport = { created: 0, updated: 0, deleted: 0, failed: [] };
-  const existing = new Map<string, JsonObject>();
-  for (const s of services) {
-    const m = (isObject(s.metadata) ? s.metadata : {}) as JsonObject;
-    if (isObject(m.labels) && m.labels['app.kubernetes.io/managed-by'] === 'extlb' && m.labels[POOL_KIND_LABEL] !== undefined)
-      existing.set(`${String(m.namespace)}/${String(m.name)}`, s);
-  }
-  const wanted = new Set<string>();
-  for (const o of pools) {
-    const pool = poolOf(o);
-    if (!pool) continue;
-    const want = shadowService(pool);
-    const wm = want.metadata as { namespace: string; name: string };
-    const key = `${wm.namespace}/${wm.name}`;
-    wanted.add(key);
-    const have = existing.get(key);
-    const base = `/api/v1/namespaces/${encodeURIComponent(wm.namespace)}/services`;
+export async function syncShadowService(
+  api: KubeApi,
+  want: JsonObject | undefined,
+  have: JsonObject | undefined,
+): Promise<'created' | 'updated' | 'deleted' | 'unchanged'> {
+  const target = (want ?? have) as JsonObject | undefined;
+  if (!target) return 'unchanged';
+  const m = target.metadata as { namespace: string; name: string };
+  const base = `/api/v1/namespaces/${encodeURIComponent(m.namespace)}/services`;
+  if (!want) {
+    if (!have) return 'unchanged';
     try {
-      if (!have) {
-        await api.request('POST', base, { body: want });
-        report.created += 1;
-      } else if (!upToDate(have, want)) {
-        // Keep what the API server set (clusterIP, resourceVersion, ...); replace what extlb owns.
-        const hm = have.metadata as JsonObject;
-        const body = {
-          ...have,
-          metadata: {
-            ...hm,
-            labels: { ...(hm.labels as object), ...((want.metadata as JsonObject).labels as object) },
-            ownerReferences: (want.metadata as JsonObject).ownerReferences,
-          },
-          spec: { ...(have.spec as object), ...(want.spec as object) },
-        };
-        await api.request('PUT', `${base}/${encodeURIComponent(wm.name)}`, { body });
-        report.updated += 1;
-      }
+      await api.request('DELETE', `${base}/${encodeURIComponent(m.name)}`);
     } catch (err) {
-      if (!(err instanceof ApiError && err.status === 409)) report.failed.push(`${key}: ${err instanceof Error ? err.message : String(err)}`);
+      if (!(err instanceof ApiError && err.status === 404)) throw err;
     }
+    return 'deleted';
   }
-  for (const [key, s] of existing) {
-    if (wanted.has(key)) continue;
-    const m = s.metadata as { namespace: string; name: string };
-    try {
-      await api.request('DELETE', `/api/v1/namespaces/${encodeURIComponent(m.namespace)}/services/${encodeURIComponent(m.name)}`);
-      report.deleted += 1;
-    } catch (err) {
-      if (!(err instanceof ApiError && err.status === 404)) report.failed.push(`${key}: ${err instanceof Error ? err.message : String(err)}`);
-    }
+  if (!have) {
+    await api.request('POST', base, { body: want });
+    return 'created';
   }
-  return report;
+  if (upToDate(have, want)) return 'unchanged';
+  // Keep what the API server set (clusterIP, resourceVersion, ...); replace what extlb owns.
+  const hm = have.metadata as JsonObject;
+  const wm = want.metadata as JsonObject;
+  const body = {
+    ...have,
+    metadata: { ...hm, labels: { ...(hm.labels as object), ...(wm.labels as object) }, ownerReferences: wm.ownerReferences },
+    spec: { ...(have.spec as object), ...(want.spec as object) },
+  };
+  await api.request('PUT', `${base}/${encodeURIComponent(m.name)}`, { body });
+  return 'updated';
 }

@@ -8,6 +8,9 @@ import type { JsonObject } from '../cluster/api.js';
 const SHARED_LISTS: Record<string, 'parents' | 'ancestors'> = {
   HTTPRoute: 'parents',
   GRPCRoute: 'parents',
+  TLSRoute: 'parents',
+  TCPRoute: 'parents',
+  UDPRoute: 'parents',
   BackendPool: 'parents',
   InferencePool: 'parents',
   LoadBalancerPolicy: 'ancestors',

@@ -1,6 +1,7 @@
 // Writes statuses through the status subresource: only as the leader, only when the merged status
 // differs from what the object has, with the object's resourceVersion (a newer object answers 409,
-// and the write is tried again on the fresh object).
+// and the write is tried again on the fresh object). A write that still fails is the caller's to
+// requeue (the controller's work queue retries it with backoff).
 import { ApiError, type JsonObject, type KubeApi } from '../cluster/api.js';
 import { kindOf, objectPath } from '../cluster/kinds.js';
 import { mergeStatus, sameStatus } from './merge.js';
@@ -38,13 +39,17 @@ function targetOf(o: JsonObject): Target | undefined {
   return { kind: o.kind, name: m.name, ...(m.namespace ? { namespace: m.namespace } : {}), status: o.status as JsonObject };
 }
 
+/** `Gateway ns/name`, as logs say it. */
+export function labelOf(o: JsonObject): string {
+  const m = (o.metadata ?? {}) as { namespace?: string; name?: string };
+  return `${String(o.kind)} ${m.namespace ? `${m.namespace}/` : ''}${String(m.name)}`;
+}
+
+const resourceVersion = (o: JsonObject) => String((o.metadata as JsonObject | undefined)?.resourceVersion ?? '');
+
 export class StatusWriter {
-  /**
-   * Each object's last write: the resourceVersion it was written over and the API server's answer.
-   * A recompute that follows a write closely may read the object before its informer hears of the
-   * write; the answer then stands in for the stale copy, so the same status is not written twice.
-   */
-  private readonly lastWrite = new Map<string, { over: string; answer: JsonObject }>();
+  /** Per object, the last status write: the resourceVersion it replaced and the object it made. */
+  private readonly written = new Map<string, { from: string; object: JsonObject }>();
 
   constructor(
     private readonly api: KubeApi,
@@ -56,53 +61,47 @@ export class StatusWriter {
     const report: WriteReport = { written: 0, unchanged: 0, skipped: 0, failed: [] };
     const queue = [...desired];
     const worker = async () => {
-      for (let o = queue.shift(); o !== undefined; o = queue.shift()) await this.writeOne(o, report);
+      for (let o = queue.shift(); o !== undefined; o = queue.shift()) await this.writeReported(o, report);
     };
     await Promise.all(Array.from({ length: this.options.concurrency ?? 8 }, worker));
     return report;
   }
 
-  private async writeOne(o: JsonObject, report: WriteReport): Promise<void> {
+  private async writeReported(o: JsonObject, report: WriteReport): Promise<void> {
+    try {
+      report[await this.writeOne(o)] += 1;
+    } catch (err) {
+      report.failed.push({ object: labelOf(o), error: err instanceof Error ? err.message : String(err) });
+    }
+  }
+
+  /**
+   * Writes one desired status; throws when the write failed (after the retries a 409 Conflict gets),
+   * so the caller can requeue it.
+   */
+  async writeOne(o: JsonObject): Promise<'written' | 'unchanged' | 'skipped'> {
     const t = targetOf(o);
     const kind = kindOf(o.apiVersion, o.kind);
-    if (!t || !kind) {
-      report.skipped += 1;
-      return;
-    }
-    const label = `${t.kind} ${t.namespace ? `${t.namespace}/` : ''}${t.name}`;
+    if (!t || !kind) return 'skipped';
+    const label = labelOf(o);
     let current = this.options.current(t.kind, t.name, t.namespace);
-    const previous = this.lastWrite.get(label);
-    const rv = (o: JsonObject | undefined) => (o?.metadata as { resourceVersion?: string } | undefined)?.resourceVersion;
-    if (previous && current && rv(current) === previous.over) current = previous.answer;
+    // The cache may not have seen this writer's last write yet: the object that write made is newer.
+    const mine = this.written.get(label);
+    if (mine && current && resourceVersion(current) === mine.from) current = mine.object;
     for (let attempt = 1; ; attempt++) {
-      if (!current) {
-        this.lastWrite.delete(label);
-        report.skipped += 1;
-        return;
-      }
+      if (!current) return 'skipped';
       const merged = mergeStatus(t.kind, current.status as JsonObject | undefined, t.status, this.options.controllerName);
-      if (sameStatus(current.status, merged)) {
-        report.unchanged += 1;
-        return;
-      }
-      if (!this.options.isLeader()) {
-        report.skipped += 1;
-        return;
-      }
+      if (sameStatus(current.status, merged)) return 'unchanged';
+      if (!this.options.isLeader()) return 'skipped';
       try {
         // The whole object with its resourceVersion: the status subresource takes only its status.
-        const answer = await this.api.request<JsonObject>('PUT', objectPath(kind, t.namespace, t.name, 'status'), { body: { ...current, status: merged } });
-        const over = rv(current);
-        if (answer && over !== undefined) this.lastWrite.set(label, { over, answer });
-        report.written += 1;
-        return;
+        const made = await this.api.request<JsonObject>('PUT', objectPath(kind, t.namespace, t.name, 'status'), { body: { ...current, status: merged } });
+        if (made && typeof made === 'object') this.written.set(label, { from: resourceVersion(current), object: made });
+        return 'written';
       } catch (err) {
+        if (err instanceof ApiError && err.status === 404) return 'skipped';
         const conflict = err instanceof ApiError && err.status === 409;
-        if (!conflict || attempt >= (this.options.attempts ?? 3)) {
-          if (err instanceof ApiError && err.status === 404) report.skipped += 1;
-          else report.failed.push({ object: label, error: err instanceof Error ? err.message : String(err) });
-          return;
-        }
+        if (!conflict || attempt >= (this.options.attempts ?? 3)) throw err;
         current = await this.api.request<JsonObject>('GET', objectPath(kind, t.namespace, t.name)).catch(() => undefined);
       }
     }

@@ -5,7 +5,8 @@ import { isRootType, type TypeUrl } from './resource-types.js';
 import type { TypeResources } from './snapshot.js';
 import { AdsStream, type DecodedRequest, TypeState } from './stream.js';
 import { Subscription, WILDCARD } from './subscription.js';
-import { deltaResponse } from './wire.js';
+import { sharedBody } from './shared-bodies.js';
+import { deltaBody, nonceField } from './wire.js';
 
 export interface DeltaRequest extends DecodedRequest {
   resource_names_subscribe: string[];
@@ -33,8 +34,8 @@ export class DeltaStream extends AdsStream<DeltaRequest> {
     for (const name of dropped) {
       // Unsubscribed by name but still under the wildcard: the client dropped it, so it is sent
       // again (or reported removed) as the protocol asks.
+      state.drop(name);
       if (state.sub.wildcard) state.known.set(name, '');
-      else state.known.delete(name);
     }
     if (req.resource_names_unsubscribe.includes(WILDCARD)) state.prune();
     return changed;
@@ -44,21 +45,18 @@ export class DeltaStream extends AdsStream<DeltaRequest> {
     const state = base as DeltaTypeState;
     if (state.syncedWith === resources && !state.answerEvenIfEmpty) return;
     const { changed, removed } = state.diff(resources);
+    if (!this.warm(typeUrl, changed)) return;
     state.syncedWith = resources;
     if (changed.length === 0 && removed.length === 0 && !state.answerEvenIfEmpty) return;
     state.answerEvenIfEmpty = false;
     for (const r of changed) state.known.set(r.name, r.version);
-    for (const name of removed) state.known.delete(name);
+    for (const name of removed) state.drop(name);
     const nonce = this.nextNonce();
-    state.inflight.set(nonce, { version: resources.version, since: this.since(state, resources) });
-    const bytes = deltaResponse({
-      systemVersionInfo: resources.version,
-      entries: changed.map((r) => r.deltaEntry),
-      typeUrl,
-      removed,
-      nonce,
-      controlPlane: this.ctx.controlPlane,
-    });
+    state.track(nonce, this.sent(typeUrl, state, resources, changed));
+    const body = sharedBody(resources, 'delta', changed, removed, () =>
+      deltaBody({ systemVersionInfo: resources.version, entries: changed.map((r) => r.deltaEntry), typeUrl, removed, controlPlane: this.ctx.controlPlane }),
+    );
+    const bytes = { body, nonce: nonceField(nonce) };
     this.send(typeUrl, state, bytes, { version: resources.version, nonce, resources: changed.length, removed: removed.length });
   }
 }

@@ -15,6 +15,17 @@ export interface StreamInfo {
   readonly group: string;
   /** The client's address as gRPC reports it, e.g. `127.0.0.1:53422`. */
   readonly peer: string;
+  /** The identity the verify step admitted the stream with (a SPIFFE ID); unset without one. */
+  readonly identity?: string;
+}
+
+/**
+ * What a Gateway's proxies stand by, for its status: the NACKs its live, trusted streams hold now,
+ * one entry per type and message with how many proxies sent it. The shape `Converter.setProxyFacts`
+ * of `@extlb/envoy` takes for `rejected`.
+ */
+export interface RejectedFacts {
+  rejected: { typeUrl: string; message: string; proxies: number }[];
 }
 
 export interface ResponseInfo {
@@ -55,6 +66,12 @@ export interface XdsCallbacks {
   onAck?(stream: StreamInfo, ack: AckInfo): void;
   /** The proxy rejected a version and keeps running its last accepted one. */
   onNack?(stream: StreamInfo, nack: NackInfo): void;
+  /**
+   * What a Gateway's trusted proxies reject changed: a NACK came, or the last proxy holding one
+   * ACKed or went away (then `facts` is undefined: the fact clears). NACKs of streams that did not
+   * prove they are the Gateway's proxies never count.
+   */
+  onProxyFacts?(group: string, facts: RejectedFacts | undefined): void;
 }
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
@@ -81,12 +98,36 @@ export interface XdsStats {
   nacks: number;
   /** Requests answering a response that a newer one had superseded; ignored, as the protocol says. */
   staleRequests: number;
+  /** Listener or route responses held until the clusters they name were in place on the proxy (make before break). */
+  heldForWarming: number;
+  /** Streams ended with RESOURCE_EXHAUSTED: a subscription past the server's bounds, or streams opened too fast on one connection. */
+  streamsExhausted: number;
+  /** Streams refused at once because their connection opened streams faster than its rate. */
+  streamsRateLimited: number;
+  /**
+   * Streams behind now: a response written that the client has not yet taken (HTTP/2 flow control
+   * holds it). Such a stream gets nothing more until it drains, then only the newest version of
+   * each type, so its queue is one response and it holds up no other stream.
+   */
+  streamsBehind: number;
   /** ACK and NACK latencies: cumulative bucket counts (`le` in ms, the last is +Inf), count and sum. */
   pushLatency: { buckets: { le: number; count: number }[]; count: number; sumMs: number };
 }
 
 export class StatsRecorder {
-  readonly counts = { streamsOpen: 0, streamsOpened: 0, streamsRejected: 0, responses: 0, responseBytes: 0, acks: 0, nacks: 0, staleRequests: 0 };
+  readonly counts = {
+    streamsOpen: 0,
+    streamsOpened: 0,
+    streamsRejected: 0,
+    responses: 0,
+    responseBytes: 0,
+    acks: 0,
+    nacks: 0,
+    staleRequests: 0,
+    heldForWarming: 0,
+    streamsExhausted: 0,
+    streamsRateLimited: 0,
+  };
   private readonly buckets = new Array<number>(PUSH_LATENCY_BUCKETS_MS.length + 1).fill(0);
   private latencyCount = 0;
   private latencySum = 0;
@@ -105,6 +146,6 @@ export class StatsRecorder {
       cumulative += n;
       return { le: PUSH_LATENCY_BUCKETS_MS[i] ?? Number.POSITIVE_INFINITY, count: cumulative };
     });
-    return { ...this.counts, pushLatency: { buckets, count: this.latencyCount, sumMs: this.latencySum } };
+    return { ...this.counts, streamsBehind: 0, pushLatency: { buckets, count: this.latencyCount, sumMs: this.latencySum } };
   }
 }

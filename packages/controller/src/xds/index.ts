@@ -11,14 +11,16 @@ export {
   type TypeResources,
   type XdsResource,
 } from './snapshot.js';
+export { clip, DEFAULT_XDS_LIMITS, MAX_LOGGED_CHARS, MAX_NACK_MESSAGE_CHARS, type XdsLimits } from './limits.js';
 export { ADS_SERVICE, XdsServer, type GroupNack, type XdsListenOptions, type XdsServerOptions, type XdsTlsFiles } from './server.js';
-export type { NackState, PeerAuth, StreamStatus, TypeStatus } from './stream.js';
+export type { NackState, PeerAuth, StreamStatus, StreamVerdict, StreamVerifier, TypeStatus } from './stream.js';
 export {
   PUSH_LATENCY_BUCKETS_MS,
   silentXdsLogger,
   type AckInfo,
   type LogLevel,
   type NackInfo,
+  type RejectedFacts,
   type ResponseInfo,
   type StreamInfo,
   type XdsCallbacks,

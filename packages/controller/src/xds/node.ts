@@ -2,6 +2,7 @@
 // `node.cluster: <namespace>/<gateway>` (Envoy's --service-cluster flag sets the same field), and
 // gets exactly that Gateway's snapshot. node.cluster alone decides; node metadata never overrides
 // it, so one field, visible in Envoy's own stats and admin page, says where a proxy belongs.
+import { clip } from './limits.js';
 import type { JsonObject } from './proto-json.js';
 
 /** What an xDS client tells about itself in its first request. */
@@ -37,7 +38,7 @@ export function groupOfNode(node: XdsNode): string {
     DNS_SUBDOMAIN.test(name);
   if (!ok) {
     throw new Error(
-      `node ${JSON.stringify(node.id)} has cluster ${JSON.stringify(node.cluster)}; set node.cluster (Envoy's --service-cluster) to "<namespace>/<gateway>" of the Gateway this proxy serves`,
+      `node ${JSON.stringify(clip(node.id))} has cluster ${JSON.stringify(clip(node.cluster))}; set node.cluster (Envoy's --service-cluster) to "<namespace>/<gateway>" of the Gateway this proxy serves`,
     );
   }
   return node.cluster;

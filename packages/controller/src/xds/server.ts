@@ -5,14 +5,17 @@ import { createSecureContext } from 'node:tls';
 import * as grpc from '@grpc/grpc-js';
 import type protobuf from 'protobufjs';
 import { DeltaStream, type DeltaRequest } from './delta-stream.js';
-import { silentXdsLogger, StatsRecorder, type XdsCallbacks, type XdsLogger, type XdsStats } from './events.js';
+import { type RejectedFacts, silentXdsLogger, StatsRecorder, type XdsCallbacks, type XdsLogger, type XdsStats } from './events.js';
+import { clip, DEFAULT_XDS_LIMITS, type XdsLimits } from './limits.js';
 import { groupOfNode, type XdsNode } from './node.js';
 import { ProtoJson, type JsonObject } from './proto-json.js';
+import { StreamRate } from './stream-rate.js';
+import { type Response, responseBytes } from './wire.js';
 import { envoyProtos } from './protos.js';
 import type { SnapshotCache } from './snapshot.js';
 import { type SotwRequest, sotwRequestDecoder } from './sotw-request.js';
 import { SotwStream } from './sotw-stream.js';
-import type { AdsStream, DecodedRequest, NackState, PeerAuth, StreamContext, StreamStatus } from './stream.js';
+import type { AdsStream, DecodedRequest, NackState, StreamContext, StreamStatus, StreamVerifier } from './stream.js';
 
 export const ADS_SERVICE = 'envoy.service.discovery.v3.AggregatedDiscoveryService';
 
@@ -43,11 +46,15 @@ export interface XdsServerOptions {
   /** Sent as `control_plane.identifier` in every response (a pod name helps when reading Envoy's config dump). */
   controlPlaneId?: string;
   /**
-   * Whether a stream may have its group's resources, judged from its peer (the TLS client
-   * certificate in `auth`) once its first request names the node: a message saying why not, or
-   * undefined. A refused stream ends with PERMISSION_DENIED before any resource is sent.
+   * The one verify step of a stream, once its first request names the node: whether its peer (the
+   * TLS client certificate in `auth`) may have its group's resources. A refused stream ends with
+   * PERMISSION_DENIED before any resource is sent; an admitted one is verified again when its
+   * proof expires (`expiresAt`) and closed if it no longer passes. Without it every stream is
+   * admitted and trusted for the group it names (plain text, for development).
    */
-  authorize?: (auth: PeerAuth, node: XdsNode, group: string) => string | undefined;
+  verify?: StreamVerifier;
+  /** What one client may make the server hold (see DEFAULT_XDS_LIMITS). */
+  limits?: Partial<XdsLimits>;
   /** gRPC server options, over the defaults below. */
   grpcOptions?: grpc.ServerOptions;
 }
@@ -59,13 +66,17 @@ export interface GroupNack extends NackState {
   typeUrl: string;
 }
 
-const DEFAULT_GRPC_OPTIONS: grpc.ServerOptions = {
-  // Pings find proxies that vanished without closing their connection.
-  'grpc.keepalive_time_ms': 60_000,
-  'grpc.keepalive_timeout_ms': 20_000,
-  // A reconnecting delta client lists every resource it holds in its first request.
-  'grpc.max_receive_message_length': 64 * 1024 * 1024,
-};
+function grpcOptions(limits: XdsLimits): grpc.ServerOptions {
+  return {
+    // Pings find proxies that vanished without closing their connection.
+    'grpc.keepalive_time_ms': 60_000,
+    'grpc.keepalive_timeout_ms': 20_000,
+    // A reconnecting delta client lists every resource it holds in its first request; grpc-js
+    // bounds the size after decompression too, so a small gzipped request cannot unfold past it.
+    'grpc.max_receive_message_length': limits.maxRequestBytes,
+    'grpc.max_concurrent_streams': limits.maxStreamsPerConnection,
+  };
+}
 
 function readPem(file: string, what: string): Buffer {
   try {
@@ -91,7 +102,7 @@ function serverCredentials(tls: XdsTlsFiles | undefined): grpc.ServerCredentials
 
 function adsService(root: protobuf.Root): grpc.ServiceDefinition {
   const deltaRequest = root.lookupType('envoy.service.discovery.v3.DeltaDiscoveryRequest');
-  const method = (name: string, decode: (bytes: Buffer) => DecodedRequest): grpc.MethodDefinition<DecodedRequest, Buffer> => ({
+  const method = (name: string, decode: (bytes: Buffer) => DecodedRequest): grpc.MethodDefinition<DecodedRequest, Response> => ({
     path: `/${ADS_SERVICE}/${name}`,
     requestStream: true,
     responseStream: true,
@@ -99,9 +110,11 @@ function adsService(root: protobuf.Root): grpc.ServiceDefinition {
       throw new Error('the xDS server only reads requests');
     },
     requestDeserialize: decode,
-    // Responses are written already encoded.
-    responseSerialize: (bytes) => bytes,
-    responseDeserialize: (bytes) => bytes,
+    // Responses are written already encoded: a body shared by every stream in the same state, and the stream's nonce.
+    responseSerialize: responseBytes,
+    responseDeserialize: () => {
+      throw new Error('the xDS server only writes responses');
+    },
   });
   return {
     StreamAggregatedResources: method('StreamAggregatedResources', sotwRequestDecoder(root)),
@@ -116,11 +129,21 @@ export class XdsServer {
   private readonly recorder = new StatsRecorder();
   private readonly log: XdsLogger;
   private unsubscribe: (() => void) | undefined;
+  /** The rejected facts last told per group, as JSON: only a change is told. */
+  private readonly factsSent = new Map<string, string>();
+  /** Groups whose NACKs changed this turn. */
+  private readonly factsDue = new Set<string>();
   private streamIds = 0;
   private boundPort = 0;
 
+  readonly limits: Readonly<XdsLimits>;
+  private readonly rate: StreamRate;
+  private rateLoggedAt = Number.NEGATIVE_INFINITY;
+
   constructor(private readonly options: XdsServerOptions) {
     this.log = options.logger ?? silentXdsLogger;
+    this.limits = { ...DEFAULT_XDS_LIMITS, ...options.limits };
+    this.rate = new StreamRate(this.limits.streamsPerSecond, this.limits.streamBurst);
   }
 
   /** The bound port, 0 before start. */
@@ -135,10 +158,14 @@ export class XdsServer {
     const credentials = listen.credentials ?? serverCredentials(listen.tls);
     const root = envoyProtos();
     const context = this.context(root);
-    const server = new grpc.Server({ ...DEFAULT_GRPC_OPTIONS, ...this.options.grpcOptions });
+    const server = new grpc.Server({ ...grpcOptions(this.limits), ...this.options.grpcOptions });
     server.addService(adsService(root), {
-      StreamAggregatedResources: (call: grpc.ServerDuplexStream<SotwRequest, Buffer>) => this.accept(new SotwStream(context, call, ++this.streamIds, 'sotw')),
-      DeltaAggregatedResources: (call: grpc.ServerDuplexStream<DeltaRequest, Buffer>) => this.accept(new DeltaStream(context, call, ++this.streamIds, 'delta')),
+      StreamAggregatedResources: (call: grpc.ServerDuplexStream<SotwRequest, Response>) => {
+        if (this.admit(call)) this.accept(new SotwStream(context, call, ++this.streamIds, 'sotw'));
+      },
+      DeltaAggregatedResources: (call: grpc.ServerDuplexStream<DeltaRequest, Response>) => {
+        if (this.admit(call)) this.accept(new DeltaStream(context, call, ++this.streamIds, 'delta'));
+      },
     });
     const address = `${host.includes(':') ? `[${host}]` : host}:${listen.port ?? 0}`;
     this.boundPort = await new Promise<number>((resolve, reject) => {
@@ -153,7 +180,7 @@ export class XdsServer {
     this.log.log('info', 'xDS server listening', {
       address: `${host}:${this.boundPort}`,
       tls: listen.tls !== undefined || listen.credentials?._isSecure() === true,
-      clientCa: listen.tls?.clientCaFile !== undefined || this.options.authorize !== undefined,
+      clientCa: listen.tls?.clientCaFile !== undefined || this.options.verify !== undefined,
     });
     return { host, port: this.boundPort };
   }
@@ -182,7 +209,9 @@ export class XdsServer {
   }
 
   stats(): XdsStats {
-    return this.recorder.snapshot();
+    let behind = 0;
+    for (const s of this.open) if (s.behind) behind++;
+    return { ...this.recorder.snapshot(), streamsBehind: behind };
   }
 
   /** The streams that have named their node, of one group or all. */
@@ -191,9 +220,72 @@ export class XdsServer {
     return [...streams].flatMap((s) => s.status() ?? []);
   }
 
-  /** The NACKs a group's proxies stand by now (what makes its Gateway `Programmed=False`). */
+  /**
+   * The NACKs a group's proxies stand by now (what makes its Gateway `Programmed=False`): of live
+   * streams only, and only of streams trusted for the group.
+   */
   nacks(group: string): GroupNack[] {
-    return this.streams(group).flatMap((s) => s.types.flatMap((t) => (t.nack ? [{ stream: s.id, node: s.node.id, typeUrl: t.typeUrl, ...t.nack }] : [])));
+    const trusted = [...(this.byGroup.get(group) ?? [])].filter((s) => s.trusted);
+    return trusted.flatMap((stream) => {
+      const s = stream.status();
+      return s ? s.types.flatMap((t) => (t.nack ? [{ stream: s.id, node: s.node.id, typeUrl: t.typeUrl, ...t.nack }] : [])) : [];
+    });
+  }
+
+  /** A group's NACKs as its proxy facts, undefined when there are none. */
+  rejected(group: string): RejectedFacts | undefined {
+    const counts = new Map<string, { typeUrl: string; message: string; proxies: number }>();
+    for (const n of this.nacks(group)) {
+      const key = `${n.typeUrl}\u0000${n.message}`;
+      const entry = counts.get(key) ?? { typeUrl: n.typeUrl, message: n.message, proxies: 0 };
+      entry.proxies++;
+      counts.set(key, entry);
+    }
+    return counts.size === 0 ? undefined : { rejected: [...counts.values()] };
+  }
+
+  private tellFacts(): void {
+    const groups = [...this.factsDue];
+    this.factsDue.clear();
+    for (const group of groups) this.factsMaybeChanged(group);
+  }
+
+  /** Tells the host when a group's rejected facts changed. */
+  private factsMaybeChanged(group: string): void {
+    const facts = this.rejected(group);
+    const key = facts === undefined ? undefined : JSON.stringify(facts.rejected);
+    if (key === this.factsSent.get(group)) return;
+    if (key === undefined) this.factsSent.delete(group);
+    else this.factsSent.set(group, key);
+    const callbacks = this.options.callbacks;
+    if (!callbacks?.onProxyFacts) return;
+    try {
+      callbacks.onProxyFacts(group, facts);
+    } catch (err) {
+      this.log.log('error', 'xDS onProxyFacts callback threw', { error: (err as Error).stack ?? String(err) });
+    }
+  }
+
+  /** A new stream within its connection's rate; else ended at once with RESOURCE_EXHAUSTED, logged once a second at most. */
+  private admit(call: grpc.ServerDuplexStream<unknown, Response>): boolean {
+    // gRPC names a call's peer by its connection's remote address and port: one per connection.
+    const connection = call.getPeer();
+    if (this.rate.take(connection)) return true;
+    this.recorder.counts.streamsRateLimited++;
+    call.on('error', () => {});
+    call.emit('error', {
+      code: grpc.status.RESOURCE_EXHAUSTED,
+      details: `more than ${this.limits.streamsPerSecond} streams a second on one connection (burst ${this.limits.streamBurst}); an xDS client keeps its stream open`,
+    });
+    const t = performance.now();
+    if (t - this.rateLoggedAt > 1000) {
+      this.rateLoggedAt = t;
+      this.log.log('warn', 'xDS streams refused: opened too fast on one connection', {
+        peer: clip(connection),
+        refused: this.recorder.counts.streamsRateLimited,
+      });
+    }
+    return false;
   }
 
   private accept(stream: AdsStream<DecodedRequest>): void {
@@ -219,9 +311,17 @@ export class XdsServer {
       stats,
       callbacks,
       controlPlane: this.options.controlPlaneId,
+      limits: this.limits,
       nodeJson: (node) => codec.toJson(nodeType, node as JsonObject) as JsonObject,
       nodeGroup: this.options.nodeGroup ?? groupOfNode,
-      authorize: this.options.authorize,
+      verify: this.options.verify,
+      nacksChanged: (stream) => {
+        if (!stream.info || !stream.trusted) return;
+        // Once per group per turn of the event loop: a storm of NACKs costs one tally, not one per NACK.
+        const group = stream.info.group;
+        if (this.factsDue.size === 0) setImmediate(() => this.tellFacts());
+        this.factsDue.add(group);
+      },
       notify,
       attach: (stream) => {
         const info = stream.info;
@@ -237,9 +337,9 @@ export class XdsServer {
         log.log('info', 'xDS stream opened', {
           stream: info.id,
           group: info.group,
-          node: info.node.id,
+          node: clip(info.node.id),
           variant: info.variant,
-          userAgent: info.node.userAgent,
+          userAgent: clip(info.node.userAgent),
           peer: info.peer,
         });
         notify('onStreamOpen', () => callbacks.onStreamOpen?.(info));
@@ -252,7 +352,7 @@ export class XdsServer {
         streams?.delete(stream);
         if (streams?.size === 0) this.byGroup.delete(info.group);
         stats.counts.streamsOpen--;
-        log.log('info', 'xDS stream closed', { stream: info.id, group: info.group, node: info.node.id, variant: info.variant, reason });
+        log.log('info', 'xDS stream closed', { stream: info.id, group: info.group, node: clip(info.node.id), variant: info.variant, reason });
         notify('onStreamClose', () => callbacks.onStreamClose?.(info, reason));
       },
     };

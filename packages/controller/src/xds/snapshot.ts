@@ -3,9 +3,10 @@
 // and versions: recomputing an unchanged input gives the same versions, and nothing is sent.
 import { createHash } from 'node:crypto';
 import { collectReferences, emptyReferences, missingReferences, type SnapshotIssue } from './consistency.js';
-import { isJsonObject, ProtoJson, ProtoJsonError } from './proto-json.js';
+import { clustersNamedBy, edsNameOf } from './dependencies.js';
+import { isJsonObject, type JsonObject, ProtoJson, ProtoJsonError } from './proto-json.js';
 import { envoyProtos } from './protos.js';
-import { KIND_TYPE_URL, nameField, PUSH_ORDER, type ResourceKind, type TypeUrl } from './resource-types.js';
+import { KIND_TYPE_URL, nameField, PUSH_ORDER, type ResourceKind, TYPE_URL, type TypeUrl } from './resource-types.js';
 import { anyEntry, deltaResourceEntry } from './wire.js';
 
 /** One resource in proto3 JSON with its `@type`, as `toXds()` of `@extlb/envoy` writes it. */
@@ -29,6 +30,10 @@ export class EncodedResource {
     readonly entry: Buffer,
     /** The hash of the JSON it was encoded from: the cache's key. */
     readonly key: string,
+    /** A listener's or route's: the names it uses as clusters (make before break waits for those). */
+    readonly needs: readonly string[] = [],
+    /** An EDS cluster's: the ClusterLoadAssignment it warms on. */
+    readonly edsName: string | undefined = undefined,
   ) {}
 
   /** The resource as a DeltaDiscoveryResponse `resources` entry, made on first use. */
@@ -164,7 +169,7 @@ export class SnapshotCache {
         } else {
           if (kind === 'listeners' || kind === 'clusters') collectReferences(kind, name, resource, refs, issues);
           try {
-            const encoded = this.acquire(name, resource);
+            const encoded = this.acquire(typeUrl, name, resource);
             acquired.push(encoded);
             named.set(name, encoded);
           } catch (err) {
@@ -247,7 +252,7 @@ export class SnapshotCache {
     return () => this.listeners.delete(listener);
   }
 
-  private acquire(name: string, resource: XdsResource): EncodedResource {
+  private acquire(typeUrl: TypeUrl, name: string, resource: XdsResource): EncodedResource {
     let key = this.keys.get(resource);
     if (key === undefined) {
       let json: string;
@@ -263,7 +268,9 @@ export class SnapshotCache {
     if (!encoded) {
       this.codec ??= new ProtoJson(envoyProtos());
       const any = this.codec.encodeAny(resource);
-      encoded = new EncodedResource(name, digest(any), anyEntry(any), key);
+      const needs = typeUrl === TYPE_URL.listener || typeUrl === TYPE_URL.route ? clustersNamedBy(resource) : [];
+      const edsName = typeUrl === TYPE_URL.cluster ? edsNameOf(resource as JsonObject) : undefined;
+      encoded = new EncodedResource(name, digest(any), anyEntry(any), key, needs, edsName);
       this.encoded.set(key, encoded);
     }
     encoded.refs++;

@@ -6,7 +6,8 @@ import type { EncodedResource, TypeResources } from './snapshot.js';
 import { resourceNames, type SotwRequest } from './sotw-request.js';
 import { AdsStream, TypeState } from './stream.js';
 import { Subscription } from './subscription.js';
-import { sotwResponse } from './wire.js';
+import { sharedBody } from './shared-bodies.js';
+import { nonceField, sotwBody } from './wire.js';
 
 class SotwTypeState extends TypeState {
   /** The nonce of the last response; a request naming another one is stale. */
@@ -54,26 +55,39 @@ export class SotwStream extends AdsStream<SotwRequest> {
       return;
     }
     const { changed, removed } = state.diff(resources);
-    for (const name of removed) state.known.delete(name);
-    state.syncedWith = resources;
     let entries: EncodedResource[];
     if (isRootType(typeUrl)) {
-      if (state.responded && changed.length === 0 && removed.length === 0) return;
+      if (state.responded && changed.length === 0 && removed.length === 0) {
+        state.syncedWith = resources;
+        return;
+      }
       // Listeners and clusters go out whole: one missing from the response is one removed.
       entries = state.covered(resources);
-      state.known.clear();
     } else {
-      if (changed.length === 0) return;
+      for (const name of removed) state.drop(name);
+      if (changed.length === 0) {
+        state.syncedWith = resources;
+        return;
+      }
       entries = changed;
     }
+    // Whole or not at all: a listener response without the one that waits would remove it.
+    if (!this.warm(typeUrl, changed)) return;
+    state.syncedWith = resources;
+    if (isRootType(typeUrl)) for (const name of removed) state.drop(name);
     for (const r of entries) state.known.set(r.name, r.version);
     const nonce = this.nextNonce();
     state.nonce = nonce;
     state.responded = true;
     // Only the newest response can be answered: earlier nonces are stale from here on.
-    state.inflight.clear();
-    state.inflight.set(nonce, { version: resources.version, since: this.since(state, resources) });
-    const bytes = sotwResponse({ versionInfo: resources.version, entries: entries.map((r) => r.entry), typeUrl, nonce, controlPlane: this.ctx.controlPlane });
+    // Names the superseded responses carried are answered with this one.
+    const carried = state.supersede();
+    const sent = this.sent(typeUrl, state, resources, entries);
+    state.track(nonce, sent.names && carried.length > 0 ? { ...sent, names: [...sent.names, ...carried] } : sent);
+    const body = sharedBody(resources, 'sotw', entries, [], () =>
+      sotwBody({ versionInfo: resources.version, entries: entries.map((r) => r.entry), typeUrl, controlPlane: this.ctx.controlPlane }),
+    );
+    const bytes = { body, nonce: nonceField(nonce) };
     this.send(typeUrl, state, bytes, { version: resources.version, nonce, resources: entries.length, removed: 0 });
   }
 }

@@ -4,12 +4,26 @@ import * as grpc from '@grpc/grpc-js';
 import type { StatsRecorder, StreamInfo, XdsCallbacks, XdsLogger, XdsVariant } from './events.js';
 import { nodeFromJson, type XdsNode } from './node.js';
 import type { JsonObject } from './proto-json.js';
-import { isTypeUrl, PUSH_ORDER, shortTypeName, type TypeUrl } from './resource-types.js';
+import { isTypeUrl, PUSH_ORDER, shortTypeName, TYPE_URL, type TypeUrl } from './resource-types.js';
 import type { EncodedResource, Snapshot, SnapshotCache, TypeResources } from './snapshot.js';
+import type { Response } from './wire.js';
+import { clip, MAX_NACK_MESSAGE_CHARS, type XdsLimits } from './limits.js';
 import type { Subscription } from './subscription.js';
 
 /** What gRPC tells of a call's peer: its transport security and, over TLS, the certificate the handshake verified. */
 export type PeerAuth = ReturnType<grpc.ServerDuplexStream<unknown, unknown>['getAuthContext']>;
+
+/**
+ * What the server's one verify step says of a stream's peer: admitted, with the identity it proved
+ * and when that proof ends (the stream is checked again then, and closed if it no longer passes), or
+ * refused with the message the stream ends with (PERMISSION_DENIED).
+ */
+export type StreamVerdict = { allowed: true; identity: string; expiresAt?: number } | { allowed: false; message: string };
+
+export type StreamVerifier = (auth: PeerAuth, node: XdsNode, group: string) => StreamVerdict;
+
+/** The longest a timer may wait (setTimeout's bound); an expiry further off is re-armed. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** The fields both request messages have, as protobufjs decodes them. */
 export interface DecodedRequest {
@@ -26,10 +40,13 @@ export interface StreamContext {
   readonly stats: StatsRecorder;
   readonly callbacks: XdsCallbacks;
   readonly controlPlane: string | undefined;
+  readonly limits: XdsLimits;
   nodeJson(node: unknown): JsonObject;
   nodeGroup(node: XdsNode): string;
-  /** A refusal message for a stream whose peer may not have its group's resources. */
-  authorize: ((auth: PeerAuth, node: XdsNode, group: string) => string | undefined) | undefined;
+  /** Whether a stream's peer may have its group's resources; undefined: every stream may (plain text). */
+  verify: StreamVerifier | undefined;
+  /** A trusted stream's NACKs changed (one came, was ACKed away, or its stream closed). */
+  nacksChanged(stream: AdsStream<DecodedRequest>): void;
   attach(stream: AdsStream<DecodedRequest>): void;
   detach(stream: AdsStream<DecodedRequest>, reason: string): void;
   /** Runs a callback, logging what it throws. */
@@ -40,6 +57,8 @@ interface Sent {
   version: string;
   /** `performance.now()` from which latency counts. */
   since: number;
+  /** Clusters and assignments: the names it carried, not yet answered for (make before break reads them). */
+  names?: readonly string[];
 }
 
 export interface NackState {
@@ -49,12 +68,17 @@ export interface NackState {
   at: Date;
 }
 
+/** How many unanswered responses of a type a stream remembers; older ones are forgotten. */
+const MAX_INFLIGHT = 32;
+
 /** One type on one stream. */
 export class TypeState {
   /** Name -> version of what the client holds, as far as the server knows. */
   readonly known = new Map<string, string>();
   /** Responses not yet answered, by nonce. */
   readonly inflight = new Map<string, Sent>();
+  /** Of clusters and assignments: names the client has answered a response for (make before break reads them). */
+  readonly answered = new Set<string>();
   requestedAt = performance.now();
   sentVersion: string | undefined;
   ackedVersion: string | undefined;
@@ -98,9 +122,46 @@ export class TypeState {
     return out;
   }
 
+  /** Records a response sent, with its names when they are of a type listeners and routes wait for. */
+  track(nonce: string, sent: Sent): void {
+    this.inflight.set(nonce, sent);
+    if (this.inflight.size > MAX_INFLIGHT) {
+      // A client this far behind is not waited for: its oldest response counts as answered.
+      const oldest = this.inflight.keys().next().value;
+      if (oldest !== undefined) this.answer(oldest);
+    }
+  }
+
+  /** The response a request answers (ACK or NACK), if this stream still waits for it. */
+  answer(nonce: string): Sent | undefined {
+    const sent = this.inflight.get(nonce);
+    if (!sent) return undefined;
+    this.inflight.delete(nonce);
+    for (const name of sent.names ?? []) this.answered.add(name);
+    return sent;
+  }
+
+  /** Forgets every unanswered response (a newer one supersedes them); returns the names they carried. */
+  supersede(): string[] {
+    const names = [...this.inflight.values()].flatMap((s) => s.names ?? []);
+    this.inflight.clear();
+    return names;
+  }
+
+  /** The client no longer holds `name`. */
+  drop(name: string): void {
+    this.known.delete(name);
+    this.answered.delete(name);
+  }
+
+  /** Whether the client holds `name` and has answered a response that carried it. */
+  holds(name: string): boolean {
+    return this.answered.has(name) && this.known.has(name);
+  }
+
   /** Forgets what the client holds outside its subscription. */
   prune(): void {
-    for (const name of this.known.keys()) if (!this.sub.covers(name)) this.known.delete(name);
+    for (const name of this.known.keys()) if (!this.sub.covers(name)) this.drop(name);
   }
 }
 
@@ -120,30 +181,33 @@ export interface StreamStatus extends StreamInfo {
   types: TypeStatus[];
 }
 
-/** How many unanswered responses of a type a stream remembers; older ones are forgotten. */
-const MAX_INFLIGHT = 32;
-
 export abstract class AdsStream<Req extends DecodedRequest> {
   info: StreamInfo | undefined;
   readonly openedAt = new Date();
   protected readonly types = new Map<TypeUrl, TypeState>();
   private nonces = 0;
   private blocked = false;
+  /** Bytes written and not yet taken by the client. */
+  private queuedBytes = 0;
   /** Set once the server has ended the stream; `closed` once the stream is gone. */
   private ending = false;
   private closed = false;
   private readonly dirty = new Set<TypeUrl>();
+  /** Types whose response waits for the clusters it names to be in place (make before break). */
+  private readonly held = new Set<TypeUrl>();
   private readonly ignoredTypes = new Set<string>();
+  private expiry: NodeJS.Timeout | undefined;
 
   constructor(
     protected readonly ctx: StreamContext,
-    protected readonly call: grpc.ServerDuplexStream<Req, Buffer>,
+    protected readonly call: grpc.ServerDuplexStream<Req, Response>,
     readonly id: number,
     readonly variant: XdsVariant,
   ) {
     call.on('data', (req: Req) => this.guard(() => this.receive(req)));
     call.on('end', () => call.end());
     call.on('drain', () => {
+      if (this.queuedBytes >= this.ctx.limits.maxQueuedBytes) return;
       this.blocked = false;
       this.guard(() => this.flush());
     });
@@ -165,6 +229,11 @@ export abstract class AdsStream<Req extends DecodedRequest> {
     this.guard(() => this.flush());
   }
 
+  /** Whether a response written is still waiting for the client to take it (flow control). */
+  get behind(): boolean {
+    return this.blocked;
+  }
+
   /** Ends the stream with a gRPC status; the client sees `details`. */
   fail(code: grpc.status, details: string): void {
     if (this.closed || this.ending) return;
@@ -173,9 +242,10 @@ export abstract class AdsStream<Req extends DecodedRequest> {
       stream: this.id,
       ...this.logFields(),
       code: grpc.status[code],
-      details,
+      details: clip(details, 1024),
     });
-    this.call.emit('error', { code, details });
+    // A status rides in the HTTP/2 trailers, whose size the client bounds: a long one would never arrive.
+    this.call.emit('error', { code, details: clip(details, 1024) });
   }
 
   status(): StreamStatus | undefined {
@@ -197,33 +267,42 @@ export abstract class AdsStream<Req extends DecodedRequest> {
     return String(this.nonces);
   }
 
-  /** Writes one response and records it. `state.inflight` must already hold its nonce. */
-  protected send(typeUrl: TypeUrl, state: TypeState, bytes: Buffer, sent: { version: string; nonce: string; resources: number; removed: number }): void {
+  /** Writes one response and records it. `state.track` must already have its nonce. */
+  protected send(typeUrl: TypeUrl, state: TypeState, response: Response, sent: { version: string; nonce: string; resources: number; removed: number }): void {
     state.sentVersion = sent.version;
-    if (state.inflight.size > MAX_INFLIGHT) {
-      const oldest = state.inflight.keys().next().value;
-      if (oldest !== undefined) state.inflight.delete(oldest);
-    }
-    if (!this.call.write(bytes)) this.blocked = true;
+    const size = response.body.length + response.nonce.length;
+    // A bounded queue: past maxQueuedBytes not yet taken by the client (HTTP/2 flow control holds
+    // it), nothing more is written until it drains; then only the newest version of each type goes.
+    this.queuedBytes += size;
+    const ok = this.call.write(response, () => this.written(size));
+    if (!ok || this.queuedBytes >= this.ctx.limits.maxQueuedBytes) this.blocked = true;
     this.ctx.stats.counts.responses++;
-    this.ctx.stats.counts.responseBytes += bytes.length;
+    this.ctx.stats.counts.responseBytes += size;
     const info = this.info;
-    if (info) this.ctx.notify('onResponse', () => this.ctx.callbacks.onResponse?.(info, { typeUrl, ...sent, bytes: bytes.length }));
-    this.ctx.log.log('debug', 'xDS response sent', { stream: this.id, ...this.logFields(), type: shortTypeName(typeUrl), ...sent, bytes: bytes.length });
+    if (info) this.ctx.notify('onResponse', () => this.ctx.callbacks.onResponse?.(info, { typeUrl, ...sent, bytes: size }));
+    this.ctx.log.log('debug', 'xDS response sent', { stream: this.id, ...this.logFields(), type: shortTypeName(typeUrl), ...sent, bytes: size });
+  }
+
+  /** A response left for the client: what waited goes once the queue is below its bound. */
+  private written(size: number): void {
+    this.queuedBytes -= size;
+    if (this.blocked && this.queuedBytes < this.ctx.limits.maxQueuedBytes && !this.call.writableNeedDrain) {
+      this.blocked = false;
+      this.guard(() => this.flush());
+    }
   }
 
   /** Records the response a request answers, if it is one this stream still waits for. */
   protected settle(typeUrl: TypeUrl, state: TypeState, req: Req): void {
-    const sent = state.inflight.get(req.response_nonce);
+    const sent = state.answer(req.response_nonce);
     if (!sent) return;
-    state.inflight.delete(req.response_nonce);
     const info = this.info;
     if (!info) return;
     const latencyMs = performance.now() - sent.since;
     this.ctx.stats.latency(latencyMs);
     const detail = req.error_detail;
     if (detail) {
-      const errorDetail = { code: detail.code ?? 0, message: detail.message ?? '' };
+      const errorDetail = { code: detail.code ?? 0, message: clip(detail.message ?? '', MAX_NACK_MESSAGE_CHARS) };
       state.nack = { version: sent.version, code: errorDetail.code, message: errorDetail.message, at: new Date() };
       this.ctx.stats.counts.nacks++;
       this.ctx.log.log('warn', 'xDS update rejected by the proxy, which keeps its last accepted version', {
@@ -231,20 +310,65 @@ export abstract class AdsStream<Req extends DecodedRequest> {
         ...this.logFields(),
         type: shortTypeName(typeUrl),
         version: sent.version,
-        error: errorDetail.message,
+        error: clip(errorDetail.message),
       });
       this.ctx.notify('onNack', () => this.ctx.callbacks.onNack?.(info, { typeUrl, version: sent.version, nonce: req.response_nonce, latencyMs, errorDetail }));
+      this.ctx.nacksChanged(this);
     } else {
       state.ackedVersion = sent.version;
+      const cleared = state.nack !== undefined;
       state.nack = undefined;
+      if (cleared) this.ctx.nacksChanged(this);
       this.ctx.stats.counts.acks++;
       this.ctx.notify('onAck', () => this.ctx.callbacks.onAck?.(info, { typeUrl, version: sent.version, nonce: req.response_nonce, latencyMs }));
     }
   }
 
+  /**
+   * Make before break: whether the clusters `entries` name are in place on the proxy, so that a
+   * listener or route using them can go out. A cluster counts once the proxy has answered the CDS
+   * response that carried it and, for an EDS cluster whose assignment it has asked for, the EDS
+   * response that carried that. A cluster the stream does not take over CDS, or whose assignment
+   * the proxy has not asked for by the time it answered CDS (Envoy asks before it answers), is not
+   * waited for: such a client orders its own subscriptions. When false, the type is held and
+   * looked at again on the proxy's next answer.
+   */
+  protected warm(typeUrl: TypeUrl, entries: readonly EncodedResource[]): boolean {
+    const cds = this.types.get(TYPE_URL.cluster);
+    const clusters = this.snapshot?.types.get(TYPE_URL.cluster);
+    if (!cds || !clusters) return true;
+    const eds = this.types.get(TYPE_URL.endpoint);
+    for (const entry of entries) {
+      for (const name of entry.needs) {
+        const cluster = clusters.resources.get(name);
+        if (!cluster || !cds.sub.covers(name)) continue;
+        let ready = cds.holds(name);
+        const assignment = cluster.edsName;
+        if (ready && assignment !== undefined && eds?.sub.covers(assignment)) ready = eds.holds(assignment);
+        if (!ready) {
+          this.held.add(typeUrl);
+          this.ctx.stats.counts.heldForWarming++;
+          return false;
+        }
+      }
+    }
+    return true;
+  }
+
   /** Where latency counts from for a response sent now. */
   protected since(state: TypeState, resources: TypeResources): number {
     return Math.max(state.requestedAt, resources.since);
+  }
+
+  /** What `state.track` keeps of a response: its names, for the types listeners and routes wait for. */
+  protected sent(
+    typeUrl: TypeUrl,
+    state: TypeState,
+    resources: TypeResources,
+    entries: readonly EncodedResource[],
+  ): { version: string; since: number; names?: string[] } {
+    const sent = { version: resources.version, since: this.since(state, resources) };
+    return typeUrl === TYPE_URL.cluster || typeUrl === TYPE_URL.endpoint ? { ...sent, names: entries.map((r) => r.name) } : sent;
   }
 
   private receive(req: Req): void {
@@ -257,23 +381,34 @@ export abstract class AdsStream<Req extends DecodedRequest> {
       return;
     }
     if (!isTypeUrl(typeUrl)) {
-      if (!this.ignoredTypes.has(typeUrl))
-        this.ctx.log.log('warn', 'xDS request for a type this server does not serve', { stream: this.id, ...this.logFields(), type: typeUrl });
-      this.ignoredTypes.add(typeUrl);
+      // Kept, cut short, to log each once; the stream's bound on how many bounds the set.
+      const key = clip(typeUrl, 512);
+      if (this.ignoredTypes.has(key)) return;
+      if (this.ignoredTypes.size >= this.ctx.limits.maxUnknownTypes) {
+        this.exhausted(`more than ${this.ctx.limits.maxUnknownTypes} type URLs this server does not serve`);
+        return;
+      }
+      this.ctx.log.log('warn', 'xDS request for a type this server does not serve', { stream: this.id, ...this.logFields(), type: clip(typeUrl) });
+      this.ignoredTypes.add(key);
       return;
     }
     let state = this.types.get(typeUrl);
     if (!state) {
       state = this.subscribe(typeUrl, req);
       this.types.set(typeUrl, state);
+      if (this.overBounds(typeUrl, state)) return;
     } else if (!this.update(typeUrl, req, state)) {
-      // Most requests are ACKs of what was pushed; nothing new is due for them.
+      if (this.overBounds(typeUrl, state)) return;
+      // Most requests are ACKs of what was pushed; nothing new is due for them, unless a response
+      // was waiting for this one to be answered.
+      this.release();
       return;
     }
+    if (this.overBounds(typeUrl, state)) return;
     state.syncedWith = undefined;
     state.requestedAt = performance.now();
     this.dirty.add(typeUrl);
-    this.flush();
+    this.release();
   }
 
   /** Reads the node of the first request and joins its group; false when the stream was refused. */
@@ -292,15 +427,54 @@ export abstract class AdsStream<Req extends DecodedRequest> {
       this.fail(grpc.status.INVALID_ARGUMENT, (err as Error).message);
       return false;
     }
-    const refusal = this.ctx.authorize?.(this.call.getAuthContext(), node, group);
-    if (refusal !== undefined) {
-      this.ctx.stats.counts.streamsRejected++;
-      this.fail(grpc.status.PERMISSION_DENIED, refusal);
-      return false;
-    }
-    this.info = { id: this.id, variant: this.variant, node, group, peer: this.call.getPeer() };
+    const verdict = this.verifyPeer(node, group);
+    if (!verdict) return false;
+    this.info = {
+      id: this.id,
+      variant: this.variant,
+      node,
+      group,
+      peer: this.call.getPeer(),
+      ...(verdict.identity !== undefined ? { identity: verdict.identity } : {}),
+    };
+    this.armExpiry(verdict.expiresAt, node, group);
     this.ctx.attach(this);
     return true;
+  }
+
+  /**
+   * Whether the stream's subscription has grown past the server's bounds; if so the stream ends
+   * with RESOURCE_EXHAUSTED and its state is let go.
+   */
+  private overBounds(typeUrl: TypeUrl, state: TypeState): boolean {
+    const limits = this.ctx.limits;
+    let why: string | undefined;
+    if (state.sub.longest > limits.maxNameBytes)
+      why = `a ${shortTypeName(typeUrl)} resource name of ${state.sub.longest} bytes (at most ${limits.maxNameBytes})`;
+    else if (Math.max(state.sub.names.size, state.known.size) > limits.maxNamesPerType)
+      why = `${Math.max(state.sub.names.size, state.known.size)} ${shortTypeName(typeUrl)} names (at most ${limits.maxNamesPerType} per type)`;
+    else {
+      let total = 0;
+      for (const t of this.types.values()) total += t.sub.bytes;
+      if (total > limits.maxSubscriptionBytes) why = `${total} bytes of resource names (at most ${limits.maxSubscriptionBytes} per stream)`;
+    }
+    if (why === undefined) return false;
+    this.exhausted(`the stream subscribes to ${why}`);
+    return true;
+  }
+
+  private exhausted(why: string): void {
+    this.ctx.stats.counts.streamsExhausted++;
+    this.fail(grpc.status.RESOURCE_EXHAUSTED, `${why}; the xDS server bounds what one stream may hold`);
+    this.types.clear();
+    this.ignoredTypes.clear();
+  }
+
+  /** Looks again at the responses held for warming, and sends what is due. */
+  private release(): void {
+    for (const t of this.held) this.dirty.add(t);
+    this.held.clear();
+    if (this.dirty.size > 0) this.flush();
   }
 
   private flush(): void {
@@ -325,14 +499,51 @@ export abstract class AdsStream<Req extends DecodedRequest> {
     }
   }
 
+  /** The verify step; undefined (and the stream ended) when it refuses. */
+  private verifyPeer(node: XdsNode, group: string): { identity?: string; expiresAt?: number } | undefined {
+    if (!this.ctx.verify) return {};
+    const verdict = this.ctx.verify(this.call.getAuthContext(), node, group);
+    if (!verdict.allowed) {
+      this.ctx.stats.counts.streamsRejected++;
+      this.fail(grpc.status.PERMISSION_DENIED, verdict.message);
+      return undefined;
+    }
+    return { identity: verdict.identity, ...(verdict.expiresAt !== undefined ? { expiresAt: verdict.expiresAt } : {}) };
+  }
+
+  /** A connection outlives its certificate: when the proof ends, the stream is verified again. */
+  private armExpiry(expiresAt: number | undefined, node: XdsNode, group: string): void {
+    if (this.expiry) clearTimeout(this.expiry);
+    this.expiry = undefined;
+    if (expiresAt === undefined || this.closed) return;
+    const wait = Math.min(Math.max(expiresAt - Date.now(), 0), MAX_TIMER_MS);
+    this.expiry = setTimeout(() => {
+      this.expiry = undefined;
+      if (this.closed || this.ending) return;
+      this.guard(() => {
+        const again = this.verifyPeer(node, group);
+        if (again) this.armExpiry(again.expiresAt, node, group);
+      });
+    }, wait);
+    this.expiry.unref?.();
+  }
+
   private dispose(reason: string): void {
     if (this.closed) return;
     this.closed = true;
     this.dirty.clear();
+    if (this.expiry) clearTimeout(this.expiry);
+    const hadNack = [...this.types.values()].some((t) => t.nack !== undefined);
     this.ctx.detach(this, reason);
+    if (hadNack) this.ctx.nacksChanged(this);
+  }
+
+  /** Whether this stream's NACKs count for its group: it proved it is one of the group's proxies, or nothing is verified at all. */
+  get trusted(): boolean {
+    return this.info !== undefined && (this.ctx.verify === undefined || this.info.identity !== undefined);
   }
 
   protected logFields(): Record<string, unknown> {
-    return this.info ? { group: this.info.group, node: this.info.node.id, variant: this.variant } : { variant: this.variant };
+    return this.info ? { group: this.info.group, node: clip(this.info.node.id), variant: this.variant } : { variant: this.variant };
   }
 }

@@ -10,6 +10,9 @@ export const WILDCARD = '*';
 export class Subscription {
   wildcard: boolean;
   readonly names = new Set<string>();
+  /** Bytes of every name in `names`, and the longest name ever added: what the server's bounds read. */
+  bytes = 0;
+  longest = 0;
   private legacy: boolean;
 
   private constructor(firstRequestNamesNothing: boolean, legacyWildcardAllowed: boolean) {
@@ -44,8 +47,9 @@ export class Subscription {
     const same = wildcard === this.wildcard && names.length - (wildcard ? 1 : 0) === this.names.size && names.every((n) => n === WILDCARD || this.names.has(n));
     if (same) return false;
     this.names.clear();
-    for (const n of names) this.names.add(n);
-    this.wildcard = this.names.delete(WILDCARD);
+    this.bytes = 0;
+    for (const n of names) if (n !== WILDCARD) this.add(n);
+    this.wildcard = wildcard;
     return true;
   }
 
@@ -62,7 +66,7 @@ export class Subscription {
         changed ||= !this.wildcard;
         this.wildcard = true;
       } else if (!this.names.has(n)) {
-        this.names.add(n);
+        this.add(n);
         changed = true;
       }
     }
@@ -72,10 +76,19 @@ export class Subscription {
         changed ||= this.wildcard;
         this.wildcard = false;
       } else if (this.names.delete(n)) {
+        this.bytes -= Buffer.byteLength(n);
         dropped.push(n);
       }
     }
     return { changed: changed || dropped.length > 0, dropped };
+  }
+
+  private add(name: string): void {
+    if (this.names.has(name)) return;
+    const bytes = Buffer.byteLength(name);
+    this.names.add(name);
+    this.bytes += bytes;
+    if (bytes > this.longest) this.longest = bytes;
   }
 
   covers(name: string): boolean {

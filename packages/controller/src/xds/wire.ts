@@ -41,12 +41,31 @@ export interface SotwResponseParts {
   versionInfo: string;
   entries: readonly Uint8Array[];
   typeUrl: string;
-  nonce: string;
   controlPlane: string | undefined;
 }
 
-export function sotwResponse(r: SotwResponseParts): Buffer {
-  const parts: Uint8Array[] = [stringField(TAG.f1, r.versionInfo), ...r.entries, stringField(TAG.f4, r.typeUrl), stringField(TAG.f5, r.nonce)];
+/**
+ * A response as it goes to the gRPC serializer: the part every stream in the same state shares
+ * (encoded once per version, type and content) and the stream's own nonce field. Fields may come in
+ * any order on the wire, so the nonce simply follows.
+ */
+export interface Response {
+  body: Buffer;
+  nonce: Buffer;
+}
+
+export function responseBytes(r: Response): Buffer {
+  return Buffer.concat([r.body, r.nonce], r.body.length + r.nonce.length);
+}
+
+/** DiscoveryResponse.nonce (5) and DeltaDiscoveryResponse.nonce (5): the same field number. */
+export function nonceField(nonce: string): Buffer {
+  return Buffer.from(stringField(TAG.f5, nonce));
+}
+
+/** A DiscoveryResponse without its nonce. */
+export function sotwBody(r: SotwResponseParts): Buffer {
+  const parts: Uint8Array[] = [stringField(TAG.f1, r.versionInfo), ...r.entries, stringField(TAG.f4, r.typeUrl)];
   if (r.controlPlane) parts.push(lengthDelimited(TAG.f6, stringField(TAG.f1, r.controlPlane)));
   return Buffer.concat(parts);
 }
@@ -56,14 +75,13 @@ export interface DeltaResponseParts {
   entries: readonly Uint8Array[];
   typeUrl: string;
   removed: readonly string[];
-  nonce: string;
   controlPlane: string | undefined;
 }
 
-export function deltaResponse(r: DeltaResponseParts): Buffer {
+/** A DeltaDiscoveryResponse without its nonce. */
+export function deltaBody(r: DeltaResponseParts): Buffer {
   const parts: Uint8Array[] = [stringField(TAG.f1, r.systemVersionInfo), ...r.entries, stringField(TAG.f4, r.typeUrl)];
   for (const name of r.removed) parts.push(stringField(TAG.f6, name));
-  parts.push(stringField(TAG.f5, r.nonce));
   if (r.controlPlane) parts.push(lengthDelimited(TAG.f7, stringField(TAG.f1, r.controlPlane)));
   return Buffer.concat(parts);
 }

@@ -6,7 +6,7 @@ import type { External, LoadBalancer } from '../read/index.js';
 import type { HostPort } from '../resolve/endpoints.js';
 import { type Backend, type BackendTls, type Picker, type PickerSet, shadowServiceName } from '../resolve/index.js';
 import { type BuildContext, serviceHost } from './context.js';
-import { envoyDuration } from './duration.js';
+import { envoyDuration } from './proto-duration.js';
 import { NAME, TYPE } from './names.js';
 import { sdsCertificates } from './tls.js';
 import type { Any, ClusterV3, CoreV3, EndpointV3, LbCommonV3, MetadataV3, OverrideHostV3, TlsV3 } from './types.js';

@@ -5,7 +5,7 @@ import { EPP } from '@extlb/types';
 import type { BodyMode, External } from '../read/index.js';
 import { type Backend, usesPicker } from '../resolve/index.js';
 import { type BuildContext, serviceHost } from './context.js';
-import { envoyDuration } from './duration.js';
+import { envoyDuration } from './proto-duration.js';
 import { NAME, TYPE } from './names.js';
 import type { AnyOf, ExtProcV3, HcmV3, RouteV3 } from './types.js';
 

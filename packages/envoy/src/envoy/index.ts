@@ -8,11 +8,12 @@ import { backendAssignment, backendCluster, pickerAssignment, pickerCluster } fr
 import type { EnvoyConfig } from './config.js';
 import type { BuildContext, EnvoyOptions } from './context.js';
 import { envoyListener } from './listeners.js';
+import { udpSplitAssignment, udpSplitCluster, udpSplits } from './streams.js';
 import type { EndpointV3, ListenerV3, RouteV3 } from './types.js';
 
 export type { EnvoyConfig } from './config.js';
 export type { EnvoyOptions } from './context.js';
-export { envoyDuration } from './duration.js';
+export { envoyDuration } from './proto-duration.js';
 export {
   adsBootstrap,
   type BootstrapOptions,
@@ -50,6 +51,7 @@ export function endpointAssignments(gateway: Gateway, endpoints: EndpointLookup,
     const set = gateway.pickerSets[key];
     if (set) out.push(pickerAssignment(set, ctx));
   }
+  for (const stream of udpSplits(gateway)) out.push(udpSplitAssignment(stream, { gateway, endpoints }));
   return out.sort(byName);
 }
 
@@ -73,6 +75,7 @@ export function toEnvoy(gateway: Gateway, endpoints: EndpointLookup, certificate
     routes.push(...built.routes);
   }
   const clusters = Object.values(gateway.backends).map((b) => backendCluster(b, ctx));
+  for (const stream of udpSplits(gateway)) clusters.push(udpSplitCluster(stream, ctx));
   for (const key of usedPickerSets(gateway)) {
     const set = gateway.pickerSets[key];
     if (set) clusters.push(pickerCluster(set, ctx));

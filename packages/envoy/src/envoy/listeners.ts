@@ -6,6 +6,7 @@ import { corsFilter } from './cors.js';
 import { extProcFilter, extProcFilterName, stripEndpointHeaderFilter } from './ext-proc.js';
 import { NAME, TYPE } from './names.js';
 import { envoyRoute } from './routes.js';
+import { streamChains, udpListener } from './streams.js';
 import { downstreamTls } from './tls.js';
 import type { HcmV3, ListenerV3, RouteV3 } from './types.js';
 import { compare } from '../json.js';
@@ -98,12 +99,13 @@ function routeConfig(server: Server, listener: Listener, ctx: BuildContext): Rou
 
 /** An Envoy listener and the route configurations its servers use. */
 export function envoyListener(l: Listener, ctx: BuildContext): { listener: ListenerV3.Listener; routes: RouteV3.RouteConfiguration[] } {
-  return {
-    listener: {
-      name: l.name,
-      address: { socket_address: { address: '0.0.0.0', port_value: l.port } },
-      filter_chains: l.servers.map((s) => filterChain(s, ctx)),
-    },
-    routes: l.servers.map((s) => routeConfig(s, l, ctx)),
+  if (l.protocol === 'UDP') return { listener: udpListener(l, ctx), routes: [] };
+  const streams = streamChains(l, ctx);
+  const listener: ListenerV3.Listener = {
+    name: l.name,
+    address: { socket_address: { address: '0.0.0.0', port_value: l.port } },
   };
+  if (streams.listenerFilters.length > 0) listener.listener_filters = streams.listenerFilters;
+  listener.filter_chains = [...l.servers.map((s) => filterChain(s, ctx)), ...streams.chains];
+  return { listener, routes: l.servers.map((s) => routeConfig(s, l, ctx)) };
 }

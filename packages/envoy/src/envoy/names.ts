@@ -3,6 +3,10 @@ const T = 'type.googleapis.com/';
 
 export const TYPE = {
   hcm: `${T}envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager`,
+  tcpProxy: `${T}envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy`,
+  udpProxy: `${T}envoy.extensions.filters.udp.udp_proxy.v3.UdpProxyConfig`,
+  udpRoute: `${T}envoy.extensions.filters.udp.udp_proxy.v3.Route`,
+  tlsInspector: `${T}envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector`,
   router: `${T}envoy.extensions.filters.http.router.v3.Router`,
   cors: `${T}envoy.extensions.filters.http.cors.v3.Cors`,
   corsPolicy: `${T}envoy.extensions.filters.http.cors.v3.CorsPolicy`,
@@ -28,6 +32,9 @@ export const TYPE = {
 
 export const NAME = {
   hcm: 'envoy.filters.network.http_connection_manager',
+  tcpProxy: 'envoy.filters.network.tcp_proxy',
+  udpProxy: 'envoy.filters.udp_listener.udp_proxy',
+  tlsInspector: 'envoy.filters.listener.tls_inspector',
   router: 'envoy.filters.http.router',
   cors: 'envoy.filters.http.cors',
   extProc: 'envoy.filters.http.ext_proc',

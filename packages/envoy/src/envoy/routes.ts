@@ -6,7 +6,7 @@ import type { External, HeaderModifier, Match, PathModifier, ValueMatch } from '
 import { type Backend, type Destination, type Forward, type Listener, type RedirectAction, type Route, composeHeaders, usesPicker } from '../resolve/index.js';
 import type { BuildContext } from './context.js';
 import { corsPolicy } from './cors.js';
-import { envoyDuration } from './duration.js';
+import { envoyDuration } from './proto-duration.js';
 import { extProcConfig, extProcFilterName, type TypedPerFilterConfig } from './ext-proc.js';
 import { INVALID_BACKEND_CLUSTER, NAME, TYPE } from './names.js';
 import type { CoreV3, MatcherV3, RouteV3 } from './types.js';

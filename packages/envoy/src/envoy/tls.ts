@@ -53,10 +53,11 @@ function trustedCa(tls: NonNullable<ServerTls['clientValidation']>, ctx: BuildCo
     .join('');
 }
 
-export function downstreamTls(tls: ServerTls, ctx: BuildContext): CoreV3.TransportSocket {
+/** `http`: an HTTPS server, which offers HTTP/2 and HTTP/1.1 by ALPN; `stream`: a terminating TLS listener, which offers none (what is inside is not Envoy's to speak). */
+export function downstreamTls(tls: ServerTls, ctx: BuildContext, carries: 'http' | 'stream' = 'http'): CoreV3.TransportSocket {
   const common: TlsV3.CommonTlsContext = {
     // HTTP/2 must be offered by ALPN: gRPC clients (GRPCRoute) need it over TLS.
-    alpn_protocols: ['h2', 'http/1.1'],
+    ...(carries === 'http' ? { alpn_protocols: ['h2', 'http/1.1'] } : {}),
     tls_certificate_sds_secret_configs: sdsCertificates(tls.certificates, ctx, {
       code: 'InvalidCertificateRef',
       consequence: 'the listener is served without it',

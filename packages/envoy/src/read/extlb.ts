@@ -11,7 +11,7 @@ import type {
   PickerRef as ApiPickerRef,
 } from '@extlb/types';
 import { validate } from '@extlb/validate';
-import { parseDuration } from '../duration.js';
+import { parseDuration } from '../gateway-duration.js';
 import { type JsonObject, isObject } from '../json.js';
 import type { Reader } from './reader.js';
 import type { External, GatewayParametersRecord, LoadBalancer, Meta, PickerRef, Policy, Pool } from './records.js';
@@ -80,20 +80,23 @@ function loadBalancer(lb: ApiLoadBalancer, path: string): LoadBalancer {
   return out;
 }
 
-function invalidPool(r: Reader, meta: Meta, kind: Pool['kind'], invalid: string): Pool {
-  return { ref: r.ref, meta, kind, selector: {}, targetPorts: [], h2c: false, invalid };
+const apiVersionOf = (raw: JsonObject) => (typeof raw.apiVersion === 'string' ? raw.apiVersion : '');
+
+function invalidPool(r: Reader, raw: JsonObject, meta: Meta, kind: Pool['kind'], invalid: string): Pool {
+  return { ref: r.ref, meta, kind, apiVersion: apiVersionOf(raw), selector: {}, targetPorts: [], h2c: false, invalid };
 }
 
-function poolBase(r: Reader, meta: Meta, kind: Pool['kind'], spec: BackendPoolSpec | InferencePoolSpec): Pool {
+function poolBase(r: Reader, raw: JsonObject, meta: Meta, kind: Pool['kind'], spec: BackendPoolSpec | InferencePoolSpec): Pool {
   // Object.entries/fromEntries keep a `__proto__` key as data.
   const selector = Object.fromEntries(Object.entries(spec.selector.matchLabels));
-  return { ref: r.ref, meta, kind, selector, targetPorts: spec.targetPorts.map((p) => p.number), h2c: spec.appProtocol === 'kubernetes.io/h2c' };
+  const targetPorts = spec.targetPorts.map((p) => p.number);
+  return { ref: r.ref, meta, kind, apiVersion: apiVersionOf(raw), selector, targetPorts, h2c: spec.appProtocol === 'kubernetes.io/h2c' };
 }
 
 export function readBackendPool(r: Reader, raw: JsonObject, meta: Meta): Pool {
   const v = validated<BackendPoolSpec>(r, raw);
-  if ('invalid' in v) return invalidPool(r, meta, 'BackendPool', v.invalid);
-  const pool = poolBase(r, meta, 'BackendPool', v.spec);
+  if ('invalid' in v) return invalidPool(r, raw, meta, 'BackendPool', v.invalid);
+  const pool = poolBase(r, raw, meta, 'BackendPool', v.spec);
   if (v.spec.loadBalancer) pool.lb = loadBalancer(v.spec.loadBalancer, 'spec.loadBalancer');
   return pool;
 }
@@ -106,8 +109,8 @@ export function readBackendPool(r: Reader, raw: JsonObject, meta: Meta): Pool {
  */
 export function readInferencePool(r: Reader, raw: JsonObject, meta: Meta): Pool {
   const v = validated<InferencePoolSpec>(r, raw);
-  if ('invalid' in v) return invalidPool(r, meta, 'InferencePool', v.invalid);
-  const pool = poolBase(r, meta, 'InferencePool', v.spec);
+  if ('invalid' in v) return invalidPool(r, raw, meta, 'InferencePool', v.invalid);
+  const pool = poolBase(r, raw, meta, 'InferencePool', v.spec);
   const epr = v.spec.endpointPickerRef;
   if (epr) {
     pool.lb = {

@@ -1,20 +1,22 @@
 // Gateway API kinds as written: GatewayClass, Gateway, HTTPRoute and ReferenceGrant, and the parts
 // of a route GRPCRoute shares (parentRefs, hostnames, header matches, filters, backendRefs).
-import { parseDuration } from '../duration.js';
+import { parseDuration } from '../gateway-duration.js';
 import { headerValueProblem, hostnameProblem, isUnmodifiableHeader, regexProblem } from '../limits.js';
 import { type JsonObject, isObject } from '../json.js';
 import { HEADER_NAME, type Reader, shown } from './reader.js';
 import type {
+  AllowedListeners,
   BackendRef,
   Cors,
   Filter,
   FrontendValidation,
-  Gateway,
+  GatewayRecord,
   GatewayAddress,
   GatewayClass,
   HeaderModifier,
   HeaderValue,
-  HttpRoute,
+  RouteRecord,
+  ListenerSet,
   ListenerSpec,
   Match,
   Meta,
@@ -123,9 +125,9 @@ function readValidation(r: Reader, raw: unknown, path: string, namespace: string
   };
 }
 
-function readGatewayTls(r: Reader, raw: unknown, namespace: string): Gateway['tls'] {
+function readGatewayTls(r: Reader, raw: unknown, namespace: string): GatewayRecord['tls'] {
   const tls = r.object(raw, 'spec.tls');
-  const out: Gateway['tls'] = {};
+  const out: GatewayRecord['tls'] = {};
   const frontend = r.object(tls?.frontend, 'spec.tls.frontend');
   if (frontend) {
     const d = r.object(frontend.default, 'spec.tls.frontend.default');
@@ -148,7 +150,31 @@ function readGatewayTls(r: Reader, raw: unknown, namespace: string): Gateway['tl
   return out;
 }
 
-export function readGateway(r: Reader, spec: JsonObject, meta: Meta): Gateway {
+function readAllowedListeners(r: Reader, raw: unknown): AllowedListeners {
+  const ns = r.object(r.object(raw, 'spec.allowedListeners')?.namespaces, 'spec.allowedListeners.namespaces');
+  const from = r.oneOf(ns?.from, 'spec.allowedListeners.namespaces.from', ['None', 'Same', 'All', 'Selector'] as const, 'None') ?? 'None';
+  if (from !== 'Selector') return { from };
+  const sel = r.object(ns?.selector, 'spec.allowedListeners.namespaces.selector');
+  return { from, selector: r.labels(sel?.matchLabels, 'spec.allowedListeners.namespaces.selector.matchLabels') };
+}
+
+/** A ListenerSet: its parent Gateway and its listeners (read as a Gateway's are). */
+export function readListenerSet(r: Reader, spec: JsonObject, meta: Meta): ListenerSet {
+  const p = r.object(spec.parentRef, 'spec.parentRef');
+  const parentRef = {
+    group: r.string(p?.group, 'spec.parentRef.group') ?? GATEWAY_GROUP,
+    kind: r.string(p?.kind, 'spec.parentRef.kind') ?? 'Gateway',
+    namespace: r.string(p?.namespace, 'spec.parentRef.namespace') ?? meta.namespace,
+    name: r.string(p?.name, 'spec.parentRef.name', true) ?? '',
+  };
+  const listeners = r.array(spec.listeners, 'spec.listeners').flatMap((raw, i) => {
+    const l = readListener(r, raw, i, meta.namespace);
+    return l ? [{ ...l, owner: r.ref }] : [];
+  });
+  return { ref: r.ref, meta, parentRef, listeners };
+}
+
+export function readGateway(r: Reader, spec: JsonObject, meta: Meta): GatewayRecord {
   const listeners = r.array(spec.listeners, 'spec.listeners').flatMap((raw, i) => readListener(r, raw, i, meta.namespace) ?? []);
   const addresses = r.array(spec.addresses, 'spec.addresses').flatMap((a, i): GatewayAddress[] => {
     const path = `spec.addresses[${i}]`;
@@ -160,7 +186,7 @@ export function readGateway(r: Reader, spec: JsonObject, meta: Meta): Gateway {
     return [address];
   });
   const infra = r.object(spec.infrastructure, 'spec.infrastructure');
-  const infrastructure: Gateway['infrastructure'] = {
+  const infrastructure: GatewayRecord['infrastructure'] = {
     labels: r.labels(infra?.labels, 'spec.infrastructure.labels'),
     annotations: r.labels(infra?.annotations, 'spec.infrastructure.annotations'),
   };
@@ -171,6 +197,7 @@ export function readGateway(r: Reader, spec: JsonObject, meta: Meta): Gateway {
     meta,
     gatewayClassName: r.string(spec.gatewayClassName, 'spec.gatewayClassName', true) ?? '',
     listeners,
+    allowedListeners: readAllowedListeners(r, spec.allowedListeners),
     addresses,
     infrastructure,
     tls: readGatewayTls(r, spec.tls, meta.namespace),
@@ -500,7 +527,7 @@ export type RuleReader = (r: Reader, raw: unknown, path: string, index: number, 
  * A route of either kind: its parentRefs, hostnames and rules. A route with hostnames but none
  * usable keeps its rules for its status, but none of their matches.
  */
-export function readRouteOf(kind: RouteKind, readRuleOf: RuleReader, r: Reader, spec: JsonObject, meta: Meta): HttpRoute {
+export function readRouteOf(kind: RouteKind, readRuleOf: RuleReader, r: Reader, spec: JsonObject, meta: Meta): RouteRecord {
   const parentRefs = readParentRefs(r, spec, meta);
   const hostnames = readHostnames(r, spec);
   const rawRules = r.array(spec.rules, 'spec.rules');
@@ -516,7 +543,7 @@ export function readRouteOf(kind: RouteKind, readRuleOf: RuleReader, r: Reader, 
   };
 }
 
-export function readRoute(r: Reader, spec: JsonObject, meta: Meta): HttpRoute {
+export function readRoute(r: Reader, spec: JsonObject, meta: Meta): RouteRecord {
   return readRouteOf('HTTPRoute', readRule, r, spec, meta);
 }
 

@@ -4,7 +4,7 @@
 import type { JsonObject } from '../json.js';
 import { readBackendRef, readFilters, readRouteOf, readValueMatches, validRegex } from './gateway-api.js';
 import type { Reader } from './reader.js';
-import type { Filter, GrpcMethodMatch, HttpRoute, Match, Meta, Rule } from './records.js';
+import type { Filter, GrpcMethodMatch, RouteRecord, Match, Meta, Rule } from './records.js';
 
 /** The API server's patterns for Exact service and method names (GRPCMethodMatch's CEL rules). */
 const SERVICE = /^\.?[a-z_][a-z_0-9]*(\.[a-z_][a-z_0-9]*)*$/i;
@@ -83,6 +83,6 @@ function readRule(r: Reader, raw: unknown, path: string, index: number, namespac
   return rule;
 }
 
-export function readGrpcRoute(r: Reader, spec: JsonObject, meta: Meta): HttpRoute {
+export function readGrpcRoute(r: Reader, spec: JsonObject, meta: Meta): RouteRecord {
   return readRouteOf('GRPCRoute', readRule, r, spec, meta);
 }

@@ -6,12 +6,13 @@ import type { Diagnostics, ObjectRef } from '../diagnostics.js';
 import { compare, isObject } from '../json.js';
 import { readBackendTlsPolicy } from './backend-tls-policy.js';
 import { readBackendPool, readGatewayParameters, readInferencePool, readPolicy } from './extlb.js';
-import { GATEWAY_GROUP, readGateway, readGatewayClass, readGrant, readRoute } from './gateway-api.js';
+import { GATEWAY_GROUP, readGateway, readGatewayClass, readGrant, readListenerSet, readRoute } from './gateway-api.js';
 import { readGrpcRoute } from './grpc-route.js';
 import { readConfigMap, readPod, readSecret, readService, readSlice } from './kubernetes.js';
 import { byAge, byName, namespaceOf, readMeta } from './meta.js';
 import { Reader } from './reader.js';
-import { type Inputs, key } from './records.js';
+import { readStreamRoute } from './stream-routes.js';
+import { type Inputs, type StreamRouteKind, key } from './records.js';
 
 export { GATEWAY_GROUP } from './gateway-api.js';
 export { byAge } from './meta.js';
@@ -23,6 +24,10 @@ const KNOWN: Record<string, string> = {
   [`${GATEWAY_GROUP}/Gateway`]: 'Gateway',
   [`${GATEWAY_GROUP}/HTTPRoute`]: 'HTTPRoute',
   [`${GATEWAY_GROUP}/GRPCRoute`]: 'GRPCRoute',
+  [`${GATEWAY_GROUP}/TLSRoute`]: 'TLSRoute',
+  [`${GATEWAY_GROUP}/TCPRoute`]: 'TCPRoute',
+  [`${GATEWAY_GROUP}/UDPRoute`]: 'UDPRoute',
+  [`${GATEWAY_GROUP}/ListenerSet`]: 'ListenerSet',
   [`${GATEWAY_GROUP}/BackendTLSPolicy`]: 'BackendTLSPolicy',
   [`${GATEWAY_GROUP}/ReferenceGrant`]: 'ReferenceGrant',
   [`${GATEWAY_GROUP}/GatewayClass`]: 'GatewayClass',
@@ -80,7 +85,7 @@ function unique(objects: readonly unknown[], diags: Diagnostics, defaultNamespac
       out.push(raw);
       continue;
     }
-    const id = [String(raw.apiVersion), String(raw.kind), namespaceOf(raw, defaultNamespace), raw.metadata.name].join('\u0000');
+    const id = [textOf(raw.apiVersion), textOf(raw.kind), namespaceOf(raw, defaultNamespace), raw.metadata.name].join('\u0000');
     const copies = byId.get(id);
     if (copies) copies.push(raw);
     else byId.set(id, [raw]);
@@ -94,6 +99,15 @@ function unique(objects: readonly unknown[], diags: Diagnostics, defaultNamespac
     } else out.push(copies[0]);
   }
   return out;
+}
+
+/**
+ * A field that should be a string, as text: itself, or what it is instead. String() of a value
+ * nested 10,000 deep (`[[[…]]]`) would overflow the stack.
+ */
+export function textOf(v: unknown): string {
+  if (typeof v === 'string') return v;
+  return v === undefined ? '' : `<${Array.isArray(v) ? 'list' : v === null ? 'null' : typeof v}>`;
 }
 
 /** JSON of an object for ordering; an object too deep to serialize sorts last. */
@@ -117,6 +131,7 @@ export function readInputs(objects: readonly unknown[], diags: Diagnostics, defa
     gateways: [],
     gatewayClasses: new Map(),
     routes: [],
+    listenerSets: [],
     services: new Map(),
     slicesByService: new Map(),
     pods: new Map(),
@@ -132,6 +147,13 @@ export function readInputs(objects: readonly unknown[], diags: Diagnostics, defa
   for (const raw of unique(flatten(objects), diags, defaultNamespace)) {
     if (!isObject(raw)) {
       diags.error('Invalid', 'a manifest is not an object');
+      continue;
+    }
+    const notText = (['apiVersion', 'kind'] as const).filter((f) => raw[f] !== undefined && typeof raw[f] !== 'string');
+    if (notText.length > 0) {
+      const name = isObject(raw.metadata) && typeof raw.metadata.name === 'string' ? raw.metadata.name : '<no name>';
+      for (const f of notText)
+        diags.error('Invalid', `${f} must be a string, not a ${textOf(raw[f])}; the manifest is ignored`, { kind: textOf(raw.kind) || '<no kind>', name }, f);
       continue;
     }
     const apiVersion = typeof raw.apiVersion === 'string' ? raw.apiVersion : '';
@@ -160,6 +182,14 @@ export function readInputs(objects: readonly unknown[], diags: Diagnostics, defa
         break;
       case 'GRPCRoute':
         inputs.routes.push(readGrpcRoute(r, spec, meta));
+        break;
+      case 'TLSRoute':
+      case 'TCPRoute':
+      case 'UDPRoute':
+        inputs.routes.push(readStreamRoute(kind as StreamRouteKind, r, spec, meta));
+        break;
+      case 'ListenerSet':
+        inputs.listenerSets.push(readListenerSet(r, spec, meta));
         break;
       case 'BackendTLSPolicy':
         inputs.backendTlsPolicies.push(readBackendTlsPolicy(r, spec, meta));
@@ -205,6 +235,7 @@ export function readInputs(objects: readonly unknown[], diags: Diagnostics, defa
   // Input order must not change the output, so every list is put in a canonical order here.
   inputs.gateways.sort(byAge);
   inputs.routes.sort(byAge);
+  inputs.listenerSets.sort(byAge);
   inputs.policies.sort(byAge);
   inputs.backendTlsPolicies.sort(byAge);
   for (const list of [...inputs.slicesByService.values(), ...inputs.pods.values(), ...inputs.grants.values()]) list.sort(byName);

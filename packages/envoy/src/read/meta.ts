@@ -21,6 +21,7 @@ export function readMeta(raw: JsonObject, kind: string, diags: Diagnostics, name
     labels: {},
   };
   if (typeof m.generation === 'number') meta.generation = m.generation;
+  if (typeof m.uid === 'string' && m.uid !== '') meta.uid = m.uid;
   meta.labels = new Reader(diags, { kind, namespace, name }).labels(m.labels, 'metadata.labels');
   return meta;
 }

@@ -10,6 +10,8 @@ export interface Meta {
   /** ISO timestamp; objects without one sort as the newest. */
   creationTimestamp: string;
   generation?: number;
+  /** metadata.uid, when the object comes from an API server (an owner reference needs it). */
+  uid?: string;
   labels: Record<string, string>;
 }
 
@@ -54,6 +56,21 @@ export interface ListenerSpec {
   kinds?: RouteGroupKind[];
   /** A value the listener sets that cannot be served (its hostname), with why: the listener is rejected. */
   problem?: Problem;
+  /** The ListenerSet the listener comes from; absent for a Gateway's own. */
+  owner?: ObjectRef;
+}
+
+/** Which namespaces' ListenerSets a Gateway takes (`spec.allowedListeners`; None when unset). */
+export interface AllowedListeners {
+  from: 'None' | 'Same' | 'All' | 'Selector';
+  selector?: Record<string, string>;
+}
+
+/** A ListenerSet: listeners an application team adds to a Gateway from its own namespace. */
+export interface ListenerSet extends Base {
+  parentRef: { group: string; kind: string; namespace: string; name: string };
+  /** Each with `owner` set to this ListenerSet. */
+  listeners: ListenerSpec[];
 }
 
 /** `spec.tls.frontend`'s client-certificate validation (GEP-91) for one port or for all. */
@@ -80,9 +97,10 @@ export interface ParametersRef {
   path: string;
 }
 
-export interface Gateway extends Base {
+export interface GatewayRecord extends Base {
   gatewayClassName: string;
   listeners: ListenerSpec[];
+  allowedListeners: AllowedListeners;
   addresses: GatewayAddress[];
   infrastructure: { labels: Record<string, string>; annotations: Record<string, string>; parametersRef?: ParametersRef };
   tls: {
@@ -160,7 +178,7 @@ export interface Rewrite {
   path?: PathModifier;
 }
 
-export interface Mirror {
+export interface MirrorRecord {
   backendRef: BackendRef;
   /** The share of requests mirrored: `percent`, or `fraction` (numerator over denominator). */
   percent?: number;
@@ -188,7 +206,7 @@ export type Filter =
   | (FilterBase & { type: 'RequestHeaderModifier' | 'ResponseHeaderModifier'; headers: HeaderModifier })
   | (FilterBase & { type: 'RequestRedirect'; redirect: Redirect })
   | (FilterBase & { type: 'URLRewrite'; rewrite: Rewrite })
-  | (FilterBase & { type: 'RequestMirror'; mirror: Mirror })
+  | (FilterBase & { type: 'RequestMirror'; mirror: MirrorRecord })
   | (FilterBase & { type: 'CORS'; cors: Cors })
   /** A filter type the converter does not implement (ExtensionRef, ExternalAuth, ...). */
   | (FilterBase & { type: 'Unsupported'; name: string });
@@ -217,11 +235,24 @@ export interface Rule {
   sessionPersistence: boolean;
 }
 
-/** The route kinds the converter serves; both read into the same record. */
-export type RouteKind = 'HTTPRoute' | 'GRPCRoute';
+/** Routes that forward whole connections (TLS, TCP) or datagrams (UDP): rules of backendRefs only. */
+export type StreamRouteKind = 'TLSRoute' | 'TCPRoute' | 'UDPRoute';
 
-/** An HTTPRoute or a GRPCRoute (whose rules have no redirects, rewrites, timeouts or retries). */
-export interface HttpRoute extends Base {
+/** The route kinds the converter serves; all read into the same record. */
+export type RouteKind = 'HTTPRoute' | 'GRPCRoute' | StreamRouteKind;
+
+export const STREAM_ROUTE_KINDS: readonly StreamRouteKind[] = ['TLSRoute', 'TCPRoute', 'UDPRoute'];
+
+export function isStreamRoute(kind: RouteKind): kind is StreamRouteKind {
+  return (STREAM_ROUTE_KINDS as readonly string[]).includes(kind);
+}
+
+/**
+ * An HTTPRoute or a GRPCRoute (whose rules have no redirects, rewrites, timeouts or retries), or a
+ * TLSRoute, TCPRoute or UDPRoute (whose rules have backendRefs and no matches; only a TLSRoute has
+ * hostnames, its SNI names).
+ */
+export interface RouteRecord extends Base {
   kind: RouteKind;
   parentRefs: ParentRef[];
   hostnames: string[];
@@ -351,6 +382,8 @@ export interface LoadBalancer {
 
 export interface Pool extends Base {
   kind: 'BackendPool' | 'InferencePool';
+  /** The apiVersion the object was written in (its shadow Service's owner reference names it). */
+  apiVersion: string;
   selector: Record<string, string>;
   targetPorts: number[];
   h2c: boolean;
@@ -378,10 +411,12 @@ export interface Policy extends Base {
 
 /** Every record, indexed as the later stages look them up; lists are in a canonical order. */
 export interface Inputs {
-  gateways: Gateway[];
+  gateways: GatewayRecord[];
   /** By name; empty when the input has none (then every Gateway is converted). */
   gatewayClasses: Map<string, GatewayClass>;
-  routes: HttpRoute[];
+  routes: RouteRecord[];
+  /** Oldest first. */
+  listenerSets: ListenerSet[];
   /** `namespace/name` → Service. */
   services: Map<string, Service>;
   /** `namespace/service` → its EndpointSlices, by name. */

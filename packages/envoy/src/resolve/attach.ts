@@ -4,9 +4,10 @@
 import type { Diagnostics } from '../diagnostics.js';
 import {
   GATEWAY_GROUP,
-  type Gateway,
-  type HttpRoute,
+  type GatewayRecord,
+  type RouteRecord,
   type Inputs,
+  type ListenerSet,
   type ListenerSpec,
   type ParentRef,
   type RouteGroupKind,
@@ -19,21 +20,26 @@ import { type ParentOutcome, verdict } from './outcomes.js';
 
 /** A route attached to a listener, with the hostnames it serves there. */
 export interface Attachment {
-  route: HttpRoute;
+  route: RouteRecord;
   hostnames: string[];
 }
 
 export interface Attachments {
   /** Per route, the outcome of each parentRef this controller answers for. */
-  parents: Map<HttpRoute, ParentOutcome[]>;
+  parents: Map<RouteRecord, ParentOutcome[]>;
   /** Per listener, the routes attached to it, in route order. */
   routes: Map<ActiveListener, Attachment[]>;
 }
 
-function namespaceAllowed(l: ActiveListener, gw: Gateway, route: HttpRoute, inputs: Inputs): boolean {
+/** The namespace `Same` means for a listener: its ListenerSet's, or its Gateway's. */
+function homeOf(l: ListenerSpec, gw: GatewayRecord): string {
+  return l.owner?.namespace ?? gw.meta.namespace;
+}
+
+function namespaceAllowed(l: ActiveListener, gw: GatewayRecord, route: RouteRecord, inputs: Inputs): boolean {
   const { from, selector } = l.spec.namespaces;
   if (from === 'All') return true;
-  if (from === 'Same') return route.meta.namespace === gw.meta.namespace;
+  if (from === 'Same') return route.meta.namespace === homeOf(l.spec, gw);
   const labels = inputs.namespaces.get(route.meta.namespace);
   return labels !== undefined && Object.entries(selector ?? {}).every(([k, v]) => Object.hasOwn(labels, k) && labels[k] === v);
 }
@@ -54,21 +60,21 @@ function kindName(k: RouteGroupKind): string {
  * Why a listener a parentRef names does not take the route, or undefined when it does: it allows
  * other route kinds, extlb does not serve it, or it allows routes from other namespaces.
  */
-function refusal(l: ListenerSpec, listeners: GatewayListeners, gw: Gateway, route: HttpRoute, inputs: Inputs): string | undefined {
+function refusal(l: ListenerSpec, listeners: GatewayListeners, gw: GatewayRecord, route: RouteRecord, inputs: Inputs): string | undefined {
   const served = listeners.active.find((a) => a.spec === l);
   const allowsKind = served
     ? served.routeKinds.includes(route.kind)
     : !l.kinds?.length || l.kinds.some((k) => k.group === GATEWAY_GROUP && k.kind === route.kind);
   if (!allowsKind) return `listener "${l.name}" allows only ${(l.kinds ?? []).map(kindName).join(', ')}`;
   if (!served) {
-    const outcome = listeners.outcomes.find((o) => o.index === l.index);
+    const outcome = listeners.outcomes.find((o) => o.index === l.index && o.owner === l.owner);
     return `listener "${l.name}" is not served: ${outcome?.programmed.message ?? 'it cannot be converted'}`;
   }
   if (namespaceAllowed(served, gw, route, inputs)) return undefined;
   const { from, selector } = l.namespaces;
   const which =
     from === 'Same'
-      ? `namespace ${gw.meta.namespace}`
+      ? `namespace ${homeOf(l, gw)}`
       : `namespaces labelled ${Object.entries(selector ?? {})
           .map(([k, v]) => `${k}=${v}`)
           .join(',')}`;
@@ -82,12 +88,16 @@ function refusal(l: ListenerSpec, listeners: GatewayListeners, gw: Gateway, rout
  */
 export function attachRoutes(
   inputs: Inputs,
-  gateways: Map<string, { gateway: Gateway; listeners: GatewayListeners }>,
-  others: Map<string, Gateway>,
+  gateways: Map<string, { gateway: GatewayRecord; listeners: GatewayListeners }>,
+  others: Map<string, GatewayRecord>,
   diags: Diagnostics,
+  /** The ListenerSets whose Gateway accepts them, by `namespace/name`, with that Gateway's key. */
+  sets: Map<string, { set: ListenerSet; gateway: string }> = new Map(),
+  /** Every ListenerSet this controller answers for, accepted or not, by `namespace/name`. */
+  knownSets: Set<string> = new Set(),
 ): Attachments {
-  const parents = new Map<HttpRoute, ParentOutcome[]>();
-  const routes = new Map<ActiveListener, Map<HttpRoute, Attachment>>();
+  const parents = new Map<RouteRecord, ParentOutcome[]>();
+  const routes = new Map<ActiveListener, Map<RouteRecord, Attachment>>();
   /** Per listener and route kind, who holds which hostnames; routes attach oldest first. */
   const holders = new Map<ActiveListener, Map<RouteKind, HostnameHolders>>();
   const held = (l: ActiveListener, kind: RouteKind) => {
@@ -102,12 +112,31 @@ export function attachRoutes(
     const reject = (parent: ParentRef, reason: string, message: string) => outcomes.push({ parent, accepted: verdict(false, reason, message) });
     for (const parent of route.parentRefs) {
       const path = `spec.parentRefs[${parent.index}]`;
-      const gwName = `${parent.namespace}/${parent.name}`;
-      if (parent.group !== GATEWAY_GROUP || parent.kind !== 'Gateway') {
+      let gwName = `${parent.namespace}/${parent.name}`;
+      const viaSet = parent.group === GATEWAY_GROUP && parent.kind === 'ListenerSet';
+      if (parent.group !== GATEWAY_GROUP || (parent.kind !== 'Gateway' && !viaSet)) {
         const gk = parent.group === '' ? parent.kind : `${parent.kind}.${parent.group}`;
-        diags.warning('UnsupportedParent', `a parent of kind ${gk} is not supported; only Gateways are`, route.ref, path);
+        diags.warning('UnsupportedParent', `a parent of kind ${gk} is not supported; only Gateways and ListenerSets are`, route.ref, path);
         reject(parent, 'NoMatchingParent', `parent kind ${parent.kind} is not supported`);
         continue;
+      }
+      const setName = gwName;
+      const set = viaSet ? sets.get(setName) : undefined;
+      if (viaSet) {
+        if (!set) {
+          // A set of another controller's Gateway is not ours to answer for.
+          if (!knownSets.has(setName)) {
+            if (!inputs.listenerSets.some((x) => `${x.meta.namespace}/${x.meta.name}` === setName)) {
+              diags.error('ParentNotFound', `ListenerSet ${setName} not found`, route.ref, path);
+              reject(parent, 'NoMatchingParent', `ListenerSet ${setName} not found`);
+            }
+            continue;
+          }
+          diags.warning('NotAllowedByListeners', `ListenerSet ${setName} is not accepted by its Gateway, so its listeners take no route`, route.ref, path);
+          reject(parent, 'NotAllowedByListeners', `ListenerSet ${setName} is not accepted by its Gateway`);
+          continue;
+        }
+        gwName = set.gateway;
       }
       const other = others.get(gwName);
       if (other) {
@@ -123,12 +152,14 @@ export function attachRoutes(
       const { gateway: gw, listeners } = entry;
       // NoMatchingParent only when the Gateway has no such listener at all; a listener that is
       // there but does not take the route (other kinds, not served, other namespaces) is NotAllowedByListeners.
-      const named = gw.listeners.filter(
+      // A Gateway parent attaches to the Gateway's own listeners, a ListenerSet parent to the set's only.
+      const named = (set ? set.set.listeners : gw.listeners).filter(
         (l) => (parent.sectionName === undefined || l.name === parent.sectionName) && (parent.port === undefined || l.port === parent.port),
       );
+      const parentName = set ? `ListenerSet ${setName}` : `Gateway ${gwName}`;
       if (named.length === 0) {
-        diags.error('NoMatchingParent', `Gateway ${gwName} has no ${wanted(parent)}`, route.ref, path);
-        reject(parent, 'NoMatchingParent', `the Gateway has no ${wanted(parent)}`);
+        diags.error('NoMatchingParent', `${parentName} has no ${wanted(parent)}`, route.ref, path);
+        reject(parent, 'NoMatchingParent', `the ${set ? 'ListenerSet' : 'Gateway'} has no ${wanted(parent)}`);
         continue;
       }
       const refusals = named.map((l) => refusal(l, listeners, gw, route, inputs));
@@ -136,12 +167,12 @@ export function attachRoutes(
       const allowed = listeners.active.filter((a) => taking.has(a.spec));
       if (allowed.length === 0) {
         const why = refusals.join('; ');
-        diags.warning('NotAllowedByListeners', `no listener of Gateway ${gwName} takes the route: ${why}`, route.ref, path);
+        diags.warning('NotAllowedByListeners', `no listener of ${parentName} takes the route: ${why}`, route.ref, path);
         reject(parent, 'NotAllowedByListeners', why);
         continue;
       }
       let any = false;
-      let conflict: HttpRoute | undefined;
+      let conflict: RouteRecord | undefined;
       for (const l of allowed) {
         const hostnames =
           route.hostnames.length === 0 ? [l.spec.hostname ?? '*'] : [...new Set(route.hostnames.flatMap((h) => intersect(l.spec.hostname, h) ?? []))];
@@ -175,7 +206,7 @@ export function attachRoutes(
         continue;
       }
       if (!any) {
-        diags.warning('NoMatchingListenerHostname', `no hostname of the route matches a listener of Gateway ${gwName}`, route.ref, 'spec.hostnames');
+        diags.warning('NoMatchingListenerHostname', `no hostname of the route matches a listener of ${parentName}`, route.ref, 'spec.hostnames');
         reject(parent, 'NoMatchingListenerHostname', 'no route hostname matches a listener hostname');
         continue;
       }

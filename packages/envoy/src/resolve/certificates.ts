@@ -3,7 +3,7 @@
 // its kind, a ReferenceGrant for another namespace, the object, and content that is a real
 // certificate whose key matches — and, for the Envoy stage, the PEM of the ones that may.
 import { keyPairFault, parseCertificates } from '../pem.js';
-import { GATEWAY_GROUP, type Gateway, type Inputs, type ObjectReference, key } from '../read/index.js';
+import { GATEWAY_GROUP, type GatewayRecord, type Inputs, type ObjectReference, key } from '../read/index.js';
 import { permitted } from './grants.js';
 
 /**
@@ -29,23 +29,24 @@ export class TlsRefs {
 
   constructor(private readonly inputs: Inputs) {}
 
-  private allowed(from: Gateway, ref: ObjectReference): boolean {
+  private allowed(from: GatewayRecord, ref: ObjectReference): boolean {
     return permitted(this.inputs, {
-      from: { group: GATEWAY_GROUP, kind: 'Gateway', namespace: from.meta.namespace },
+      // A ListenerSet's listeners refer to certificates as the ListenerSet (its own kind and namespace).
+      from: { group: GATEWAY_GROUP, kind: from.ref.kind, namespace: from.meta.namespace },
       to: { group: '', kind: ref.kind, namespace: ref.namespace, name: ref.name },
     });
   }
 
-  private notPermitted(from: Gateway, ref: ObjectReference): RefFault {
+  private notPermitted(from: GatewayRecord, ref: ObjectReference): RefFault {
     return {
       fault: 'notPermitted',
-      message: `${ref.kind} ${ref.namespace}/${ref.name} is in another namespace, and no ReferenceGrant there lets Gateways of namespace ${from.meta.namespace} refer to it`,
+      message: `${ref.kind} ${ref.namespace}/${ref.name} is in another namespace, and no ReferenceGrant there lets ${from.ref.kind}s of namespace ${from.meta.namespace} refer to it`,
     };
   }
 
   /** A reference to a core object of `kind`, permitted, whose content `fault` finds usable (checked once per object). */
   private checked(
-    from: Gateway,
+    from: GatewayRecord,
     ref: ObjectReference,
     kind: string,
     cache: Map<string, string | undefined>,
@@ -60,7 +61,7 @@ export class TlsRefs {
   }
 
   /** A Secret of type kubernetes.io/tls whose tls.crt and tls.key make a usable key pair. */
-  keyPair(from: Gateway, ref: ObjectReference): RefFault | undefined {
+  keyPair(from: GatewayRecord, ref: ObjectReference): RefFault | undefined {
     return this.checked(from, ref, 'Secret', this.keyPairs, (k) => this.secretFault(k));
   }
 
@@ -75,7 +76,7 @@ export class TlsRefs {
   }
 
   /** A ConfigMap whose ca.crt holds PEM CA certificates. */
-  caBundle(from: Gateway, ref: ObjectReference): RefFault | undefined {
+  caBundle(from: GatewayRecord, ref: ObjectReference): RefFault | undefined {
     return this.checked(from, ref, 'ConfigMap', this.bundles, (k) => this.configMapFault(k));
   }
 

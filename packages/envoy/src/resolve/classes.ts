@@ -4,7 +4,7 @@
 // no GatewayClass at all converts every Gateway: a folder of manifests rarely carries one.
 import type { Diagnostics } from '../diagnostics.js';
 import { compare } from '../json.js';
-import type { Gateway, GatewayClass, Inputs } from '../read/index.js';
+import type { GatewayRecord, GatewayClass, Inputs } from '../read/index.js';
 import { type GatewayClassOutcome, type Verdict, verdict } from './outcomes.js';
 import { parametersFault } from './parameters.js';
 
@@ -13,9 +13,9 @@ export const DEFAULT_CONTROLLER = 'extlb.dev/gateway-controller';
 
 export interface Classes {
   /** Whether the Gateway is this controller's. */
-  owns(gateway: Gateway): boolean;
+  owns(gateway: GatewayRecord): boolean;
   /** Why the Gateway's class does not let it be accepted, when it does not. */
-  rejects(gateway: Gateway): Verdict | undefined;
+  rejects(gateway: GatewayRecord): Verdict | undefined;
   outcomes: GatewayClassOutcome[];
 }
 

@@ -4,7 +4,7 @@
 // accepted. Nothing here is left unsaid.
 import { isIP } from 'node:net';
 import type { Diagnostics } from '../diagnostics.js';
-import type { Gateway, GatewayAddress, Inputs } from '../read/index.js';
+import type { GatewayRecord, GatewayAddress, Inputs } from '../read/index.js';
 import type { TlsRefs } from './certificates.js';
 import type { CertificateRef } from './ir.js';
 import { type Verdict, verdict } from './outcomes.js';
@@ -35,7 +35,7 @@ function addressFault(a: GatewayAddress): string | undefined {
   return undefined;
 }
 
-function rejections(gw: Gateway, inputs: Inputs, diags: Diagnostics): Verdict[] {
+function rejections(gw: GatewayRecord, inputs: Inputs, diags: Diagnostics): Verdict[] {
   const out: Verdict[] = [];
   const params = gw.infrastructure.parametersRef;
   // A Gateway's parameters are local: in its own namespace.
@@ -54,7 +54,7 @@ function rejections(gw: Gateway, inputs: Inputs, diags: Diagnostics): Verdict[] 
 }
 
 /** Fields extlb reads but cannot act on: each is said once, as a warning. */
-function unsupported(gw: Gateway, diags: Diagnostics): void {
+function unsupported(gw: GatewayRecord, diags: Diagnostics): void {
   // infrastructure labels and annotations go on the objects the controller provisions for the Gateway.
   for (const a of gw.addresses) {
     if (a.value !== undefined) continue;
@@ -68,7 +68,11 @@ function unsupported(gw: Gateway, diags: Diagnostics): void {
 }
 
 /** The backend client certificate: the Secret to present when it resolves, else why not. */
-function backendClientCertificate(gw: Gateway, tlsRefs: TlsRefs, diags: Diagnostics): { certificate: CertificateRef } | { unresolved: Verdict } | undefined {
+function backendClientCertificate(
+  gw: GatewayRecord,
+  tlsRefs: TlsRefs,
+  diags: Diagnostics,
+): { certificate: CertificateRef } | { unresolved: Verdict } | undefined {
   const ref = gw.tls.backendClientCertificate;
   if (!ref) return undefined;
   const fault = tlsRefs.keyPair(gw, ref);
@@ -78,7 +82,7 @@ function backendClientCertificate(gw: Gateway, tlsRefs: TlsRefs, diags: Diagnost
   return { unresolved: verdict(false, reason, `${ref.path}: ${fault.message}`) };
 }
 
-function insecureFrontend(gw: Gateway, diags: Diagnostics): Verdict | undefined {
+function insecureFrontend(gw: GatewayRecord, diags: Diagnostics): Verdict | undefined {
   const frontend = gw.tls.frontend;
   const validations = [frontend?.default, ...(frontend?.perPort ?? []).map((p) => p.validation)];
   const insecure = validations.filter((v) => v?.mode === 'AllowInsecureFallback').map((v) => v?.path ?? '');
@@ -94,7 +98,7 @@ function insecureFrontend(gw: Gateway, diags: Diagnostics): Verdict | undefined 
   return verdict(true, 'ConfigurationChanged', `client certificate validation allows insecure fallback at ${insecure.join(', ')}`);
 }
 
-export function checkGatewaySpec(gw: Gateway, inputs: Inputs, tlsRefs: TlsRefs, diags: Diagnostics): GatewaySpecOutcome {
+export function checkGatewaySpec(gw: GatewayRecord, inputs: Inputs, tlsRefs: TlsRefs, diags: Diagnostics): GatewaySpecOutcome {
   const out: GatewaySpecOutcome = { addresses: [] };
   const [first, ...rest] = rejections(gw, inputs, diags);
   if (first) out.rejected = verdict(false, first.reason, [first, ...rest].map((r) => r.message).join('; '));

@@ -1,7 +1,7 @@
 // Which route holds which hostnames on one listener, for one route kind: an HTTPRoute and a
 // GRPCRoute never share a hostname there (GEP-1016). Exact names are kept by name and wildcards by
 // their suffix, so that checking an exact hostname costs its labels, not the routes attached.
-import type { HttpRoute } from '../read/index.js';
+import type { RouteRecord } from '../read/index.js';
 
 /** `.b.c` and `.c` for `a.b.c` (or for `.b.c`, a wildcard's suffix): every suffix a wildcard could name. */
 function suffixes(host: string): string[] {
@@ -12,13 +12,13 @@ function suffixes(host: string): string[] {
 
 export class HostnameHolders {
   /** The first route that holds `*` (any host). */
-  private any?: HttpRoute;
-  private readonly exact = new Map<string, HttpRoute>();
+  private any?: RouteRecord;
+  private readonly exact = new Map<string, RouteRecord>();
   /** By suffix: `.example.com` for `*.example.com`. */
-  private readonly wildcard = new Map<string, HttpRoute>();
+  private readonly wildcard = new Map<string, RouteRecord>();
 
   /** Records that `route` holds `host`; the first holder of a hostname is kept. */
-  add(host: string, route: HttpRoute): void {
+  add(host: string, route: RouteRecord): void {
     if (host === '*') this.any ??= route;
     else if (host.startsWith('*.')) {
       if (!this.wildcard.has(host.slice(1))) this.wildcard.set(host.slice(1), route);
@@ -26,9 +26,9 @@ export class HostnameHolders {
   }
 
   /** A route holding a hostname that has a host in common with `host`, if any. */
-  holder(host: string): HttpRoute | undefined {
+  holder(host: string): RouteRecord | undefined {
     if (this.any) return this.any;
-    const first = (m: Map<string, HttpRoute>) => m.values().next().value;
+    const first = (m: Map<string, RouteRecord>) => m.values().next().value;
     if (host === '*') return first(this.exact) ?? first(this.wildcard);
     const wildcard = host.startsWith('*.');
     const suffix = wildcard ? host.slice(1) : host;

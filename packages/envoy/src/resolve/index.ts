@@ -1,19 +1,22 @@
 // The resolve stage: records → the IR of every converted Gateway, and the outcomes that become
-// statuses. Gateway API meaning lives here, and nothing of Envoy.
-import type { Diagnostics } from '../diagnostics.js';
+// statuses. Gateway API meaning lives here, and of Envoy only its limits (the largest weight sum
+// and duration it can hold), so a route Envoy would refuse is reported here against the route.
+import { type Diagnostics, describeRef } from '../diagnostics.js';
 import { compare } from '../json.js';
-import type { Gateway, HttpRoute, Inputs, Policy } from '../read/index.js';
+import { type GatewayRecord, type RouteRecord, type Inputs, type ListenerSet, type Policy, isStreamRoute } from '../read/index.js';
+import { acceptedSetOutcome, listenerSetsOf, refusedSetOutcome } from './listener-sets.js';
 import { type Attachments, attachRoutes } from './attach.js';
 import { Backends } from './backends.js';
 import { TlsRefs } from './certificates.js';
 import { DEFAULT_CONTROLLER, gatewayClasses } from './classes.js';
 import { type GatewaySpecOutcome, checkGatewaySpec } from './gateway-spec.js';
-import type { Backend, IR, Gateway as IrGateway, PickerSet } from './ir.js';
+import type { Backend, Gateway, IR, PickerSet } from './ir.js';
 import { type GatewayListeners, resolveListeners } from './listeners.js';
 import {
   type BackendTlsPolicyOutcome,
   type GatewayOutcome,
   type ListenerOutcome,
+  type ListenerSetOutcome,
   type Outcomes,
   type PolicyOutcome,
   type RouteOutcome,
@@ -25,6 +28,7 @@ import { arbitrationVerdict } from './policies.js';
 import { poolOutcomes } from './pools.js';
 import { type CompiledRoute, compileRoute } from './routes.js';
 import { buildListeners } from './servers.js';
+import { compileStreamRoute } from './stream-routes.js';
 
 export { shadowServiceName, usesPicker } from './backends.js';
 export { composeHeaders } from './filters.js';
@@ -55,7 +59,7 @@ function sortedRecord<T>(entries: Iterable<[string, T]>): Record<string, T> {
 }
 
 /** The backends (and picker sets) the routes attached to a Gateway use. */
-function usedBy(listeners: GatewayListeners, attachments: Attachments, compiled: Map<HttpRoute, CompiledRoute>, backends: Backends) {
+function usedBy(listeners: GatewayListeners, attachments: Attachments, compiled: Map<RouteRecord, CompiledRoute>, backends: Backends) {
   const used = new Map<string, Backend>();
   for (const l of listeners.active) {
     for (const { route } of attachments.routes.get(l) ?? []) {
@@ -93,7 +97,13 @@ const theListeners = (listeners: ListenerOutcome[]) =>
  * A Gateway is accepted when one of its listeners is (and nothing of the Gateway itself rejects
  * it), with ListenersNotValid when some listener is not served; programmed when one is served.
  */
-function gatewayOutcome(gateway: Gateway, listeners: ListenerOutcome[], spec: GatewaySpecOutcome, rejected: Verdict | undefined): GatewayOutcome {
+function gatewayOutcome(
+  gateway: GatewayRecord,
+  listeners: ListenerOutcome[],
+  spec: GatewaySpecOutcome,
+  rejected: Verdict | undefined,
+  attachedListenerSets: number,
+): GatewayOutcome {
   const notServed = listeners.filter((l) => !l.programmed.status);
   const unresolved = listeners.filter((l) => !l.resolvedRefs.status);
   let accepted = verdict(true, 'Accepted', 'Gateway is accepted');
@@ -113,9 +123,23 @@ function gatewayOutcome(gateway: Gateway, listeners: ListenerOutcome[], spec: Ga
     (unresolved.length > 0
       ? verdict(false, 'ListenersNotResolved', `${theListeners(unresolved)} missing references`)
       : verdict(true, 'ResolvedRefs', 'All references are resolved'));
-  const outcome: GatewayOutcome = { gateway, accepted, programmed, resolvedRefs, addresses: spec.addresses, listeners };
+  const outcome: GatewayOutcome = { gateway, accepted, programmed, resolvedRefs, addresses: spec.addresses, listeners, attachedListenerSets };
   if (spec.insecureFrontend) outcome.insecureFrontend = spec.insecureFrontend;
   return outcome;
+}
+
+/** Per served Gateway, the stream routes attached to it that refused a backend because its load balancer needs HTTP. */
+function httpOnlyRoutes(
+  served: Map<string, { listeners: GatewayListeners }>,
+  attachments: Attachments,
+  compiled: Map<RouteRecord, CompiledRoute>,
+): { gateway: string; route: RouteRecord; backend: Backend }[] {
+  const out: { gateway: string; route: RouteRecord; backend: Backend }[] = [];
+  for (const [gateway, { listeners }] of [...served].sort(([a], [b]) => compare(a, b))) {
+    const routes = new Set(listeners.active.flatMap((l) => (attachments.routes.get(l) ?? []).map((a) => a.route)));
+    for (const route of routes) for (const backend of compiled.get(route)?.httpOnly ?? []) out.push({ gateway, route, backend });
+  }
+  return out;
 }
 
 function policyAccepted(policy: Policy, backends: Backends): Verdict {
@@ -128,12 +152,17 @@ export function resolve(inputs: Inputs, options: ResolveOptions, diags: Diagnost
   const classes = gatewayClasses(inputs, options.controllerName ?? DEFAULT_CONTROLLER, diags);
   const tlsRefs = new TlsRefs(inputs);
   /** Every Gateway this controller answers for; a rejected one with no listener to attach to. */
-  const converted = new Map<string, { gateway: Gateway; listeners: GatewayListeners }>();
+  const converted = new Map<string, { gateway: GatewayRecord; listeners: GatewayListeners }>();
   /** The accepted ones: each becomes a proxy. */
-  const served = new Map<string, { gateway: Gateway; listeners: GatewayListeners; spec: GatewaySpecOutcome }>();
-  const others = new Map<string, Gateway>();
+  const served = new Map<string, { gateway: GatewayRecord; listeners: GatewayListeners; spec: GatewaySpecOutcome }>();
+  const others = new Map<string, GatewayRecord>();
   /** Made into outcomes after attachment, which counts each listener's routes. */
-  const pending: { gateway: Gateway; listeners: ListenerOutcome[]; spec: GatewaySpecOutcome; rejected: Verdict | undefined }[] = [];
+  const pending: { gateway: GatewayRecord; listeners: ListenerOutcome[]; spec: GatewaySpecOutcome; rejected: Verdict | undefined }[] = [];
+  /** ListenerSets: the accepted ones (for routes to attach through), every one of this controller's Gateways, their outcomes. */
+  const setEntries = new Map<string, { set: ListenerSet; gateway: string }>();
+  const knownSets = new Set<string>();
+  const setOutcomes: ListenerSetOutcome[] = [];
+  const attachedSets = new Map<GatewayRecord, number>();
   for (const gateway of inputs.gateways) {
     if ((classNames && !classNames.includes(gateway.gatewayClassName)) || !classes.owns(gateway)) {
       others.set(gatewayName(gateway), gateway);
@@ -141,7 +170,13 @@ export function resolve(inputs: Inputs, options: ResolveOptions, diags: Diagnost
     }
     const spec = checkGatewaySpec(gateway, inputs, tlsRefs, diags);
     const rejected = classes.rejects(gateway) ?? spec.rejected;
-    const listeners = resolveListeners(gateway, tlsRefs, diags);
+    const sets = listenerSetsOf(gateway, inputs, diags);
+    for (const set of [...sets.allowed, ...sets.refused]) knownSets.add(`${set.meta.namespace}/${set.meta.name}`);
+    for (const set of sets.refused) setOutcomes.push(refusedSetOutcome(set, gateway, 'NotAllowed'));
+    if (rejected) for (const set of sets.allowed) setOutcomes.push(refusedSetOutcome(set, gateway, 'ParentNotAccepted'));
+    else for (const set of sets.allowed) setEntries.set(`${set.meta.namespace}/${set.meta.name}`, { set, gateway: gatewayName(gateway) });
+    const listeners = resolveListeners(gateway, tlsRefs, diags, rejected ? [] : sets.allowed);
+    attachedSets.set(gateway, rejected ? 0 : sets.allowed.length);
     if (rejected) {
       const outcomes = listeners.outcomes.map((l) => ({ ...l, programmed: verdict(false, 'Invalid', 'the Gateway is not accepted') }));
       converted.set(gatewayName(gateway), { gateway, listeners: { ports: [], active: [], outcomes } });
@@ -153,15 +188,22 @@ export function resolve(inputs: Inputs, options: ResolveOptions, diags: Diagnost
     }
   }
   const backends = new Backends(inputs, diags);
-  const attachments = attachRoutes(inputs, converted, others, diags);
-  const compiled = new Map<HttpRoute, CompiledRoute>();
-  const routeOrder = new Map<HttpRoute, number>();
+  const attachments = attachRoutes(inputs, converted, others, diags, setEntries, knownSets);
+  for (const { set, gateway } of setEntries.values()) setOutcomes.push(acceptedSetOutcome(set, converted.get(gateway)?.listeners.outcomes ?? []));
+  for (const set of inputs.listenerSets) {
+    const key = `${set.meta.namespace}/${set.meta.name}`;
+    const parent = `${set.parentRef.namespace}/${set.parentRef.name}`;
+    if (!knownSets.has(key) && !others.has(parent) && set.parentRef.kind === 'Gateway')
+      diags.error('ParentNotFound', `Gateway ${parent} not found`, set.ref, 'spec.parentRef');
+  }
+  const compiled = new Map<RouteRecord, CompiledRoute>();
+  const routeOrder = new Map<RouteRecord, number>();
   inputs.routes.forEach((route, i) => {
     routeOrder.set(route, i);
-    compiled.set(route, compileRoute(route, backends, diags));
+    compiled.set(route, isStreamRoute(route.kind) ? compileStreamRoute(route, backends, diags) : compileRoute(route, backends, diags));
   });
 
-  const gateways: IrGateway[] = [];
+  const gateways: Gateway[] = [];
   /** Per object (`kind/namespace/name`), the Gateways whose routes use it. */
   const uses = new Map<string, Set<string>>();
   /** Per Service (`namespace/name`), the Gateways whose routes reference it, even where it did not resolve. */
@@ -173,10 +215,10 @@ export function resolve(inputs: Inputs, options: ResolveOptions, diags: Diagnost
       const k = `${b.ref.kind}/${b.ref.namespace ?? ''}/${b.ref.name}`;
       uses.set(k, (uses.get(k) ?? new Set()).add(name));
     }
-    const ir: IrGateway = {
+    const ir: Gateway = {
       name,
       ref: gateway.ref,
-      listeners: buildListeners(name, listeners.ports, { attachments: attachments.routes, compiled, routeOrder }),
+      listeners: buildListeners(name, listeners.ports, { attachments: attachments.routes, compiled, routeOrder, diags }),
       ...used,
     };
     if (spec.backendClientCertificate) ir.backendClientCertificate = spec.backendClientCertificate;
@@ -193,18 +235,26 @@ export function resolve(inputs: Inputs, options: ResolveOptions, diags: Diagnost
       parents: attachments.parents.get(route) ?? [],
       refProblems: c.refProblems,
       invalid,
-      noRuleLeft: invalid.length > 0 && route.rules.every((r) => r.matches.length === 0),
+      // A stream route's rules have no matches: only a TLSRoute left without a usable hostname serves nothing.
+      noRuleLeft: isStreamRoute(route.kind)
+        ? route.kind === 'TLSRoute' && route.hostnames.length === 0
+        : invalid.length > 0 && route.rules.every((r) => r.matches.length === 0),
     };
   });
   const pools = poolOutcomes({ inputs, backends, routes, compiled, converted: new Set(converted.keys()), gatewaysUsing });
+  const refused = httpOnlyRoutes(served, attachments, compiled);
   const policies: PolicyOutcome[] = inputs.policies.map((policy) => {
     const reached = new Set(policy.targets.flatMap((t) => gatewaysUsing(t.kind, policy.meta.namespace, t.name)));
-    return {
+    const cannotUse = refused.filter((r) => r.backend.lbFrom !== 'default' && describeRef(r.backend.lbFrom) === describeRef(policy.ref));
+    for (const r of cannotUse) reached.add(r.gateway);
+    const outcome: PolicyOutcome = {
       policy,
       ancestors: (reached.size > 0 ? [...reached].sort(compare) : allGateways).map(gatewayRef),
       accepted: policyAccepted(policy, backends),
       pickerProblems: backends.pickerProblems(policy.ref),
     };
+    if (cannotUse.length > 0) outcome.refusedBy = cannotUse.map((r) => ({ gateway: gatewayRef(r.gateway), route: r.route.ref }));
+    return outcome;
   });
   // A BackendTLSPolicy's ancestors are the Gateways whose routes reference its Services, also
   // where the policy made the reference invalid.
@@ -222,11 +272,21 @@ export function resolve(inputs: Inputs, options: ResolveOptions, diags: Diagnost
     ir: { gateways },
     outcomes: {
       gatewayClasses: classes.outcomes,
-      gateways: pending.map((p) => gatewayOutcome(p.gateway, p.listeners, p.spec, p.rejected)),
+      // A Gateway's status lists its own listeners; a ListenerSet's are on the set.
+      gateways: pending.map((p) =>
+        gatewayOutcome(
+          p.gateway,
+          p.listeners.filter((l) => !l.owner),
+          p.spec,
+          p.rejected,
+          attachedSets.get(p.gateway) ?? 0,
+        ),
+      ),
       routes,
       pools,
       policies,
       backendTlsPolicies,
+      listenerSets: setOutcomes.sort((a, b) => compare(describeRef(a.listenerSet.ref), describeRef(b.listenerSet.ref))),
     },
   };
 }

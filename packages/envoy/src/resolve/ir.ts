@@ -31,14 +31,39 @@ export interface Gateway {
   backendClientCertificate?: CertificateRef;
 }
 
-/** A port of the proxy: the Gateway API listeners that share it (same port, same protocol). */
+/**
+ * A port of the proxy: the Gateway API listeners that share it (same port; HTTPS and TLS
+ * listeners share one by SNI). UDP ports are their own (`namespace/gateway/udp/port`).
+ */
 export interface Listener {
   /** `namespace/gateway/port`, unique in the output. */
   name: string;
   port: number;
-  protocol: 'HTTP' | 'HTTPS';
+  /** HTTPS: HTTPS listeners (and maybe TLS ones) share the port; TLS: only TLS listeners do. */
+  protocol: 'HTTP' | 'HTTPS' | 'TLS' | 'TCP' | 'UDP';
   /** HTTP: one server for every listener of the port. HTTPS: one per listener, chosen by TLS SNI. */
   servers: Server[];
+  /** TLS, TCP and UDP listeners: where whole connections (UDP: datagrams) go. Absent when none. */
+  streams?: Stream[];
+}
+
+/**
+ * A route that forwards whole connections or datagrams: a TCPRoute or UDPRoute served on its
+ * listener's port, or a TLSRoute for the SNI names it won on the port (TLS passed through, or
+ * terminated with the listener's certificates first).
+ */
+export interface Stream {
+  /** Unique in the output: `<listener name>/<Gateway API listener>/<kind>/<namespace>/<route>`. */
+  name: string;
+  /** The Gateway API listener. */
+  listener: string;
+  route: ObjectRef;
+  /** TLS: the SNI names that select this stream (exact or `*.` wildcards). */
+  serverNames?: string[];
+  /** TLS Terminate: the certificates presented (the connection is then forwarded in the clear). */
+  tls?: ServerTls;
+  /** Weighted destinations; an invalid one refuses its share of connections. None: every connection is refused. */
+  destinations: Destination[];
 }
 
 /** The requests one route table answers. */

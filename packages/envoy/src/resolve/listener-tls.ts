@@ -3,7 +3,7 @@
 // validation the Gateway asks for on the listener's port, with only the CA bundles that resolve.
 // What does not resolve becomes the listener's ResolvedRefs (and, for CAs, Accepted) condition.
 import type { DiagnosticCode, Diagnostics } from '../diagnostics.js';
-import type { FrontendValidation, Gateway, ListenerSpec, ObjectReference } from '../read/index.js';
+import type { FrontendValidation, GatewayRecord, ListenerSpec, ObjectReference } from '../read/index.js';
 import type { RefFault, TlsRefs } from './certificates.js';
 import type { CertificateRef, ServerTls } from './ir.js';
 import type { Verdict } from './outcomes.js';
@@ -16,7 +16,7 @@ export interface ListenerTls extends ServerTls {
 }
 
 /** The validation a listener's port gets: its `perPort` entry when there is one, else `default`. */
-function frontendValidation(gw: Gateway, port: number): FrontendValidation | undefined {
+function frontendValidation(gw: GatewayRecord, port: number): FrontendValidation | undefined {
   const frontend = gw.tls.frontend;
   const entry = frontend?.perPort.find((p) => p.port === port);
   return entry ? entry.validation : frontend?.default;
@@ -29,7 +29,7 @@ const CA_REASONS: Reasons = { kind: 'InvalidCACertificateKind', notPermitted: 'R
 
 /** The references that resolve, reporting each one that does not. */
 function usable(
-  gw: Gateway,
+  gw: GatewayRecord,
   refs: ObjectReference[],
   check: (ref: ObjectReference) => RefFault | undefined,
   reasons: Reasons,
@@ -50,7 +50,7 @@ function usable(
   return out;
 }
 
-export function listenerTls(gw: Gateway, l: ListenerSpec, tlsRefs: TlsRefs, diags: Diagnostics): ListenerTls {
+export function listenerTls(gw: GatewayRecord, l: ListenerSpec, tlsRefs: TlsRefs, diags: Diagnostics): ListenerTls {
   const problems: Verdict[] = [];
   const certificates = usable(gw, l.tls?.certificateRefs ?? [], (r) => tlsRefs.keyPair(gw, r), CERTIFICATE_REASONS, problems, diags);
   const out: ListenerTls = { certificates, problems };

@@ -1,7 +1,19 @@
 // What the resolve stage found about each input object, in the terms of its status: the status
 // stage turns these into conditions, and never looks at diagnostics.
 import type { ObjectRef } from '../diagnostics.js';
-import type { BackendTlsPolicy, Gateway, GatewayClass, HttpRoute, ParentRef, PickerRef, Policy, Pool, Problem, RouteGroupKind } from '../read/index.js';
+import type {
+  BackendTlsPolicy,
+  GatewayRecord,
+  GatewayClass,
+  RouteRecord,
+  ListenerSet,
+  ParentRef,
+  PickerRef,
+  Policy,
+  Pool,
+  Problem,
+  RouteGroupKind,
+} from '../read/index.js';
 
 /** One condition: its status, a CamelCase reason and a sentence. */
 export interface Verdict {
@@ -11,6 +23,8 @@ export interface Verdict {
 }
 
 export interface ListenerOutcome {
+  /** The ListenerSet the listener comes from; absent for a Gateway's own. */
+  owner?: ObjectRef;
   name: string;
   index: number;
   supportedKinds: RouteGroupKind[];
@@ -22,7 +36,7 @@ export interface ListenerOutcome {
 }
 
 export interface GatewayOutcome {
-  gateway: Gateway;
+  gateway: GatewayRecord;
   accepted: Verdict;
   programmed: Verdict;
   /** The Gateway's own references, and a summary of its listeners'. */
@@ -31,7 +45,18 @@ export interface GatewayOutcome {
   insecureFrontend?: Verdict;
   /** `status.addresses`. */
   addresses: { type: string; value: string }[];
-  /** In the order of `spec.listeners`. */
+  /** In the order of `spec.listeners`: the Gateway's own. */
+  listeners: ListenerOutcome[];
+  /** How many ListenerSets the Gateway accepts (`status.attachedListenerSets`). */
+  attachedListenerSets: number;
+}
+
+/** A ListenerSet whose parent is a Gateway of this controller. */
+export interface ListenerSetOutcome {
+  listenerSet: ListenerSet;
+  accepted: Verdict;
+  programmed: Verdict;
+  /** In the order of its `spec.listeners`. */
   listeners: ListenerOutcome[];
 }
 
@@ -54,7 +79,7 @@ export interface RefProblem {
 }
 
 export interface RouteOutcome {
-  route: HttpRoute;
+  route: RouteRecord;
   /** One per parentRef this controller answers for (other classes' Gateways are left out). */
   parents: ParentOutcome[];
   refProblems: RefProblem[];
@@ -89,6 +114,8 @@ export interface PolicyOutcome {
   ancestors: ObjectRef[];
   accepted: Verdict;
   pickerProblems: PickerProblem[];
+  /** TLSRoutes, TCPRoutes and UDPRoutes (per Gateway) that cannot use the External load balancer the policy gives their backend. */
+  refusedBy?: { gateway: ObjectRef; route: ObjectRef }[];
 }
 
 export interface BackendTlsPolicyOutcome {
@@ -102,11 +129,12 @@ export interface BackendTlsPolicyOutcome {
 export interface Outcomes {
   gatewayClasses: GatewayClassOutcome[];
   gateways: GatewayOutcome[];
-  /** HTTPRoutes and GRPCRoutes. */
+  /** HTTPRoutes, GRPCRoutes, TLSRoutes, TCPRoutes and UDPRoutes. */
   routes: RouteOutcome[];
   pools: PoolOutcome[];
   policies: PolicyOutcome[];
   backendTlsPolicies: BackendTlsPolicyOutcome[];
+  listenerSets: ListenerSetOutcome[];
 }
 
 export function verdict(status: boolean, reason: string, message: string): Verdict {

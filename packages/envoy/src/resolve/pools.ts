@@ -3,7 +3,7 @@
 // HTTPRouteNotAccepted) only through routes it rejected — and none once no route references it.
 import { type ObjectRef, describeRef } from '../diagnostics.js';
 import { compare } from '../json.js';
-import type { HttpRoute, Inputs, Pool } from '../read/index.js';
+import type { RouteRecord, Inputs, Pool } from '../read/index.js';
 import type { Backends } from './backends.js';
 import { type PoolOutcome, type PoolParent, type RouteOutcome, type Verdict, gatewayRef, verdict } from './outcomes.js';
 import type { CompiledRoute } from './routes.js';
@@ -12,7 +12,7 @@ export interface PoolContext {
   inputs: Inputs;
   backends: Backends;
   routes: RouteOutcome[];
-  compiled: Map<HttpRoute, CompiledRoute>;
+  compiled: Map<RouteRecord, CompiledRoute>;
   /** `namespace/name` of every converted Gateway. */
   converted: ReadonlySet<string>;
   /** The converted Gateways (`namespace/name`) whose accepted routes use an object. */

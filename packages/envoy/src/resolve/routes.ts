@@ -3,7 +3,7 @@
 // depend on which listener serves the route.
 import { MAX_DURATION_SECONDS, MAX_WEIGHT_SUM } from '../limits.js';
 import type { Diagnostics } from '../diagnostics.js';
-import type { BackendRef, Cors, Filter, HeaderModifier, HttpRoute, PathModifier, Problem, Redirect, Rule } from '../read/index.js';
+import type { BackendRef, Cors, Filter, HeaderModifier, RouteRecord, PathModifier, Problem, Redirect, Rule } from '../read/index.js';
 import { type Backends, usesPicker } from './backends.js';
 import { composeHeaders } from './filters.js';
 import type { Action, Backend, Destination, Forward, Mirror, RedirectAction } from './ir.js';
@@ -17,11 +17,13 @@ export interface CompiledRule {
 }
 
 export interface CompiledRoute {
-  route: HttpRoute;
+  route: RouteRecord;
   rules: CompiledRule[];
   refProblems: RefProblem[];
   /** Values that cannot be used, found while compiling (the read stage's are on the route). */
   problems: Problem[];
+  /** A TLSRoute, TCPRoute or UDPRoute: the backends it refused because their load balancer needs HTTP (External). */
+  httpOnly?: Backend[];
 }
 
 /** What the filters of one level (a rule, or one of its backendRefs) do, each kept with its path. */
@@ -51,7 +53,7 @@ class RouteCompiler {
   readonly problems: Problem[] = [];
 
   constructor(
-    private readonly route: HttpRoute,
+    private readonly route: RouteRecord,
     private readonly backends: Backends,
     private readonly diags: Diagnostics,
   ) {}
@@ -350,7 +352,7 @@ class RouteCompiler {
 }
 
 /** Compiles every rule of a route. */
-export function compileRoute(route: HttpRoute, backends: Backends, diags: Diagnostics): CompiledRoute {
+export function compileRoute(route: RouteRecord, backends: Backends, diags: Diagnostics): CompiledRoute {
   const c = new RouteCompiler(route, backends, diags);
   const rules = route.rules.map((rule) => c.compile(rule));
   return { route, rules, refProblems: c.refProblems, problems: c.problems };

@@ -1,12 +1,14 @@
 // Route tables: per port of a Gateway, which hostnames are served and by which route rules, in
 // Gateway API's precedence order, with listener isolation — a request is served only by the routes
 // of the most specific listener whose hostname matches it.
-import type { HttpRoute, Match } from '../read/index.js';
+import type { RouteRecord, Match } from '../read/index.js';
 import type { Attachment } from './attach.js';
 import { compareHostnames, compareListenerHostnames, contains } from './hostnames.js';
 import type { Listener, Route, Server, VirtualHost } from './ir.js';
-import type { ActiveListener, PortGroup } from './listeners.js';
+import { type ActiveListener, type PortGroup, listenerName } from './listeners.js';
 import type { CompiledRoute } from './routes.js';
+import { buildStreams } from './streams.js';
+import type { Diagnostics } from '../diagnostics.js';
 
 const PATH_RANK: Record<Match['path']['type'], number> = { Exact: 0, RegularExpression: 1, PathPrefix: 2 };
 
@@ -31,12 +33,12 @@ export function comparePrecedence(a: Match, b: Match): number {
 }
 
 /** `namespace/name` for an HTTPRoute, `namespace/grpcroute/name` for a GRPCRoute (the two may share a name). */
-function routeName(route: HttpRoute): string {
+function routeName(route: RouteRecord): string {
   return route.kind === 'HTTPRoute' ? `${route.meta.namespace}/${route.meta.name}` : `${route.meta.namespace}/grpcroute/${route.meta.name}`;
 }
 
 interface Entry {
-  route: HttpRoute;
+  route: RouteRecord;
   routeOrder: number;
   rule: number;
   ir: Route;
@@ -54,8 +56,9 @@ function ownerOf(host: string, listeners: ActiveListener[]): ActiveListener | un
 
 export interface ServerInputs {
   attachments: Map<ActiveListener, Attachment[]>;
-  compiled: Map<HttpRoute, CompiledRoute>;
-  routeOrder: Map<HttpRoute, number>;
+  compiled: Map<RouteRecord, CompiledRoute>;
+  routeOrder: Map<RouteRecord, number>;
+  diags?: Diagnostics;
 }
 
 /**
@@ -117,7 +120,7 @@ function virtualHosts(served: ActiveListener[], port: PortGroup, inputs: ServerI
     vh.entries.sort(
       (a, b) => comparePrecedence(a.ir.match, b.ir.match) || a.routeOrder - b.routeOrder || a.rule - b.rule || a.ir.match.index - b.ir.match.index,
     );
-    const out: VirtualHost = { hostname: host, listener: vh.listener.spec.name, routes: vh.entries.map((e) => e.ir) };
+    const out: VirtualHost = { hostname: host, listener: listenerName(vh.listener.spec), routes: vh.entries.map((e) => e.ir) };
     if (vh.misdirected) out.misdirected = true;
     return out;
   });
@@ -129,17 +132,23 @@ function virtualHosts(served: ActiveListener[], port: PortGroup, inputs: ServerI
  * hostname still belongs to it: the port's other servers answer it 421, never with their routes.
  */
 export function buildListeners(gatewayName: string, ports: PortGroup[], inputs: ServerInputs): Listener[] {
-  return ports.flatMap((group) => {
-    const name = `${gatewayName}/${group.port}`;
+  return ports.flatMap((group): Listener[] => {
+    const name = group.protocol === 'UDP' ? `${gatewayName}/udp/${group.port}` : `${gatewayName}/${group.port}`;
+    // HTTP's hostnames and 421s are among the HTTP and HTTPS listeners of the port alone.
+    const http = { ...group, listeners: group.listeners.filter((l) => l.protocol === 'HTTP' || l.protocol === 'HTTPS') };
     const servers: Server[] =
       group.protocol === 'HTTP'
         ? [{ name, virtualHosts: virtualHosts(group.listeners, group, inputs) }]
-        : group.listeners.flatMap((l) => {
+        : http.listeners.flatMap((l) => {
             if (!l.outcome.programmed.status || !l.tls) return [];
             const tls: NonNullable<Server['tls']> = { ...l.tls };
             if (l.spec.hostname) tls.hostname = l.spec.hostname;
-            return [{ name: `${name}/${l.spec.name}`, tls, virtualHosts: virtualHosts([l], group, inputs) }];
+            return [{ name: `${name}/${listenerName(l.spec)}`, tls, virtualHosts: virtualHosts([l], http, inputs) }];
           });
-    return servers.length === 0 ? [] : [{ name, port: group.port, protocol: group.protocol, servers }];
+    const streams = group.protocol === 'HTTP' ? [] : buildStreams(name, group, inputs);
+    if (servers.length === 0 && streams.length === 0) return [];
+    const listener: Listener = { name, port: group.port, protocol: group.protocol, servers };
+    if (streams.length > 0) listener.streams = streams;
+    return [listener];
   });
 }

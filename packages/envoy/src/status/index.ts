@@ -10,6 +10,7 @@ import type {
   BackendTlsPolicyOutcome,
   GatewayOutcome,
   ListenerOutcome,
+  ListenerSetOutcome,
   Outcomes,
   PickerProblem,
   PolicyOutcome,
@@ -66,7 +67,18 @@ function gatewayStatus(ctx: StatusOptions, o: GatewayOutcome): JsonObject {
   if (o.insecureFrontend) conditions.push(condition(ctx, meta, 'InsecureFrontendValidationMode', o.insecureFrontend));
   const status: JsonObject = { conditions, listeners: o.listeners.map((l) => listenerStatus(ctx, meta, l)) };
   if (o.addresses.length > 0) status.addresses = o.addresses;
+  // Said wherever ListenerSets may attach (or some did), left out of Gateways that take none.
+  if (o.attachedListenerSets > 0 || o.gateway.allowedListeners.from !== 'None') status.attachedListenerSets = o.attachedListenerSets;
   return statusObject(`${GATEWAY_GROUP}/v1`, ref, status);
+}
+
+/** ListenerSet status: its own conditions, and each listener's as a Gateway's listener has them. */
+function listenerSetStatus(ctx: StatusOptions, o: ListenerSetOutcome): JsonObject {
+  const { meta, ref } = o.listenerSet;
+  return statusObject(`${GATEWAY_GROUP}/v1`, ref, {
+    conditions: [condition(ctx, meta, 'Accepted', o.accepted), condition(ctx, meta, 'Programmed', o.programmed)],
+    listeners: o.listeners.map((l) => listenerStatus(ctx, meta, l)),
+  });
 }
 
 function gatewayClassStatus(ctx: StatusOptions, o: GatewayClassOutcome): JsonObject {
@@ -120,11 +132,22 @@ function poolStatus(ctx: StatusOptions, o: PoolOutcome): JsonObject {
 function policyStatus(ctx: StatusOptions, o: PolicyOutcome): JsonObject {
   const { meta, ref } = o.policy;
   return statusObject(API_VERSION, ref, {
-    ancestors: o.ancestors.map((gw) => ({
-      ancestorRef: gatewayParentRef(gw),
-      controllerName: ctx.controllerName,
-      conditions: [condition(ctx, meta, 'Accepted', o.accepted), condition(ctx, meta, 'ResolvedRefs', pickerVerdict(o.pickerProblems))],
-    })),
+    ancestors: o.ancestors.map((gw) => {
+      // The policy still applies to this Gateway's HTTP routes; its stream routes that cannot use it are named.
+      const refused = (o.refusedBy ?? []).filter((r) => r.gateway.namespace === gw.namespace && r.gateway.name === gw.name);
+      const accepted: Verdict =
+        refused.length === 0
+          ? o.accepted
+          : {
+              ...o.accepted,
+              message: `${o.accepted.message}; its External load balancer needs HTTP, so ${refused.map((r) => `${r.route.kind} ${r.route.namespace ?? ''}/${r.route.name}`).join(', ')} cannot use it and refuse${refused.length === 1 ? 's' : ''} the backend`,
+            };
+      return {
+        ancestorRef: gatewayParentRef(gw),
+        controllerName: ctx.controllerName,
+        conditions: [condition(ctx, meta, 'Accepted', accepted), condition(ctx, meta, 'ResolvedRefs', pickerVerdict(o.pickerProblems))],
+      };
+    }),
   });
 }
 
@@ -155,6 +178,7 @@ export function statuses(outcomes: Outcomes, ctx: StatusOptions): JsonObject[] {
     ...outcomes.pools.map((o) => poolStatus(ctx, o)),
     ...outcomes.policies.map((o) => policyStatus(ctx, o)),
     ...outcomes.backendTlsPolicies.map((o) => backendTlsPolicyStatus(ctx, o)),
+    ...outcomes.listenerSets.map((o) => listenerSetStatus(ctx, o)),
   ];
   return out.sort((a, b) => compare(statusKey(a), statusKey(b)));
 }

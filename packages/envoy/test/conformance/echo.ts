@@ -3,7 +3,7 @@
 // `/status/NNN` with NNN, fails `/retry/...` requests `succeedAfter` times (with `responseCode`, or
 // by resetting the connection, after `delayRetry`), serves WebSockets on `/ws`, and on a port
 // whose appProtocol is kubernetes.io/h2c accepts only HTTP/2.
-import { parseDuration } from '../../src/duration.js';
+import { parseDuration } from '../../src/gateway-duration.js';
 import type { BackendModel, BackendReply, Upstream } from './envoy-model.js';
 
 type Json = Record<string, any>;

@@ -24,6 +24,10 @@ import {
 import { loadEnvoyValidator } from '../../src/validator/index.js';
 import { echoBackend } from './echo.js';
 import { type Outcome, type Request, type Response, type World, clusterHosts, grpcStatus, handle } from './envoy-model.js';
+import { type Connection, type StreamOutcome, connect } from './stream-model.js';
+
+/** The route kinds a scenario checks statuses of. */
+export type RouteKind = 'HTTPRoute' | 'GRPCRoute' | 'TLSRoute' | 'TCPRoute' | 'UDPRoute';
 
 type Json = Record<string, any>;
 
@@ -335,7 +339,7 @@ export class Scenario {
   }
 
   /** The conditions of a route's parent entry for a Gateway (and listener, when named). */
-  routeParent(kind: 'HTTPRoute' | 'GRPCRoute', route: string, gateway: string, sectionName?: string): Record<string, Json> {
+  routeParent(kind: RouteKind, route: string, gateway: string, sectionName?: string): Record<string, Json> {
     const [gns, gn] = nn(gateway);
     const parents = this.status(kind, route).parents as Json[];
     // As the suite's helpers do: conditions only count once they are about the current spec.
@@ -428,7 +432,7 @@ export class Scenario {
    * GatewayAndRoutesMustBeAccepted: the Gateway is Accepted and Programmed, each route Accepted by
    * it, and every listener of the Gateway Accepted, Programmed and with its references resolved.
    */
-  mustBeAccepted(gateway: string, routes: string[], kind: 'HTTPRoute' | 'GRPCRoute' = 'HTTPRoute'): void {
+  mustBeAccepted(gateway: string, routes: string[], kind: RouteKind = 'HTTPRoute'): void {
     const gw = this.gatewayConditions(gateway);
     assert.equal(gw.Accepted?.status, 'True', `Gateway ${gateway} Accepted: ${JSON.stringify(gw.Accepted)}`);
     assert.equal(gw.Programmed?.status, 'True', `Gateway ${gateway} Programmed: ${JSON.stringify(gw.Programmed)}`);
@@ -447,7 +451,7 @@ export class Scenario {
    * HTTPRouteMustHaveNoAcceptedParents and GatewayMustHaveZeroRoutes: the route has at most one
    * parent entry and it is not Accepted, and the Gateway counts no route on any listener.
    */
-  mustNotAttach(route: string, gateway: string, kind: 'HTTPRoute' | 'GRPCRoute' = 'HTTPRoute'): void {
+  mustNotAttach(route: string, gateway: string, kind: RouteKind = 'HTTPRoute'): void {
     const parents = this.status(kind, route).parents as Json[];
     assert.ok(parents.length <= 1, `${kind} ${route}: expected at most one parent entry, got ${JSON.stringify(parents)}`);
     for (const p of parents) {
@@ -474,6 +478,11 @@ export class Scenario {
     );
     const ready = slices.flatMap((slice) => ((slice.endpoints ?? []) as Json[]).filter((ep) => ep.conditions?.ready !== false));
     return [...new Set(ready.flatMap((ep) => ep.addresses as string[]))].sort();
+  }
+
+  /** A TCP connection or UDP session to a Gateway's proxy (stream-model.ts). */
+  connect(gateway: string, c: Connection): StreamOutcome {
+    return connect(this.gateway(gateway), c);
   }
 
   /** A request to a Gateway's proxy, answered by the suite's echo backends. */

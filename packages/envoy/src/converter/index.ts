@@ -1,0 +1,417 @@
+// The Converter: the one composition of the stages (read → resolve → Envoy → status). It holds the
+// objects it was given, the resolved IR and the last Envoy configuration of each Gateway, so a
+// change costs what it touches: EndpointSlices alone rebuild only the ClusterLoadAssignments of the
+// Gateways whose backends they feed; anything else reads and resolves again. Statuses are settled
+// after the Envoy stage (a configuration past the size limit is not Programmed), and proxy facts
+// (NACKs, infrastructure) merge into them without running any stage again.
+import { type Diagnostic, Diagnostics } from '../diagnostics.js';
+import { parseDuration } from '../gateway-duration.js';
+import type { EndpointMode, EnvoyTarget } from '../envoy-target.js';
+import { type EnvoyConfig, type EnvoyOptions, endpointAssignments, toEnvoy } from '../envoy/index.js';
+import { compare, isObject, type JsonObject } from '../json.js';
+import { DEFAULT_MAX_OUTPUT_BYTES, jsonSize } from '../output-size.js';
+import { type EndpointSlice, type Inputs, key, readInputs, textOf } from '../read/index.js';
+import { byName, namespaceOf } from '../read/meta.js';
+import { InputEndpoints } from '../resolve/endpoints.js';
+import { DEFAULT_CONTROLLER, type Gateway, type IR, InputCertificates, type Resolved, resolve } from '../resolve/index.js';
+import { statuses as statusStage } from '../status/index.js';
+import { type ClusterNeeds, clusterNeeds } from './cluster-needs.js';
+import { type GatewayProxyFacts, notProgrammed, withProxyFacts } from './proxy-facts.js';
+
+export { type ClusterNeeds, SHADOW_SERVICE_LABELS, shadowService } from './cluster-needs.js';
+export { conditionMessage, type GatewayProxyFacts, MAX_CONDITION_MESSAGE } from './proxy-facts.js';
+
+export interface ConvertOptions {
+  /** Target Envoy: `1.35` (override_host), `1.38` (adds served-endpoint reporting) or `legacy` (ORIGINAL_DST). Default 1.35. */
+  envoy?: EnvoyTarget;
+  /** How backend endpoints reach Envoy: listed (`static`, default), resolved from a headless Service (`dns`), or served over EDS (`eds`). */
+  endpoints?: EndpointMode;
+  /**
+   * This controller's name: written in statuses, and the controllerName of the GatewayClasses whose
+   * Gateways are converted (when the input has GatewayClasses). Default `extlb.dev/gateway-controller`.
+   */
+  controllerName?: string;
+  /** lastTransitionTime of every condition. Default: the current time (at each update). */
+  now?: string | (() => string);
+  clusterDomain?: string;
+  /** Gateway API durations. */
+  connectTimeout?: string;
+  perTryTimeout?: string;
+  /** The proxy's system CA bundle (BackendTLSPolicy `wellKnownCACertificates: System`). */
+  systemCaFile?: string;
+  /** Convert only Gateways of these classes (all when unset): a cluster may run several controllers. */
+  gatewayClassNames?: string[];
+  /**
+   * The largest Envoy configuration of one Gateway, in bytes of compact JSON (default 32 MiB). A
+   * Gateway whose configuration would be larger is reported (OutputTooLarge), is not Programmed,
+   * and keeps the configuration it had.
+   */
+  maxOutputBytes?: number;
+}
+
+/**
+ * A change to the objects a Converter holds: the whole set (what is not in it is gone), or the
+ * objects added, updated and deleted. An object is known by apiVersion, kind, namespace and name.
+ */
+export type ConverterChange = { objects: readonly unknown[] } | { added?: readonly unknown[]; updated?: readonly unknown[]; deleted?: readonly unknown[] };
+
+/** Time spent per stage in one update, in milliseconds. */
+export interface UpdateTimings {
+  read: number;
+  resolve: number;
+  envoy: number;
+  status: number;
+}
+
+export interface ConverterUpdate {
+  /** `full`: read and resolved again; `endpoints`: only ClusterLoadAssignments rebuilt. */
+  kind: 'full' | 'endpoints';
+  /**
+   * Per converted Gateway (`namespace/name`, sorted), the Envoy configuration its proxies should
+   * have: this update's, or the last accepted one when this one was refused (OutputTooLarge). A
+   * Gateway never converted within the limit has none.
+   */
+  gateways: ReadonlyMap<string, EnvoyConfig>;
+  /** The Gateways whose configuration this update changed, came or went. */
+  changedGateways: string[];
+  /** Every status, proxy facts merged, sorted by kind, namespace and name. */
+  statuses: readonly JsonObject[];
+  /** The statuses this update changed (all of them after a full update). */
+  changedStatuses: JsonObject[];
+  diagnostics: readonly Diagnostic[];
+  /** What the controller must write (shadow Services) or watch (ConfigMaps, Secrets), and the classes it owns. */
+  needs: ClusterNeeds;
+  ir: IR;
+  timings: UpdateTimings;
+}
+
+function durationOption(value: string | undefined, fallbackMs: number, name: string, diags: Diagnostics): number {
+  if (value === undefined) return fallbackMs;
+  const ms = parseDuration(value);
+  if (ms !== undefined) return ms;
+  diags.error('InvalidOption', `option ${name} is not a Gateway API duration such as 5s or 1m30s: ${JSON.stringify(value)}`);
+  return fallbackMs;
+}
+
+export function envoyOptions(options: ConvertOptions, diags: Diagnostics): EnvoyOptions {
+  return {
+    envoy: options.envoy ?? '1.35',
+    endpoints: options.endpoints ?? 'static',
+    connectTimeoutMs: durationOption(options.connectTimeout, 5000, 'connectTimeout', diags),
+    perTryTimeoutMs: durationOption(options.perTryTimeout, 15_000, 'perTryTimeout', diags),
+    clusterDomain: options.clusterDomain ?? 'cluster.local',
+    systemCaFile: options.systemCaFile ?? '/etc/ssl/certs/ca-certificates.crt',
+  };
+}
+
+const SEP = '\u0000';
+const nowIso = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+const since = (t: bigint) => Number(process.hrtime.bigint() - t) / 1e6;
+
+/** How an object is known: apiVersion, kind, namespace, name (as the read stage tells duplicates). */
+function objectId(raw: unknown): string | undefined {
+  if (!isObject(raw) || !isObject(raw.metadata) || typeof raw.metadata.name !== 'string') return undefined;
+  return [textOf(raw.apiVersion), textOf(raw.kind), namespaceOf(raw, 'default'), raw.metadata.name].join(SEP);
+}
+
+const isSlice = (raw: unknown) =>
+  isObject(raw) && raw.kind === 'EndpointSlice' && typeof raw.apiVersion === 'string' && raw.apiVersion.startsWith('discovery.k8s.io/');
+
+function statusKey(s: JsonObject): string {
+  const m = s.metadata as { namespace?: string; name?: string };
+  return `${String(s.kind)}${SEP}${m.namespace ?? ''}${SEP}${m.name ?? ''}`;
+}
+const gatewayStatusKey = (gateway: string) => {
+  const [namespace = '', name = ''] = gateway.split('/');
+  return `Gateway${SEP}${namespace}${SEP}${name}`;
+};
+
+/** The Services (`namespace/name`) whose EndpointSlices feed a Gateway's backends and pickers. */
+function fedBy(gateway: Gateway): Set<string> {
+  const out = new Set<string>();
+  for (const b of Object.values(gateway.backends)) {
+    const e = b.endpoints;
+    out.add(key(e.namespace, e.type === 'service' ? e.service : e.shadowService));
+  }
+  for (const set of Object.values(gateway.pickerSets)) for (const p of set.pickers) out.add(key(p.namespace, p.service));
+  return out;
+}
+
+interface Built {
+  inputs: Inputs;
+  resolved: Resolved;
+  /** Per Gateway, the Services whose slices feed it. */
+  feeds: Map<string, Set<string>>;
+  /** Per slice (`namespace/name`), the Service it belongs to. */
+  sliceService: Map<string, string>;
+  /** Per Gateway, the size of its configuration without its ClusterLoadAssignments. */
+  fixedSize: Map<string, number>;
+  /** Statuses straight from the stages (no proxy facts), by status key. */
+  base: Map<string, JsonObject>;
+  needs: ClusterNeeds;
+}
+
+export class Converter {
+  private readonly objects = new Map<string, unknown[]>();
+  /** Objects without a name: kept, so the read stage reports them. */
+  private unnamed: unknown[] = [];
+  private readonly envoy: EnvoyOptions;
+  private readonly optionDiagnostics: Diagnostic[];
+  private readonly controllerName: string;
+  private readonly maxBytes: number;
+  private built?: Built;
+  private served = new Map<string, EnvoyConfig>();
+  /** Gateways whose latest configuration was refused, with why; they keep serving their last one. */
+  private refused = new Map<string, string>();
+  private readonly facts = new Map<string, GatewayProxyFacts>();
+  /** The statuses with facts merged, by status key, in order. */
+  private current = new Map<string, JsonObject>();
+  private diagnostics: Diagnostic[] = [];
+
+  constructor(private readonly options: ConvertOptions = {}) {
+    const diags = new Diagnostics();
+    this.envoy = envoyOptions(options, diags);
+    this.optionDiagnostics = diags.list;
+    this.controllerName = options.controllerName ?? DEFAULT_CONTROLLER;
+    this.maxBytes = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
+  }
+
+  private now(): string {
+    const now = this.options.now;
+    return typeof now === 'function' ? now() : (now ?? nowIso());
+  }
+
+  /** Applies a change and returns what it made. The first call must give the whole set (or every object as added). */
+  update(change: ConverterChange): ConverterUpdate {
+    const endpointsOnly = this.apply(change);
+    if (endpointsOnly && this.built && this.envoy.endpoints === 'eds') return this.updateEndpoints(endpointsOnly);
+    return this.rebuild();
+  }
+
+  /** Records a change; returns the slices changed when nothing else did (`namespace/name` → object or undefined if gone). */
+  private apply(change: ConverterChange): Map<string, unknown> | undefined {
+    if ('objects' in change) {
+      this.objects.clear();
+      this.unnamed = [];
+      for (const raw of change.objects) this.put(raw);
+      return undefined;
+    }
+    const slices = new Map<string, unknown>();
+    let others = false;
+    const note = (raw: unknown, gone: boolean) => {
+      if (isSlice(raw) && isObject(raw) && isObject(raw.metadata))
+        slices.set(`${namespaceOf(raw, 'default')}/${String(raw.metadata.name)}`, gone ? undefined : raw);
+      else others = true;
+    };
+    for (const raw of [...(change.added ?? []), ...(change.updated ?? [])]) {
+      this.put(raw, true);
+      note(raw, false);
+    }
+    for (const raw of change.deleted ?? []) {
+      const id = objectId(raw);
+      if (id) this.objects.delete(id);
+      note(raw, true);
+    }
+    return others ? undefined : slices;
+  }
+
+  private put(raw: unknown, replace = false): void {
+    const id = objectId(raw);
+    if (id === undefined) this.unnamed.push(raw);
+    else if (replace) this.objects.set(id, [raw]);
+    else this.objects.set(id, [...(this.objects.get(id) ?? []), raw]);
+  }
+
+  /** Every stage, from every object held. */
+  private rebuild(): ConverterUpdate {
+    const diags = new Diagnostics();
+    for (const d of this.optionDiagnostics) diags.list.push(d);
+    let t = process.hrtime.bigint();
+    const inputs = readInputs([...this.unnamed, ...[...this.objects.values()].flat()], diags);
+    const read = since(t);
+    t = process.hrtime.bigint();
+    const resolveOptions: { controllerName: string; gatewayClassNames?: readonly string[] } = { controllerName: this.controllerName };
+    if (this.options.gatewayClassNames) resolveOptions.gatewayClassNames = this.options.gatewayClassNames;
+    const resolved = resolve(inputs, resolveOptions, diags);
+    const resolveMs = since(t);
+    t = process.hrtime.bigint();
+    const endpoints = new InputEndpoints(inputs);
+    const certificates = new InputCertificates(inputs);
+    const served = new Map<string, EnvoyConfig>();
+    const refused = new Map<string, string>();
+    const feeds = new Map<string, Set<string>>();
+    const fixedSize = new Map<string, number>();
+    for (const gateway of resolved.ir.gateways) {
+      const config = toEnvoy(gateway, endpoints, certificates, this.envoy, diags);
+      const size = jsonSize(config, this.maxBytes);
+      if (size <= this.maxBytes) {
+        served.set(gateway.name, config);
+        feeds.set(gateway.name, fedBy(gateway));
+        fixedSize.set(gateway.name, size - jsonSize(config.endpoints, this.maxBytes) + 2);
+      } else {
+        const message = this.tooLarge();
+        diags.error('OutputTooLarge', message, gateway.ref);
+        refused.set(gateway.name, message);
+        // The proxies keep what they have: its clusters are not this IR's, so endpoints leave it be.
+        const previous = this.served.get(gateway.name);
+        if (previous) served.set(gateway.name, previous);
+      }
+    }
+    const envoyMs = since(t);
+    t = process.hrtime.bigint();
+    const base = new Map<string, JsonObject>();
+    for (const s of statusStage(resolved.outcomes, { controllerName: this.controllerName, now: this.now() })) base.set(statusKey(s), s);
+    for (const [gateway, message] of refused) {
+      const k = gatewayStatusKey(gateway);
+      const s = base.get(k);
+      if (s) base.set(k, { ...s, status: notProgrammed(s.status as JsonObject, 'Invalid', message) });
+    }
+    const sliceService = new Map<string, string>();
+    for (const [service, slices] of inputs.slicesByService) for (const s of slices) sliceService.set(key(s.meta.namespace, s.meta.name), service);
+    const classes = resolved.outcomes.gatewayClasses.map((o) => o.gatewayClass.meta.name);
+    this.built = { inputs, resolved, feeds, sliceService, fixedSize, base, needs: clusterNeeds(inputs, classes) };
+    const changedGateways = this.changedGateways(served);
+    this.served = served;
+    this.refused = refused;
+    this.current = new Map([...base].map(([k, s]) => [k, this.withFacts(s)]));
+    const statusMs = since(t);
+    this.diagnostics = diags.sorted();
+    return this.result('full', changedGateways, [...this.current.values()], { read, resolve: resolveMs, envoy: envoyMs, status: statusMs });
+  }
+
+  private tooLarge(): string {
+    return `its Envoy configuration would be more than ${this.maxBytes} bytes (the limit, maxOutputBytes), so none is written: spread its routes over more Gateways, or use fewer rules, matches and backends per route`;
+  }
+
+  private changedGateways(next: ReadonlyMap<string, EnvoyConfig>): string[] {
+    const out = new Set<string>();
+    for (const [g, config] of next) if (this.served.get(g) !== config) out.add(g);
+    for (const g of this.served.keys()) if (!next.has(g)) out.add(g);
+    return [...out].sort(compare);
+  }
+
+  /** Only the ClusterLoadAssignments of the Gateways the changed slices feed. */
+  private updateEndpoints(changed: Map<string, unknown>): ConverterUpdate {
+    const built = this.built as Built;
+    const started = process.hrtime.bigint();
+    const diags = new Diagnostics();
+    const slicesByService = new Map(built.inputs.slicesByService);
+    const affected = new Set<string>();
+    const sliceService = new Map(built.sliceService);
+    for (const [slice, raw] of changed) {
+      const [namespace = '', name = ''] = slice.split('/');
+      const old = sliceService.get(slice);
+      if (old !== undefined) {
+        affected.add(old);
+        const rest = (slicesByService.get(old) ?? []).filter((s) => !(s.meta.namespace === namespace && s.meta.name === name));
+        if (rest.length > 0) slicesByService.set(old, rest);
+        else slicesByService.delete(old);
+        sliceService.delete(slice);
+      }
+      if (raw === undefined) continue;
+      for (const [service, records] of readInputs([raw], diags).slicesByService) {
+        affected.add(service);
+        sliceService.set(slice, service);
+        slicesByService.set(service, [...(slicesByService.get(service) ?? []), ...records].sort(byName) as EndpointSlice[]);
+      }
+    }
+    const read = since(started);
+    const t = process.hrtime.bigint();
+    const inputs: Inputs = { ...built.inputs, slicesByService };
+    const endpoints = new InputEndpoints(inputs);
+    const served = new Map(this.served);
+    const refused = new Map(this.refused);
+    for (const gateway of built.resolved.ir.gateways) {
+      const feeds = built.feeds.get(gateway.name);
+      const config = served.get(gateway.name);
+      // Refused at the last full update: the configuration served is not this IR's.
+      if (!feeds || !config || this.refused.has(gateway.name) || ![...affected].some((s) => feeds.has(s))) continue;
+      const assignments = endpointAssignments(gateway, endpoints, this.envoy);
+      const fixed = built.fixedSize.get(gateway.name) ?? 0;
+      if (fixed - 2 + jsonSize(assignments, this.maxBytes) <= this.maxBytes) served.set(gateway.name, { ...config, endpoints: assignments });
+      else {
+        diags.error('OutputTooLarge', this.tooLarge(), gateway.ref);
+        refused.set(gateway.name, this.tooLarge());
+      }
+    }
+    const envoyMs = since(t);
+    const s = process.hrtime.bigint();
+    this.built = { ...built, inputs, sliceService };
+    const changedGateways = this.changedGateways(served);
+    this.served = served;
+    const changedStatuses: JsonObject[] = [];
+    for (const [gateway, message] of refused) {
+      if (this.refused.has(gateway)) continue;
+      const k = gatewayStatusKey(gateway);
+      const b = built.base.get(k);
+      if (!b) continue;
+      const next = { ...b, status: notProgrammed(b.status as JsonObject, 'Invalid', message) };
+      built.base.set(k, next);
+      const merged = this.withFacts(next);
+      this.current.set(k, merged);
+      changedStatuses.push(merged);
+    }
+    this.refused = refused;
+    // This update's slices replace what the last one said of them.
+    const gone = new Set([...changed.keys()]);
+    const kept = this.diagnostics.filter((d) => !(d.object?.kind === 'EndpointSlice' && gone.has(`${d.object.namespace ?? ''}/${d.object.name}`)));
+    const fresh = new Diagnostics();
+    for (const d of [...kept, ...diags.list]) fresh.list.push(d);
+    this.diagnostics = fresh.sorted();
+    return this.result('endpoints', changedGateways, changedStatuses, { read, resolve: 0, envoy: envoyMs, status: since(s) });
+  }
+
+  private result(kind: ConverterUpdate['kind'], changedGateways: string[], changedStatuses: JsonObject[], timings: UpdateTimings): ConverterUpdate {
+    const built = this.built as Built;
+    return {
+      kind,
+      gateways: this.served,
+      changedGateways,
+      statuses: [...this.current.values()],
+      changedStatuses,
+      diagnostics: this.diagnostics,
+      needs: built.needs,
+      ir: built.resolved.ir,
+      timings,
+    };
+  }
+
+  private withFacts(s: JsonObject): JsonObject {
+    if (s.kind !== 'Gateway') return s;
+    const m = s.metadata as { namespace: string; name: string };
+    const facts = this.facts.get(`${m.namespace}/${m.name}`);
+    return facts ? { ...s, status: withProxyFacts(s.status as JsonObject, facts) } : s;
+  }
+
+  /**
+   * Sets what the control plane knows of a Gateway's proxies (`namespace/name`): each field given
+   * (even as undefined) replaces the one held, fields left out are kept, and `undefined` forgets
+   * them all. Returns the statuses that changed — the Gateway's, or none; no stage runs again.
+   */
+  setProxyFacts(gateway: string, facts: GatewayProxyFacts | undefined): JsonObject[] {
+    const held = this.facts.get(gateway);
+    const next: GatewayProxyFacts = facts === undefined ? {} : { ...held };
+    if (facts && 'rejected' in facts) {
+      if (facts.rejected && facts.rejected.length > 0) next.rejected = facts.rejected;
+      else delete next.rejected;
+    }
+    if (facts && 'infrastructure' in facts) {
+      if (facts.infrastructure) next.infrastructure = facts.infrastructure;
+      else delete next.infrastructure;
+    }
+    if (next.rejected || next.infrastructure) this.facts.set(gateway, next);
+    else this.facts.delete(gateway);
+    const k = gatewayStatusKey(gateway);
+    const base = this.built?.base.get(k);
+    if (!base) return [];
+    const merged = this.withFacts(base);
+    if (JSON.stringify(merged) === JSON.stringify(this.current.get(k))) return [];
+    this.current.set(k, merged);
+    return [merged];
+  }
+
+  /** The proxy facts held for a Gateway. */
+  proxyFacts(gateway: string): GatewayProxyFacts | undefined {
+    return this.facts.get(gateway);
+  }
+}

@@ -1,0 +1,191 @@
+// The Converter: one composition of the stages, fed changes and proxy facts. Statuses are settled
+// after the Envoy stage (a refused configuration is not Programmed), an EndpointSlice change
+// rebuilds only the ClusterLoadAssignments of the Gateways it feeds (and gives what a full
+// conversion of the same objects gives), and proxy facts change statuses without any stage.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { Converter, convert, MAX_CONDITION_MESSAGE, toXds } from '../src/index.js';
+import { pickerEstate } from './picker-estate.js';
+
+type Json = Record<string, any>;
+const NOW = '2026-01-01T00:00:00Z';
+
+function gateway(name: string): Json {
+  return {
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'Gateway',
+    metadata: { name, namespace: 'default', generation: 3 },
+    spec: { gatewayClassName: 'extlb', listeners: [{ name: 'http', port: 80, protocol: 'HTTP' }] },
+  };
+}
+function route(name: string, parent: string, service: string): Json {
+  return {
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'HTTPRoute',
+    metadata: { name, namespace: 'default' },
+    spec: { parentRefs: [{ name: parent }], rules: [{ backendRefs: [{ name: service, port: 80 }] }] },
+  };
+}
+function service(name: string): Json {
+  return { apiVersion: 'v1', kind: 'Service', metadata: { name, namespace: 'default' }, spec: { ports: [{ name: 'http', port: 80, targetPort: 8080 }] } };
+}
+function slice(name: string, svc: string, ips: string[]): Json {
+  return {
+    apiVersion: 'discovery.k8s.io/v1',
+    kind: 'EndpointSlice',
+    metadata: { name, namespace: 'default', labels: { 'kubernetes.io/service-name': svc } },
+    addressType: 'IPv4',
+    ports: [{ name: 'http', port: 8080 }],
+    endpoints: ips.map((ip) => ({ addresses: [ip] })),
+  };
+}
+const estate = () => [
+  gateway('a'),
+  gateway('b'),
+  route('ra', 'a', 'sa'),
+  route('rb', 'b', 'sb'),
+  service('sa'),
+  service('sb'),
+  slice('sa-1', 'sa', ['10.0.0.1']),
+  slice('sb-1', 'sb', ['10.0.1.1']),
+];
+const programmed = (statuses: readonly Json[], name: string) =>
+  statuses.find((s) => s.kind === 'Gateway' && s.metadata.name === name)?.status.conditions.find((c: Json) => c.type === 'Programmed');
+
+describe('Converter', () => {
+  it('says a Gateway past the output limit is not Programmed, with why (convert() too)', () => {
+    const objects = pickerEstate({ routes: 1, rules: 8, matches: 8, pools: 8 });
+    const r = convert(objects, { now: NOW, maxOutputBytes: 2000 });
+    assert.deepEqual(Object.keys(r.gateways), []);
+    const p = programmed(r.statuses, 'gw');
+    assert.equal(p.status, 'False');
+    assert.equal(p.reason, 'Invalid');
+    assert.match(p.message, /more than 2000 bytes/);
+  });
+
+  it('keeps serving the last configuration of a Gateway that grows past the limit', () => {
+    const small = pickerEstate({ routes: 1, rules: 1, matches: 1, pools: 1 });
+    const size = JSON.stringify(convert(small, { now: NOW }).gateways['default/gw']).length;
+    const converter = new Converter({ now: NOW, maxOutputBytes: 4 * size });
+    const first = converter.update({ objects: small });
+    const served = first.gateways.get('default/gw');
+    assert.ok(served);
+    assert.equal(programmed(first.statuses, 'gw').status, 'True');
+    const second = converter.update({ objects: pickerEstate({ routes: 1, rules: 8, matches: 8, pools: 8 }) });
+    assert.equal(second.gateways.get('default/gw'), served, 'the previous configuration stays');
+    assert.equal(programmed(second.statuses, 'gw').status, 'False');
+    assert.ok(second.diagnostics.some((d) => d.code === 'OutputTooLarge'));
+  });
+
+  it('rebuilds only the endpoints a changed EndpointSlice feeds, as a full conversion would', () => {
+    const converter = new Converter({ now: NOW, endpoints: 'eds' });
+    const first = converter.update({ objects: estate() });
+    const a = first.gateways.get('default/a');
+    const b = first.gateways.get('default/b');
+    assert.ok(a && b);
+    const moved = slice('sa-1', 'sa', ['10.0.0.1', '10.0.0.2']);
+    const next = converter.update({ updated: [moved] });
+    assert.equal(next.kind, 'endpoints');
+    assert.deepEqual(next.changedGateways, ['default/a']);
+    assert.equal(next.gateways.get('default/b'), b, 'Gateway b is not rebuilt');
+    const a2 = next.gateways.get('default/a');
+    assert.equal(a2?.listeners, a.listeners, 'listeners, routes and clusters are the last ones');
+    assert.equal(a2?.clusters, a.clusters);
+    const full = convert([...estate().filter((o) => o.metadata.name !== 'sa-1'), moved], { now: NOW, endpoints: 'eds' });
+    assert.deepEqual(toXds(a2 as never), toXds(full.gateways['default/a'] as never));
+    assert.deepEqual(next.statuses, full.statuses);
+    // A slice gone, and one added for a Service no Gateway uses: the first rebuilds a, the second nothing.
+    const gone = converter.update({ deleted: [moved] });
+    assert.deepEqual(gone.changedGateways, ['default/a']);
+    assert.deepEqual(gone.gateways.get('default/a')?.endpoints[0]?.endpoints ?? [], []);
+    assert.deepEqual(converter.update({ added: [slice('other-1', 'other', ['10.9.9.9'])] }).changedGateways, []);
+  });
+
+  it('resolves again when anything but EndpointSlices changes', () => {
+    const converter = new Converter({ now: NOW, endpoints: 'eds' });
+    converter.update({ objects: estate() });
+    const next = converter.update({ deleted: [route('rb', 'b', 'sb')] });
+    assert.equal(next.kind, 'full');
+    assert.deepEqual(
+      next.statuses,
+      convert(
+        estate().filter((o) => o.metadata.name !== 'rb'),
+        { now: NOW, endpoints: 'eds' },
+      ).statuses,
+    );
+  });
+
+  it('merges proxy facts into the Gateway status without a recompute', () => {
+    const converter = new Converter({ now: NOW, endpoints: 'eds' });
+    const first = converter.update({ objects: estate() });
+    assert.equal(programmed(first.statuses, 'a').status, 'True');
+    const long = 'x'.repeat(1_000_000);
+    const changed = converter.setProxyFacts('default/a', {
+      rejected: [{ typeUrl: 'type.googleapis.com/envoy.config.cluster.v3.Cluster', message: long, proxies: 2 }],
+    });
+    assert.equal(changed.length, 1);
+    const p = programmed(changed, 'a');
+    assert.equal(p.status, 'False');
+    assert.equal(p.reason, 'Invalid');
+    assert.equal(p.observedGeneration, 3);
+    assert.match(p.message, /^Envoy rejected the Cluster update: x+… \(1000\d+ characters, cut\)$/);
+    assert.ok(p.message.length <= MAX_CONDITION_MESSAGE);
+    assert.deepEqual(
+      converter.setProxyFacts('default/a', { rejected: [{ typeUrl: 'x.Cluster', message: long, proxies: 2 }] }),
+      [],
+      'the same words change nothing',
+    );
+
+    // Infrastructure: its addresses; Programmed only once available. Setting it keeps the NACK.
+    const infra = converter.setProxyFacts('default/b', {
+      infrastructure: {
+        addresses: [{ type: 'IPAddress', value: '192.0.2.7' }],
+        available: false,
+        problem: { reason: 'AddressNotAssigned', message: 'no address yet' },
+      },
+    });
+    const b = infra[0] as Json;
+    assert.deepEqual(b.status.addresses, [{ type: 'IPAddress', value: '192.0.2.7' }]);
+    assert.equal(programmed(infra, 'b').reason, 'AddressNotAssigned');
+    const up = converter.setProxyFacts('default/b', { infrastructure: { addresses: [{ type: 'IPAddress', value: '192.0.2.7' }], available: true } });
+    assert.equal(programmed(up, 'b').status, 'True');
+    assert.deepEqual(converter.setProxyFacts('default/b', { infrastructure: { addresses: [{ type: 'IPAddress', value: '192.0.2.7' }], available: true } }), []);
+    // The NACK goes: a's status is the converter's again, and stays so across updates.
+    assert.equal(programmed(converter.setProxyFacts('default/a', { rejected: [] }), 'a').status, 'True');
+    const again = converter.update({ updated: [slice('sb-1', 'sb', ['10.0.1.2'])] });
+    assert.deepEqual((again.statuses as Json[]).find((s) => s.metadata.name === 'b')?.status.addresses, [{ type: 'IPAddress', value: '192.0.2.7' }]);
+  });
+
+  it('says which shadow Services, ConfigMaps and classes the controller must write or watch', () => {
+    const objects = [
+      { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'GatewayClass', metadata: { name: 'mine' }, spec: { controllerName: 'example.com/gw' } },
+      { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'GatewayClass', metadata: { name: 'theirs' }, spec: { controllerName: 'other.example/gw' } },
+      { ...gateway('a'), spec: { gatewayClassName: 'mine', listeners: [{ name: 'http', port: 80, protocol: 'HTTP' }] } },
+      {
+        apiVersion: 'extlb.dev/v1alpha1',
+        kind: 'BackendPool',
+        metadata: { name: 'llm', namespace: 'default', uid: 'u-1' },
+        spec: { selector: { matchLabels: { app: 'llm' } }, targetPorts: [{ number: 8000 }] },
+      },
+      {
+        apiVersion: 'gateway.networking.k8s.io/v1',
+        kind: 'BackendTLSPolicy',
+        metadata: { name: 'tls', namespace: 'default' },
+        spec: {
+          targetRefs: [{ group: '', kind: 'Service', name: 'sa' }],
+          validation: { hostname: 'sa.example', caCertificateRefs: [{ group: '', kind: 'ConfigMap', name: 'ca' }] },
+        },
+      },
+    ];
+    const r = new Converter({ now: NOW, controllerName: 'example.com/gw' }).update({ objects });
+    assert.deepEqual(r.needs.gatewayClasses, ['mine']);
+    assert.deepEqual(r.needs.configMaps, ['default/ca']);
+    assert.equal(r.needs.shadowServices.length, 1);
+    const svc = r.needs.shadowServices[0] as Json;
+    assert.deepEqual(svc.spec.selector, { app: 'llm' });
+    assert.deepEqual(svc.metadata.ownerReferences, [
+      { apiVersion: 'extlb.dev/v1alpha1', kind: 'BackendPool', name: 'llm', uid: 'u-1', controller: true, blockOwnerDeletion: false },
+    ]);
+    assert.deepEqual([...r.gateways.keys()], ['default/a'], 'the class naming this controller is converted');
+  });
+});
