@@ -510,7 +510,7 @@ describe('examples/deploy: the controller RBAC, enforced', () => {
     // opts out: the controller deletes them.
     await until('the provisioned Deployment and autoscaler', () => api.get('autoscaling/v2', 'HorizontalPodAutoscaler', 'secure-extlb', 'extras'));
     const secureParams = api.get('extlb.dev/v1alpha1', 'GatewayParameters', 'secure', 'extras') as Json;
-    api.put({ ...secureParams, spec: { provision: false } } as KubeObject);
+    api.put({ ...secureParams, spec: { provision: false } } as unknown as KubeObject);
     await until('the opted-out Gateway loses its objects', () => api.get('apps/v1', 'Deployment', 'secure-extlb', 'extras') === undefined);
 
     // The conflicts were real: the API server answered 409 to one status write of every such kind.

@@ -176,12 +176,15 @@ describe('provisioning a Gateway (GEP-1762)', () => {
 
     // The Deployment controller: two available replicas. The load balancer has no address yet.
     const live = api.get('apps/v1', 'Deployment', NAME, NS) as Json;
-    api.put({ ...live, status: { observedGeneration: live.metadata.generation, replicas: 2, readyReplicas: 2, availableReplicas: 2 } } as KubeObject);
+    api.put({
+      ...live,
+      status: { observedGeneration: live.metadata.generation, replicas: 2, readyReplicas: 2, availableReplicas: 2 },
+    } as unknown as KubeObject);
     const noAddress = await until(() => programmed(api, 'edge')?.reason === 'AddressNotAssigned' && programmed(api, 'edge'), 'AddressNotAssigned');
     assert.equal(noAddress.status, 'False');
     // The Service controller: a load balancer ingress.
     const svc = api.get('v1', 'Service', NAME, NS) as Json;
-    api.put({ ...svc, status: { loadBalancer: { ingress: [{ ip: '203.0.113.7' }] } } } as KubeObject);
+    api.put({ ...svc, status: { loadBalancer: { ingress: [{ ip: '203.0.113.7' }] } } } as unknown as KubeObject);
     await until(() => programmed(api, 'edge')?.status === 'True', 'Programmed=True');
     assert.deepEqual((api.get(GW, 'Gateway', 'edge', NS) as Json).status.addresses, [{ type: 'IPAddress', value: '203.0.113.7' }]);
 
@@ -207,7 +210,7 @@ describe('provisioning a Gateway (GEP-1762)', () => {
     const hash = (await read('apps/v1', 'Deployment')).spec.template.metadata.annotations['extlb.dev/config-hash'];
     // The parameters change: the Deployment rolls (a new Pod template), the HPA keeps its count.
     const params = api.get('extlb.dev/v1alpha1', 'GatewayParameters', 'edge', NS) as Json;
-    api.put({ ...params, spec: { envoy: { concurrency: 4, logLevel: 'debug' } } } as KubeObject);
+    api.put({ ...params, spec: { envoy: { concurrency: 4, logLevel: 'debug' } } } as unknown as KubeObject);
     const rolled = await until(() => {
       const d = api.get('apps/v1', 'Deployment', NAME, NS) as Json;
       return d.spec.template.spec.containers[0].args.includes('--log-level=debug') && d;
@@ -220,7 +223,7 @@ describe('provisioning a Gateway (GEP-1762)', () => {
     // A Gateway moved to another class loses its objects.
     await until(() => api.get('apps/v1', 'Deployment', 'mover-extlb', NS), "mover's objects");
     const mover = api.get(GW, 'Gateway', 'mover', NS) as Json;
-    api.put({ ...mover, spec: { ...mover.spec, gatewayClassName: 'other' } } as KubeObject);
+    api.put({ ...mover, spec: { ...mover.spec, gatewayClassName: 'other' } } as unknown as KubeObject);
     await until(() => !api.get('apps/v1', 'Deployment', 'mover-extlb', NS) && !api.get('v1', 'Service', 'mover-extlb', NS), 'mover loses its objects');
     assert.equal(api.get('v1', 'ConfigMap', 'mover-extlb', NS), undefined);
 
