@@ -232,4 +232,42 @@ describe('provisioning a Gateway (GEP-1762)', () => {
     await api.settled();
     for (const [v, k] of kinds) assert.equal(api.get(v, k, NAME, NS), undefined, `${k} goes with the Gateway`);
   });
+
+  it('honours spec.addresses the Service can hold, says AddressNotUsable for one it cannot, and fills an address without a value from the Service', async () => {
+    const objects = estate().filter((o) => o.kind !== 'Gateway');
+    objects.push(gateway('pinned', { addresses: [{ type: 'IPAddress', value: '203.0.113.9' }] }));
+    objects.push(gateway('named', { addresses: [{ type: 'Hostname', value: 'edge.example.com' }] }));
+    objects.push(gateway('any', { addresses: [{ type: 'IPAddress' }] }));
+    const api = await startKubeApiServer({ objects: objects as KubeObject[] });
+    after(() => api.close());
+    const c = new Controller({
+      kubeConfig: api.kubeConfig(),
+      identity: 'solo',
+      leaseNamespace: 'extlb-system',
+      xds: { host: '127.0.0.1', port: 0, plaintext: true },
+      delayMs: 20,
+      maxDelayMs: 100,
+      logger: createLogger({ level: 'silent' }),
+      lease: { durationMs: 1500, renewDeadlineMs: 1000, retryPeriodMs: 150 },
+    });
+    after(() => c.stop(50));
+    await c.start();
+    const names = ['pinned', 'named', 'any'];
+    await until(() => names.every((n) => api.get('v1', 'Service', `${n}-extlb`, NS)), 'the Services');
+    assert.equal((api.get('v1', 'Service', 'pinned-extlb', NS) as Json).spec.loadBalancerIP, '203.0.113.9', 'the static address is asked of the load balancer');
+    // The Deployment and Service controllers: replicas up, the load balancer gives what was asked (or any address).
+    for (const n of names) {
+      const d = api.get('apps/v1', 'Deployment', `${n}-extlb`, NS) as Json;
+      api.put({ ...d, status: { replicas: 2, readyReplicas: 2, availableReplicas: 2 } } as unknown as KubeObject);
+      const svc = api.get('v1', 'Service', `${n}-extlb`, NS) as Json;
+      api.put({ ...svc, status: { loadBalancer: { ingress: [{ ip: n === 'pinned' ? '203.0.113.9' : '198.51.100.4' }] } } } as unknown as KubeObject);
+    }
+    await until(() => programmed(api, 'pinned')?.status === 'True', 'pinned Programmed');
+    assert.deepEqual((api.get(GW, 'Gateway', 'pinned', NS) as Json).status.addresses, [{ type: 'IPAddress', value: '203.0.113.9' }]);
+    const named = await until(() => programmed(api, 'named')?.reason === 'AddressNotUsable' && programmed(api, 'named'), 'AddressNotUsable');
+    assert.equal(named.status, 'False');
+    assert.match(named.message, /cannot be given a hostname, so edge\.example\.com cannot be used/);
+    await until(() => programmed(api, 'any')?.status === 'True', 'any Programmed');
+    assert.deepEqual((api.get(GW, 'Gateway', 'any', NS) as Json).status.addresses, [{ type: 'IPAddress', value: '198.51.100.4' }]);
+  });
 });
