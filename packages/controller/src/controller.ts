@@ -27,7 +27,7 @@ import type { DebugSource } from './ops/debug.js';
 import { type ControllerMetrics, controllerMetrics, xdsMetricCallbacks } from './ops/metrics.js';
 import { type Batch, Scheduler } from './reconcile/scheduler.js';
 import { isShadowService, serviceKey, syncShadowService } from './reconcile/shadow.js';
-import { WorkQueue, type WorkQueueOptions } from './reconcile/work-queue.js';
+import { TokenBucket, WorkQueue, type WorkQueueOptions } from './reconcile/work-queue.js';
 import { GATEWAY_NAME_LABEL, infrastructureOf } from './status/gateway.js';
 import { labelOf, StatusWriter } from './status/writer.js';
 import { Provisioner } from './provision/index.js';
@@ -74,8 +74,10 @@ export interface ControllerOptions {
   api?: KubeApiOptions;
   /** The largest Envoy configuration of one Gateway, in bytes of compact JSON (default 32 MiB); past it the Gateway is not Programmed and keeps its last snapshot. */
   maxOutputBytes?: number;
-  /** The queue of writes (statuses, shadow Services) and failed recomputes: backoff of a failed key, and writes per second. */
-  work?: Pick<WorkQueueOptions, 'baseDelayMs' | 'maxDelayMs' | 'perSecond' | 'burst' | 'concurrency'>;
+  /** The queue of writes (statuses, shadow Services) and failed recomputes: backoff of a failed key, and its concurrency. */
+  work?: Pick<WorkQueueOptions, 'baseDelayMs' | 'maxDelayMs' | 'concurrency'>;
+  /** Status writes per second on average, and at once. Default 50 per second, 500 at once. */
+  statusWrites?: { perSecond?: number; burst?: number };
   logger?: Logger;
   /**
    * Provisioning of each Gateway's Envoy (GEP-1762). Default on; `xdsServer` is what the
@@ -270,10 +272,12 @@ export class Controller {
       onError: (error) => this.log.warn({ error: error instanceof Error ? error.message : String(error) }, 'leader election'),
     });
     this.provisioner = options.provision?.enabled === false ? undefined : this.makeProvisioner();
+    const writeRate = new TokenBucket(options.statusWrites?.perSecond ?? 50, options.statusWrites?.burst ?? 500);
     this.writer = new StatusWriter(this.api, {
       controllerName: this.controllerName,
       isLeader: () => this.elector.isLeader(),
       current: (kind, name, namespace) => this.informers.get(kind, name, namespace),
+      beforeWrite: () => writeRate.take(),
     });
   }
 

@@ -13,7 +13,7 @@ export { DEFAULT_DEBUG_PORT, type DebugHealth, type DebugSource, debugHandler, i
 export { type ConfigDump, configDump, type ProxiesReport, type ProxyStatus, type ProxyTypeStatus, proxyStatus, REDACTED, redact } from './ops/debug-state.js';
 export { Scheduler, type Batch, type SchedulerOptions } from './reconcile/scheduler.js';
 export { isShadowService, syncShadowService } from './reconcile/shadow.js';
-export { WorkQueue, type WorkQueueOptions } from './reconcile/work-queue.js';
+export { TokenBucket, WorkQueue, type WorkQueueOptions } from './reconcile/work-queue.js';
 export { mergeStatus, sameStatus } from './status/merge.js';
 export { StatusWriter, type WriteReport } from './status/writer.js';
 export * from './xds/index.js';

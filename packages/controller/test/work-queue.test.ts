@@ -2,7 +2,7 @@
 // requeues the key with a backoff of its own that doubles; a success forgets the failures.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { WorkQueue } from '../src/index.js';
+import { TokenBucket, WorkQueue } from '../src/index.js';
 
 test('a failing key is retried with a doubling backoff of its own, and forgotten on success', async () => {
   const delays: number[] = [];
@@ -48,11 +48,12 @@ test('a key added while it is worked on is worked once more after, not twice at 
   assert.equal(most, 1);
 });
 
-test('work starts at a bounded rate once the burst is spent', async () => {
-  const started: string[] = [];
-  const q = new WorkQueue(async (key) => void started.push(key), { perSecond: 20, burst: 2 });
-  for (let i = 0; i < 5; i++) q.add(`k${i}`);
-  assert.equal(started.length, 2, 'the burst starts at once');
-  await q.idle();
-  assert.equal(started.length, 5, 'the rest follow as tokens come');
+test('a token bucket lets a burst through at once, then the rest at its rate', async () => {
+  const bucket = new TokenBucket(20, 2);
+  const taken: number[] = [];
+  const all = Array.from({ length: 5 }, (_, i) => bucket.take().then(() => taken.push(i)));
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual(taken, [0, 1], 'the burst at once');
+  await Promise.all(all);
+  assert.deepEqual(taken, [0, 1, 2, 3, 4], 'the rest in order, as tokens come');
 });

@@ -15,7 +15,13 @@ const examples = join(root, 'examples');
 
 function compileSchemas(): Map<string, ValidateFunction> {
   const ajv = new Ajv({ allErrors: true, strict: true });
-  ajv.addVocabulary(['x-kubernetes-validations', 'x-kubernetes-list-type', 'x-kubernetes-list-map-keys', 'x-kubernetes-map-type']);
+  ajv.addVocabulary([
+    'x-kubernetes-validations',
+    'x-kubernetes-list-type',
+    'x-kubernetes-list-map-keys',
+    'x-kubernetes-map-type',
+    'x-kubernetes-preserve-unknown-fields',
+  ]);
   addFormats(ajv);
   const out = new Map<string, ValidateFunction>();
   for (const k of kinds) {

@@ -189,7 +189,7 @@ test('match precedence: exact, then regex, then the longest prefix; ties by rout
   assert.equal(names[names.length - 1], 'default/shop/rule/3/match/0', 'the / prefix comes last');
 });
 
-test('Gateway status: attached routes per listener, unsupported listeners not accepted', () => {
+test('Gateway status: attached routes per listener; a TCP listener is served for TCPRoutes, an SCTP one is not accepted', () => {
   const r = convert(scenario('route-features'), { now: NOW });
   const listeners = status(r, 'Gateway', 'web').status.listeners as Json[];
   assert.deepEqual(
@@ -201,8 +201,18 @@ test('Gateway status: attached routes per listener, unsupported listeners not ac
     ],
   );
   const tcp = Object.fromEntries(listeners[2]?.conditions.map((c: Json) => [c.type, c]));
-  assert.equal(tcp.Accepted.status, 'False');
-  assert.equal(tcp.Accepted.reason, 'UnsupportedProtocol');
+  assert.equal(tcp.Accepted.status, 'True');
+  assert.deepEqual(listeners[2]?.supportedKinds, [{ group: 'gateway.networking.k8s.io', kind: 'TCPRoute' }]);
+  const objects = scenario('route-features').map((o) => {
+    const x = o as Json;
+    if (x.kind !== 'Gateway') return o;
+    return { ...x, spec: { ...x.spec, listeners: x.spec.listeners.map((l: Json) => (l.protocol === 'TCP' ? { ...l, protocol: 'SCTP' } : l)) } };
+  });
+  const sctp = (status(convert(objects, { now: NOW }), 'Gateway', 'web').status.listeners as Json[]).find((l) => l.name === 'tcp');
+  const accepted = ((sctp?.conditions ?? []) as Json[]).find((c) => c.type === 'Accepted');
+  assert.equal(accepted?.status, 'False');
+  assert.equal(accepted?.reason, 'UnsupportedProtocol');
+  assert.deepEqual(sctp?.supportedKinds, []);
 });
 
 test('gatewayClassNames converts only those Gateways; routes to other classes get no status entry from us', () => {

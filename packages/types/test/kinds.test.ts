@@ -34,7 +34,7 @@ describe('kind guards', () => {
   it('name each kind under its group and version', () => {
     deepStrictEqual(
       Object.values(KINDS).map((k) => `${k.apiVersion}/${k.kind}`),
-      [`${API_VERSION}/BackendPool`, `${API_VERSION}/LoadBalancerPolicy`, 'inference.networking.k8s.io/v1/InferencePool'],
+      [`${API_VERSION}/BackendPool`, `${API_VERSION}/LoadBalancerPolicy`, `${API_VERSION}/GatewayParameters`, 'inference.networking.k8s.io/v1/InferencePool'],
     );
   });
 });

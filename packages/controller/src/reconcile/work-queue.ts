@@ -1,17 +1,46 @@
 // Work that can fail (a status write, a shadow Service write, a recompute), queued per object with
 // controller-runtime's semantics: a key queued twice is done once; a failure requeues the key after
 // an exponential backoff of its own (base × 2^failures, capped); a success forgets its failures.
-// Every start also takes a token from one bucket, so a storm of work (400 proxies NACKing) reaches
-// the API server at a bounded rate.
+// The writes themselves take a token from a TokenBucket first, so a storm of work (400 proxies
+// NACKing) reaches the API server at a bounded rate while work that writes nothing is not held.
+
+/** A token bucket: `take()` resolves at once while tokens last, then at `perSecond` on average. */
+export class TokenBucket {
+  private tokens: number;
+  private at = Date.now();
+  private tail: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly perSecond: number,
+    private readonly burst: number,
+  ) {
+    this.tokens = burst;
+  }
+
+  take(): Promise<void> {
+    // One waiter at a time, in order.
+    const next = this.tail.then(async () => {
+      for (;;) {
+        const now = Date.now();
+        this.tokens = Math.min(this.burst, this.tokens + ((now - this.at) * this.perSecond) / 1000);
+        this.at = now;
+        if (this.tokens >= 1) {
+          this.tokens -= 1;
+          return;
+        }
+        await new Promise((r) => setTimeout(r, Math.ceil(((1 - this.tokens) * 1000) / this.perSecond)));
+      }
+    });
+    this.tail = next;
+    return next;
+  }
+}
 
 export interface WorkQueueOptions {
   /** The first retry's delay, doubled at each further failure of the same key. Default 5 ms. */
   baseDelayMs?: number;
   /** The longest retry delay. Default 5 minutes. */
   maxDelayMs?: number;
-  /** Work started per second, on average, and at once. Default 50 per second, 500 at once. */
-  perSecond?: number;
-  burst?: number;
   /** Keys worked on at once. Default 8. */
   concurrency?: number;
   /** A key failed and is queued again in `delayMs`. */
@@ -21,16 +50,13 @@ export interface WorkQueueOptions {
 }
 
 export class WorkQueue {
-  private readonly queue: string[] = [];
+  /** In the order added (a Set keeps it, and takes the first in constant time). */
   private readonly queued = new Set<string>();
   private readonly active = new Set<string>();
   /** Keys queued again while being worked on: done once more after. */
   private readonly dirty = new Set<string>();
   private readonly failures = new Map<string, number>();
   private readonly delayed = new Map<string, NodeJS.Timeout>();
-  private tokens: number;
-  private refilledAt = Date.now();
-  private tokenTimer?: NodeJS.Timeout;
   private stopped = false;
   private readonly idleWaiters: (() => void)[] = [];
   private readonly o: Required<Omit<WorkQueueOptions, 'onRetry' | 'onDepth'>>;
@@ -42,11 +68,8 @@ export class WorkQueue {
     this.o = {
       baseDelayMs: options.baseDelayMs ?? 5,
       maxDelayMs: options.maxDelayMs ?? 300_000,
-      perSecond: options.perSecond ?? 50,
-      burst: options.burst ?? 500,
       concurrency: options.concurrency ?? 8,
     };
-    this.tokens = this.o.burst;
   }
 
   /** Queues `key` (once, however often it is added before it is worked on). */
@@ -58,10 +81,7 @@ export class WorkQueue {
       this.delayed.delete(key);
     }
     if (this.active.has(key)) this.dirty.add(key);
-    else if (!this.queued.has(key)) {
-      this.queued.add(key);
-      this.queue.push(key);
-    }
+    else this.queued.add(key);
     this.depth();
     this.pump();
   }
@@ -103,28 +123,9 @@ export class WorkQueue {
     this.options.onDepth?.(this.waiting());
   }
 
-  private takeToken(): boolean {
-    const now = Date.now();
-    this.tokens = Math.min(this.o.burst, this.tokens + ((now - this.refilledAt) * this.o.perSecond) / 1000);
-    this.refilledAt = now;
-    if (this.tokens < 1) return false;
-    this.tokens -= 1;
-    return true;
-  }
-
   private pump(): void {
-    while (!this.stopped && this.active.size < this.o.concurrency && this.queue.length > 0) {
-      if (!this.takeToken()) {
-        if (!this.tokenTimer) {
-          const waitMs = Math.ceil(((1 - this.tokens) * 1000) / this.o.perSecond);
-          this.tokenTimer = setTimeout(() => {
-            this.tokenTimer = undefined;
-            this.pump();
-          }, waitMs);
-        }
-        return;
-      }
-      const key = this.queue.shift() as string;
+    while (!this.stopped && this.active.size < this.o.concurrency && this.queued.size > 0) {
+      const key = this.queued.values().next().value as string;
       this.queued.delete(key);
       this.active.add(key);
       void this.run(key);
@@ -147,7 +148,7 @@ export class WorkQueue {
   }
 
   private settle(): void {
-    if (this.queue.length > 0 || this.active.size > 0 || this.delayed.size > 0) return;
+    if (this.queued.size > 0 || this.active.size > 0 || this.delayed.size > 0) return;
     for (const resolve of this.idleWaiters.splice(0)) resolve();
   }
 
@@ -161,8 +162,6 @@ export class WorkQueue {
     this.stopped = true;
     for (const t of this.delayed.values()) clearTimeout(t);
     this.delayed.clear();
-    if (this.tokenTimer) clearTimeout(this.tokenTimer);
-    this.queue.length = 0;
     this.queued.clear();
     this.settle();
   }

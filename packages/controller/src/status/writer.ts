@@ -16,6 +16,8 @@ export interface StatusWriterOptions {
   concurrency?: number;
   /** Tries per object on a 409 Conflict. */
   attempts?: number;
+  /** Awaited before each write (not before a status found unchanged): the controller's rate limit. */
+  beforeWrite?: () => Promise<void>;
 }
 
 export interface WriteReport {
@@ -93,6 +95,7 @@ export class StatusWriter {
       const merged = mergeStatus(t.kind, current.status as JsonObject | undefined, t.status, this.options.controllerName);
       if (sameStatus(current.status, merged)) return 'unchanged';
       if (!this.options.isLeader()) return 'skipped';
+      await this.options.beforeWrite?.();
       try {
         // The whole object with its resourceVersion: the status subresource takes only its status.
         const made = await this.api.request<JsonObject>('PUT', objectPath(kind, t.namespace, t.name, 'status'), { body: { ...current, status: merged } });

@@ -18,6 +18,13 @@ export interface XdsLimits {
   /** Streams a connection may open per second, sustained, and in a burst; past it they are refused with RESOURCE_EXHAUSTED. Default 5/s, burst 10: an Envoy keeps its one stream for hours. */
   streamsPerSecond: number;
   streamBurst: number;
+  /**
+   * Streams the whole server admits per second, and in a burst: many connections churning at their
+   * own rate still cannot take the event loop from the streams already up. Default 200/s, burst 2,000
+   * (a fleet reconnecting after a restart is admitted in seconds; the rest retry with Envoy's backoff).
+   */
+  serverStreamsPerSecond: number;
+  serverStreamBurst: number;
   /** Responses a stream may have written and not yet taken by the client before it counts as behind. Default 4 MiB. */
   maxQueuedBytes: number;
 }
@@ -31,6 +38,8 @@ export const DEFAULT_XDS_LIMITS: Readonly<XdsLimits> = {
   maxStreamsPerConnection: 16,
   streamsPerSecond: 5,
   streamBurst: 10,
+  serverStreamsPerSecond: 200,
+  serverStreamBurst: 2000,
   maxQueuedBytes: 4 * 1024 * 1024,
 };
 

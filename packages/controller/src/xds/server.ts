@@ -138,12 +138,14 @@ export class XdsServer {
 
   readonly limits: Readonly<XdsLimits>;
   private readonly rate: StreamRate;
+  private readonly serverRate: StreamRate;
   private rateLoggedAt = Number.NEGATIVE_INFINITY;
 
   constructor(private readonly options: XdsServerOptions) {
     this.log = options.logger ?? silentXdsLogger;
     this.limits = { ...DEFAULT_XDS_LIMITS, ...options.limits };
     this.rate = new StreamRate(this.limits.streamsPerSecond, this.limits.streamBurst);
+    this.serverRate = new StreamRate(this.limits.serverStreamsPerSecond, this.limits.serverStreamBurst);
   }
 
   /** The bound port, 0 before start. */
@@ -270,17 +272,17 @@ export class XdsServer {
   private admit(call: grpc.ServerDuplexStream<unknown, Response>): boolean {
     // gRPC names a call's peer by its connection's remote address and port: one per connection.
     const connection = call.getPeer();
-    if (this.rate.take(connection)) return true;
+    if (this.rate.take(connection) && this.serverRate.take('')) return true;
     this.recorder.counts.streamsRateLimited++;
     call.on('error', () => {});
     call.emit('error', {
       code: grpc.status.RESOURCE_EXHAUSTED,
-      details: `more than ${this.limits.streamsPerSecond} streams a second on one connection (burst ${this.limits.streamBurst}); an xDS client keeps its stream open`,
+      details: `too many new streams: at most ${this.limits.streamsPerSecond} a second per connection (burst ${this.limits.streamBurst}) and ${this.limits.serverStreamsPerSecond} a second in all (burst ${this.limits.serverStreamBurst}); an xDS client keeps its stream open, retry with backoff`,
     });
     const t = performance.now();
     if (t - this.rateLoggedAt > 1000) {
       this.rateLoggedAt = t;
-      this.log.log('warn', 'xDS streams refused: opened too fast on one connection', {
+      this.log.log('warn', 'xDS streams refused: opened too fast', {
         peer: clip(connection),
         refused: this.recorder.counts.streamsRateLimited,
       });

@@ -7,7 +7,7 @@
 import { type Diagnostic, Diagnostics } from '../diagnostics.js';
 import { parseDuration } from '../gateway-duration.js';
 import type { EndpointMode, EnvoyTarget } from '../envoy-target.js';
-import { type EnvoyConfig, type EnvoyOptions, endpointAssignments, toEnvoy } from '../envoy/index.js';
+import { type EnvoyConfig, type EnvoyOptions, endpointAssignmentsOf, toEnvoy } from '../envoy/index.js';
 import { compare, isObject, type JsonObject } from '../json.js';
 import { DEFAULT_MAX_OUTPUT_BYTES, jsonSize } from '../output-size.js';
 import { type EndpointSlice, type Inputs, key, readInputs, textOf } from '../read/index.js';
@@ -126,6 +126,9 @@ const gatewayStatusKey = (gateway: string) => {
   return `Gateway${SEP}${namespace}${SEP}${name}`;
 };
 
+/** The JSON size of some list items, without the list's brackets and commas. */
+const sizeOf = (items: readonly unknown[], max: number) => items.reduce<number>((n, x) => n + jsonSize(x, max), 0);
+
 /** The Services (`namespace/name`) whose EndpointSlices feed a Gateway's backends and pickers. */
 function fedBy(gateway: Gateway): Set<string> {
   const out = new Set<string>();
@@ -144,8 +147,9 @@ interface Built {
   feeds: Map<string, Set<string>>;
   /** Per slice (`namespace/name`), the Service it belongs to. */
   sliceService: Map<string, string>;
-  /** Per Gateway, the size of its configuration without its ClusterLoadAssignments. */
+  /** Per Gateway, the size of its configuration without its ClusterLoadAssignments, and of their list. */
   fixedSize: Map<string, number>;
+  endpointsSize: Map<string, number>;
   /** Statuses straight from the stages (no proxy facts), by status key. */
   base: Map<string, JsonObject>;
   needs: ClusterNeeds;
@@ -241,13 +245,16 @@ export class Converter {
     const refused = new Map<string, string>();
     const feeds = new Map<string, Set<string>>();
     const fixedSize = new Map<string, number>();
+    const endpointsSizes = new Map<string, number>();
     for (const gateway of resolved.ir.gateways) {
       const config = toEnvoy(gateway, endpoints, certificates, this.envoy, diags);
       const size = jsonSize(config, this.maxBytes);
       if (size <= this.maxBytes) {
         served.set(gateway.name, config);
         feeds.set(gateway.name, fedBy(gateway));
-        fixedSize.set(gateway.name, size - jsonSize(config.endpoints, this.maxBytes) + 2);
+        const endpointsSize = jsonSize(config.endpoints, this.maxBytes);
+        fixedSize.set(gateway.name, size - endpointsSize + 2);
+        endpointsSizes.set(gateway.name, endpointsSize);
       } else {
         const message = this.tooLarge();
         diags.error('OutputTooLarge', message, gateway.ref);
@@ -269,7 +276,7 @@ export class Converter {
     const sliceService = new Map<string, string>();
     for (const [service, slices] of inputs.slicesByService) for (const s of slices) sliceService.set(key(s.meta.namespace, s.meta.name), service);
     const classes = resolved.outcomes.gatewayClasses.map((o) => o.gatewayClass.meta.name);
-    this.built = { inputs, resolved, feeds, sliceService, fixedSize, base, needs: clusterNeeds(inputs, classes) };
+    this.built = { inputs, resolved, feeds, sliceService, fixedSize, endpointsSize: endpointsSizes, base, needs: clusterNeeds(inputs, classes) };
     const changedGateways = this.changedGateways(served);
     this.served = served;
     this.refused = refused;
@@ -326,9 +333,16 @@ export class Converter {
       const config = served.get(gateway.name);
       // Refused at the last full update: the configuration served is not this IR's.
       if (!feeds || !config || this.refused.has(gateway.name) || ![...affected].some((s) => feeds.has(s))) continue;
-      const assignments = endpointAssignments(gateway, endpoints, this.envoy);
+      // Only the clusters those slices feed; every other ClusterLoadAssignment is the last one.
+      const { clusters, assignments: fresh } = endpointAssignmentsOf(gateway, affected, endpoints, this.envoy);
+      const gone = config.endpoints.filter((c) => clusters.has(c.cluster_name));
+      const assignments = [...config.endpoints.filter((c) => !clusters.has(c.cluster_name)), ...fresh].sort((a, b) => compare(a.cluster_name, b.cluster_name));
       const fixed = built.fixedSize.get(gateway.name) ?? 0;
-      if (fixed - 2 + jsonSize(assignments, this.maxBytes) <= this.maxBytes) served.set(gateway.name, { ...config, endpoints: assignments });
+      const before = built.endpointsSize.get(gateway.name) ?? 0;
+      // The list's size, from the last one: its items that went and came, and one comma per item.
+      const size = before - sizeOf(gone, this.maxBytes) + sizeOf(fresh, this.maxBytes) + (fresh.length - gone.length);
+      built.endpointsSize.set(gateway.name, size);
+      if (fixed - 2 + size <= this.maxBytes) served.set(gateway.name, { ...config, endpoints: assignments });
       else {
         diags.error('OutputTooLarge', this.tooLarge(), gateway.ref);
         refused.set(gateway.name, this.tooLarge());
@@ -352,12 +366,14 @@ export class Converter {
       changedStatuses.push(merged);
     }
     this.refused = refused;
-    // This update's slices replace what the last one said of them.
+    // This update's slices replace what the last one said of them (sorted again only when that changes anything).
     const gone = new Set([...changed.keys()]);
     const kept = this.diagnostics.filter((d) => !(d.object?.kind === 'EndpointSlice' && gone.has(`${d.object.namespace ?? ''}/${d.object.name}`)));
-    const fresh = new Diagnostics();
-    for (const d of [...kept, ...diags.list]) fresh.list.push(d);
-    this.diagnostics = fresh.sorted();
+    if (diags.list.length > 0) {
+      const fresh = new Diagnostics();
+      for (const d of [...kept, ...diags.list]) fresh.list.push(d);
+      this.diagnostics = fresh.sorted();
+    } else if (kept.length !== this.diagnostics.length) this.diagnostics = kept;
     return this.result('endpoints', changedGateways, changedStatuses, { read, resolve: 0, envoy: envoyMs, status: since(s) });
   }
 

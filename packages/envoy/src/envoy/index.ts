@@ -55,6 +55,38 @@ export function endpointAssignments(gateway: Gateway, endpoints: EndpointLookup,
   return out.sort(byName);
 }
 
+/**
+ * The ClusterLoadAssignments of the clusters of a Gateway whose endpoints come from `services`
+ * (`namespace/name`): its backends on those Services (a pool's shadow Service included) and the
+ * picker sets with a picker among them. `clusters` names every cluster considered, so a caller
+ * replaces exactly those (one that now has no endpoints at all has no assignment).
+ */
+export function endpointAssignmentsOf(
+  gateway: Gateway,
+  services: ReadonlySet<string>,
+  endpoints: EndpointLookup,
+  options: EnvoyOptions,
+): { clusters: Set<string>; assignments: EndpointV3.ClusterLoadAssignment[] } {
+  const ctx = { endpoints, options };
+  const clusters = new Set<string>();
+  const assignments: EndpointV3.ClusterLoadAssignment[] = [];
+  for (const b of Object.values(gateway.backends)) {
+    const e = b.endpoints;
+    if (!services.has(`${e.namespace}/${e.type === 'service' ? e.service : e.shadowService}`)) continue;
+    clusters.add(b.key);
+    const cla = backendAssignment(b, ctx);
+    if (cla) assignments.push(cla);
+  }
+  for (const key of usedPickerSets(gateway)) {
+    const set = gateway.pickerSets[key];
+    const fed = set?.pickers.some((p) => services.has(`${p.namespace}/${p.service}`));
+    if (!set || !fed) continue;
+    clusters.add(set.key);
+    assignments.push(pickerAssignment(set, ctx));
+  }
+  return { clusters, assignments };
+}
+
 export function toEnvoy(gateway: Gateway, endpoints: EndpointLookup, certificates: CertificateLookup, options: EnvoyOptions, diags: Diagnostics): EnvoyConfig {
   const ctx: BuildContext = {
     gateway,

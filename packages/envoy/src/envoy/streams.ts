@@ -78,6 +78,11 @@ function streamChain(stream: Stream, ctx: BuildContext): ListenerV3.FilterChain 
 export function streamChains(l: Listener, ctx: BuildContext): { chains: ListenerV3.FilterChain[]; listenerFilters: ListenerV3.ListenerFilter[] } {
   const streams = l.streams ?? [];
   const chains = streams.map((s) => streamChain(s, ctx));
+  // A port with no route yet: one chain that closes every connection (Envoy needs a chain).
+  if (chains.length === 0 && l.servers.length === 0)
+    chains.push({
+      filters: [{ name: NAME.tcpProxy, typed_config: { '@type': TYPE.tcpProxy, stat_prefix: statPrefix(l.name), cluster: INVALID_BACKEND_CLUSTER } }],
+    });
   const listenerFilters: ListenerV3.ListenerFilter[] = streams.some((s) => s.serverNames)
     ? [{ name: NAME.tlsInspector, typed_config: { '@type': TYPE.tlsInspector } }]
     : [];

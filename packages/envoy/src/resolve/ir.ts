@@ -43,7 +43,10 @@ export interface Listener {
   protocol: 'HTTP' | 'HTTPS' | 'TLS' | 'TCP' | 'UDP';
   /** HTTP: one server for every listener of the port. HTTPS: one per listener, chosen by TLS SNI. */
   servers: Server[];
-  /** TLS, TCP and UDP listeners: where whole connections (UDP: datagrams) go. Absent when none. */
+  /**
+   * TLS, TCP and UDP listeners: where whole connections (UDP: datagrams) go. Absent on a port of
+   * HTTP servers only; empty when no route is attached yet (every connection is refused).
+   */
   streams?: Stream[];
 }
 

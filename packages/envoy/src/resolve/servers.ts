@@ -146,9 +146,12 @@ export function buildListeners(gatewayName: string, ports: PortGroup[], inputs: 
             return [{ name: `${name}/${listenerName(l.spec)}`, tls, virtualHosts: virtualHosts([l], http, inputs) }];
           });
     const streams = group.protocol === 'HTTP' ? [] : buildStreams(name, group, inputs);
-    if (servers.length === 0 && streams.length === 0) return [];
+    // A served TLS, TCP or UDP listener with no route yet still has its port open (refusing every
+    // connection), so that its Programmed condition is a fact; an HTTPS port without a server has none.
+    const open = group.listeners.some((l) => l.protocol !== 'HTTP' && l.protocol !== 'HTTPS' && l.outcome.programmed.status);
+    if (servers.length === 0 && streams.length === 0 && !open) return [];
     const listener: Listener = { name, port: group.port, protocol: group.protocol, servers };
-    if (streams.length > 0) listener.streams = streams;
+    if (streams.length > 0 || servers.length === 0) listener.streams = streams;
     return [listener];
   });
 }

@@ -144,6 +144,7 @@ export type Outcome =
 const REDIRECT_STATUS: Record<string, number> = { MOVED_PERMANENTLY: 301, FOUND: 302, SEE_OTHER: 303, TEMPORARY_REDIRECT: 307, PERMANENT_REDIRECT: 308 };
 const CLUSTER_NOT_FOUND: Record<string, number> = { SERVICE_UNAVAILABLE: 503, NOT_FOUND: 404, INTERNAL_SERVER_ERROR: 500 };
 const TYPE = 'type.googleapis.com/envoy.extensions.';
+const HCM = `${TYPE}filters.network.http_connection_manager.v3.HttpConnectionManager`;
 const FILTER = {
   router: `${TYPE}filters.http.router.v3.Router`,
   cors: `${TYPE}filters.http.cors.v3.Cors`,
@@ -251,6 +252,8 @@ function routeTable(config: EnvoyConfig, req: Request): { rc: Json; hcm: Json } 
   const tls = handshake(config, chain, req);
   if (!tls.ok) return { type: 'tls-failure', reason: tls.reason };
   const hcm = chain.filters[0].typed_config;
+  // A chain of a TLSRoute (tcp_proxy) forwards the connection whole: stream-model.ts follows it.
+  if (hcm?.['@type'] !== HCM) return { type: 'protocol-error', reason: `the filter chain is ${chain.filters[0].name}, not an HTTP connection manager` };
   const refused = protocolRefused(chain, hcm, req);
   if (refused) return { type: 'protocol-error', reason: refused };
   for (const f of hcm.http_filters as Json[]) {

@@ -260,7 +260,7 @@ conformance('ListenerSetAllowedRoutesNamespaces', { status: 'pass' }, () => {
     httpRoute('route-in-gateway-namespace', [{ ...toSet('listenerset-cross-namespace'), namespace: lsNs }], '/route-in-gateway-namespace', 'infra-backend-v2'),
   ]);
   const parents = cross.status('HTTPRoute', 'route-in-gateway-namespace').parents as Json[];
-  const accepted = (parents[0]?.conditions as Json[]).find((c) => c.type === 'Accepted');
+  const accepted = ((parents[0]?.conditions ?? []) as Json[]).find((c) => c.type === 'Accepted');
   assert.equal(accepted?.status, 'False');
   assert.equal(accepted?.reason, 'NotAllowedByListeners');
   assert.equal(setListener(cross, 'listenerset-cross-namespace', 'listener-set-listener-allowed-routes-cross-ns-same', lsNs).attachedRoutes, 1);
@@ -286,7 +286,9 @@ conformance('ListenerSetDualParentRefIndependence', { status: 'pass' }, () => {
   assert.equal(attachedSets(s, gw), 1);
   assert.equal(setListener(s, 'ls-dual-parentref', 'ls-dual-parentref-listener').attachedRoutes, 2);
   const byParent = (route: string, kind: string) =>
-    Object.fromEntries(((s.status('HTTPRoute', route).parents as Json[]).find((p) => p.parentRef.kind === kind)?.conditions as Json[]).map((c) => [c.type, c]));
+    Object.fromEntries(
+      (((s.status('HTTPRoute', route).parents as Json[]).find((p) => p.parentRef.kind === kind)?.conditions ?? []) as Json[]).map((c) => [c.type, c]),
+    );
   s.condition(byParent('route-dual-parentref-both', 'Gateway'), 'Accepted', 'True');
   s.condition(byParent('route-dual-parentref-both', 'ListenerSet'), 'Accepted', 'True');
   s.expect(gw, { ...get('gw-dual.com', '/dualboth'), backend: 'infra-backend-v1' });

@@ -81,6 +81,9 @@ conformance('TLSRouteTerminateSimpleSameNamespace', { status: 'pass' }, () => {
   const u = expectBackend(s, 'gateway-tlsroute-terminate', { port: 8443, ...tls('tls.example.com') }, 'tcp-backend');
   assert.equal(u.backendTls, undefined, 'terminated on the Gateway: plaintext to the backend');
   assert.equal(s.connect('gateway-tlsroute-terminate', { port: 8443 }).type, 'no-chain', 'a plaintext client has no SNI, so no chain');
+  // Envoy terminates TLS there but speaks no HTTP: the chain is tcp_proxy's.
+  const asHttp = s.request('gateway-tlsroute-terminate', { port: 8443, scheme: 'https', sni: 'tls.example.com', host: 'tls.example.com', path: '/' });
+  assert.equal(asHttp.type, 'protocol-error', JSON.stringify(asHttp));
 });
 
 conformance('TLSRouteMixedTerminationSameNamespace', { status: 'pass' }, () => {
@@ -150,6 +153,9 @@ conformance('TLSRouteListenerTerminateSupportedKinds', { status: 'pass' }, () =>
   const gw = 'gateway-tlsroute-terminate-supported';
   const s = new Scenario(undefined, {}, [terminateCertificate(), gateway(gw, [terminate('tls-terminate', 8443, 'terminate.example.com')])]);
   s.mustHaveListeners(gw, [{ name: 'tls-terminate', supportedKinds: ['TLSRoute'], attachedRoutes: 0, conditions: { Accepted: ['True', 'Accepted'] } }]);
+  // Programmed with no route yet: the port is open and closes every connection.
+  const o = s.connect(gw, { port: 8443, tls: { sni: 'terminate.example.com' } });
+  assert.ok(o.type === 'forward' && o.upstreams.length === 0 && o.closed === 1, JSON.stringify(o));
 });
 
 conformance('TLSRouteListenerPassthroughSupportedKinds', { status: 'pass' }, () => {

@@ -317,7 +317,7 @@ export const gatewayParameters: StructuralSchema = {
           "message": "set replicas or autoscaling, not both"
         },
         {
-          "rule": "has(self.provision) && !self.provision ? size(self) == 1 : true",
+          "rule": "has(self.provision) && !self.provision ? !(has(self.envoy) || has(self.replicas) || has(self.autoscaling) || has(self.pod) || has(self.service) || has(self.podDisruptionBudget) || has(self.accessLog)) : true",
           "message": "when provision is false no other field may be set, since nothing is provisioned"
         }
       ],
