@@ -30,6 +30,7 @@ import { isShadowService, serviceKey, syncShadowService } from './reconcile/shad
 import { TokenBucket, WorkQueue, type WorkQueueOptions } from './reconcile/work-queue.js';
 import { GATEWAY_NAME_LABEL, infrastructureOf } from './status/gateway.js';
 import { labelOf, StatusWriter } from './status/writer.js';
+import { Provisioner } from './provision/index.js';
 import { type GatewayRef, IDENTITY_ANNOTATION, XdsIdentity, type XdsIdentityOptions } from './identity/index.js';
 import {
   type PeerAuth,
@@ -78,6 +79,11 @@ export interface ControllerOptions {
   /** Status writes per second on average, and at once. Default 50 per second, 500 at once. */
   statusWrites?: { perSecond?: number; burst?: number };
   logger?: Logger;
+  /**
+   * Provisioning of each Gateway's Envoy (GEP-1762). Default on; `xdsServer` is what the
+   * provisioned bootstraps dial, by default the controller's Service on port 18000.
+   */
+  provision?: { enabled?: boolean; xdsServer?: string };
 }
 
 /** What `extlb controller` passes for the xDS identity; the rest comes from the controller. */
@@ -129,6 +135,8 @@ function snapshotOf(config: EnvoyConfig): SnapshotResources {
 const STATUS = 'status ';
 const SHADOW = 'shadow ';
 const RECOMPUTE = 'recompute';
+/** The work item of the provisioning pass. */
+const PROVISION = 'provision';
 
 export class Controller {
   readonly metrics: ControllerMetrics;
@@ -147,6 +155,8 @@ export class Controller {
   private readonly scheduler: Scheduler;
   private readonly writer: StatusWriter;
   private readonly work: WorkQueue;
+  /** Undefined when provisioning is off. */
+  private readonly provisioner: Provisioner | undefined;
   /** Gateways with a snapshot now; one that goes away gets an empty snapshot, so its proxies drop it. */
   private groups = new Set<string>();
   private xdsListening = false;
@@ -197,6 +207,8 @@ export class Controller {
     this.informers = new Informers(this.api, {
       onChange: (kind, event, object) => {
         this.metrics.informerEvents.inc({ kind: kind.kind, event });
+        // A provisioned Deployment is no input of the Converter: its change is a provisioning pass.
+        if (kind.provisionOnly) return this.queueProvision();
         const o = object as unknown as JsonObject;
         const k = changeKey(o);
         // An object added and deleted before the Converter saw it was never there.
@@ -250,6 +262,7 @@ export class Controller {
         this.metrics.leader.set(1);
         this.log.info('leading: writing statuses');
         this.queueWrites();
+        this.queueProvision();
         this.identity?.kick();
       },
       onStoppedLeading: () => {
@@ -258,6 +271,7 @@ export class Controller {
       },
       onError: (error) => this.log.warn({ error: error instanceof Error ? error.message : String(error) }, 'leader election'),
     });
+    this.provisioner = options.provision?.enabled === false ? undefined : this.makeProvisioner();
     const writeRate = new TokenBucket(options.statusWrites?.perSecond ?? 50, options.statusWrites?.burst ?? 500);
     this.writer = new StatusWriter(this.api, {
       controllerName: this.controllerName,
@@ -265,6 +279,14 @@ export class Controller {
       current: (kind, name, namespace) => this.informers.get(kind, name, namespace),
       beforeWrite: () => writeRate.take(),
     });
+  }
+
+  private makeProvisioner(): Provisioner {
+    const service = this.options.xds.identity?.serviceName ?? 'extlb-controller';
+    const host = serviceDnsNames(service, this.options.leaseNamespace, this.options.clusterDomain)[3] as string;
+    const xdsServer = this.options.provision?.xdsServer ?? `${host}:18000`;
+    const serverName = xdsServer.slice(0, xdsServer.lastIndexOf(':'));
+    return new Provisioner(this.api, { xdsServer, ...(this.options.xds.plaintext ? {} : { xdsServerName: serverName }) });
   }
 
   private makeIdentity(settings: XdsIdentitySettings): XdsIdentity {
@@ -303,7 +325,8 @@ export class Controller {
       const meta = (gw.metadata ?? {}) as JsonObject;
       const spec = (gw.spec ?? {}) as JsonObject;
       const annotations = (meta.annotations ?? {}) as JsonObject;
-      if (!classes.has(String(spec.gatewayClassName)) || annotations[IDENTITY_ANNOTATION] !== 'true') return [];
+      const provisioned = this.provisioner?.provisions(`${String(meta.namespace)}/${String(meta.name)}`) === true;
+      if (!classes.has(String(spec.gatewayClassName)) || (annotations[IDENTITY_ANNOTATION] !== 'true' && !provisioned)) return [];
       return [{ namespace: String(meta.namespace), name: String(meta.name), uid: String(meta.uid) }];
     });
   }
@@ -446,6 +469,10 @@ export class Controller {
       this.scheduler.touch('retry');
       return;
     }
+    if (key === PROVISION) {
+      if (this.elector.isLeader()) await this.provision();
+      return;
+    }
     if (key.startsWith(STATUS)) {
       const desired = this.desiredStatus.get(key);
       if (!desired) return;
@@ -479,6 +506,7 @@ export class Controller {
       if (errors.length > 0)
         this.log.info({ errors: errors.length, first: errors.slice(0, 5) }, 'the cluster has objects extlb cannot use as written; their statuses say why');
       this.feedInfrastructure(update);
+      this.queueProvision();
       // Gateways may have come, gone or changed their annotation.
       this.identity?.kick();
     }
@@ -507,7 +535,39 @@ export class Controller {
     this.work.add(key);
   }
 
-  /** Addresses from the Service in front of each Gateway's Envoy pods, as infrastructure facts. */
+  /** The leader's provisioning pass (a work item, one at a time), then the facts it makes. */
+  private queueProvision(): void {
+    if (this.provisioner && this.elector.isLeader()) this.work.add(PROVISION);
+  }
+
+  private async provision(): Promise<void> {
+    const provisioner = this.provisioner;
+    const last = this.last;
+    if (!provisioner || !last) return;
+    const owned = new Set(last.needs.gatewayClasses);
+    const classes = new Map(
+      this.informers
+        .list('GatewayClass')
+        .flatMap((gc) => (owned.has(String((gc.metadata as JsonObject)?.name)) ? [[String((gc.metadata as JsonObject).name), gc] as const] : [])),
+    );
+    const report = await provisioner.reconcile({
+      gateways: this.informers.list('Gateway').filter((gw) => isObject(gw.spec) && classes.has(String(gw.spec.gatewayClassName))),
+      classes,
+      parameters: (namespace, name) => this.informers.get('GatewayParameters', name, namespace),
+      deployments: this.informers.list('Deployment'),
+      service: (namespace, name) => this.informers.get('Service', name, namespace),
+    });
+    if (report.applied.length + report.deleted.length > 0) this.log.info({ applied: report.applied, deleted: report.deleted }, 'provisioned');
+    this.feedInfrastructure(last);
+    this.identity?.kick();
+    // A refused object is a fact on its Gateway's status (Programmed=False/Invalid); the next change tries it again.
+    if (report.failed.length > 0) this.log.warn({ failed: report.failed.slice(0, 10) }, 'provisioning failed');
+  }
+
+  /**
+   * Each Gateway's infrastructure facts: from the Deployment and Service extlb provisions for it,
+   * else from the Service in front of its own Envoy pods (addresses only).
+   */
   private feedInfrastructure(update: ConverterUpdate): void {
     const fed = new Set<string>();
     for (const gateway of update.gateways.keys()) {
@@ -515,7 +575,12 @@ export class Controller {
       const service = this.informers
         .list('Service', namespace)
         .find((s) => isObject(s.metadata) && isObject(s.metadata.labels) && s.metadata.labels[GATEWAY_NAME_LABEL] === name);
-      const infrastructure = infrastructureOf(service);
+      const infrastructure =
+        this.provisioner?.facts(
+          gateway,
+          (ns, n) => this.informers.get('Deployment', n, ns),
+          (ns, n) => this.informers.get('Service', n, ns),
+        ) ?? infrastructureOf(service);
       if (!infrastructure && !this.factsFed.has(gateway)) continue;
       const facts: GatewayProxyFacts = { infrastructure };
       if (infrastructure) fed.add(gateway);

@@ -106,6 +106,8 @@ function controller(api: KubeApiServer, token = 'a', options: Partial<Controller
     leaseNamespace: 'extlb-system',
     lease: { durationMs: 1500, renewDeadlineMs: 1000, retryPeriodMs: 150 },
     xds: { host: '127.0.0.1', port: 0, plaintext: true },
+    // The path of teams that deploy their own Envoy: statuses and xDS only (provision.test.ts provisions).
+    provision: { enabled: false },
     delayMs: 20,
     maxDelayMs: 200,
     logger: silent,

@@ -128,11 +128,21 @@ spec:
   from: [{group: gateway.networking.k8s.io, kind: Gateway, namespace: extras}]
   to: [{group: "", kind: Secret, name: site-cert}]
 ---
+# The controller provisions this Gateway's Envoy, with an autoscaler and a disruption budget.
+apiVersion: extlb.dev/v1alpha1
+kind: GatewayParameters
+metadata: {name: secure, namespace: extras}
+spec:
+  autoscaling: {maxReplicas: 4}
+  podDisruptionBudget: {maxUnavailable: 1}
+---
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: secure, namespace: extras}
 spec:
   gatewayClassName: extlb
+  infrastructure:
+    parametersRef: {group: extlb.dev, kind: GatewayParameters, name: secure}
   listeners:
     - name: https
       protocol: HTTPS
@@ -496,6 +506,13 @@ describe('examples/deploy: the controller RBAC, enforced', () => {
     api.remove('inference.networking.k8s.io/v1', 'InferencePool', 'model', 'extras', { propagationPolicy: 'Orphan' });
     await until('the orphaned shadow Service deleted', () => api.get('v1', 'Service', modelShadow, 'extras') === undefined);
 
+    // The provisioned Gateway's objects (created and patched by server-side apply), then its team
+    // opts out: the controller deletes them.
+    await until('the provisioned Deployment and autoscaler', () => api.get('autoscaling/v2', 'HorizontalPodAutoscaler', 'secure-extlb', 'extras'));
+    const secureParams = api.get('extlb.dev/v1alpha1', 'GatewayParameters', 'secure', 'extras') as Json;
+    api.put({ ...secureParams, spec: { provision: false } } as unknown as KubeObject);
+    await until('the opted-out Gateway loses its objects', () => api.get('apps/v1', 'Deployment', 'secure-extlb', 'extras') === undefined);
+
     // The conflicts were real: the API server answered 409 to one status write of every such kind.
     const conflicted = new Set(
       api
@@ -535,13 +552,20 @@ describe('examples/deploy: the controller RBAC, enforced', () => {
       if (r.verb === 'list' || r.verb === 'watch') {
         assert.ok([`type=kubernetes.io/tls`, `type=${IDENTITY_SECRET_TYPE}`].includes(r.query.fieldSelector as string), what);
       } else {
-        assert.ok(r.namespace === gwNamespace && (r.name === identitySecretName(gwName) || r.verb === 'create'), what);
+        // The walkthrough Gateway asks for its identity; the provisioned one gets it unasked.
+        const asked = r.namespace === gwNamespace && (r.name === identitySecretName(gwName) || r.verb === 'create');
+        const provisioned = r.namespace === 'extras' && (String(r.name).endsWith('-xds-identity') || r.verb === 'create');
+        assert.ok(asked || provisioned, what);
       }
     }
     // ConfigMaps: only the referenced one, by name, in its namespace.
     const configMaps = mine.filter((r) => r.resource === 'configmaps');
     assert.ok(configMaps.some((r) => r.verb === 'list') && configMaps.some((r) => r.verb === 'watch'), 'the CA bundle was listed and watched');
-    for (const r of configMaps) assert.deepEqual([r.namespace, r.query.fieldSelector], ['extras', 'metadata.name=greeter-ca'], `${r.verb} ${r.path}`);
+    for (const r of configMaps) {
+      // The provisioned Gateways' bootstraps (<gateway>-extlb), by name; else the CA bundle only.
+      if (['patch', 'delete'].includes(r.verb) && r.namespace === 'extras' && String(r.name).endsWith('-extlb')) continue;
+      assert.deepEqual([r.namespace, r.query.fieldSelector], ['extras', 'metadata.name=greeter-ca'], `${r.verb} ${r.path}`);
+    }
     // Least privilege: every verb granted was needed.
     assert.deepEqual(rbac.grants.filter((g) => !rbac.used.has(g)).map(grantKey), [], 'every granted verb was used');
   });

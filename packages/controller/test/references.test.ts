@@ -93,6 +93,8 @@ async function start(api: KubeApiServer): Promise<{ c: Controller; xdsPort: numb
     leaseNamespace: 'extlb-system',
     lease: { durationMs: 1500, renewDeadlineMs: 1000, retryPeriodMs: 150 },
     xds: { host: '127.0.0.1', port: 0, plaintext: true },
+    // Self-deployed Envoy: this test is about what the converter reads, not about provisioning.
+    provision: { enabled: false },
     delayMs: 20,
     maxDelayMs: 200,
     logger: createLogger({ level: 'silent' }),

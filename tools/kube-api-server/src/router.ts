@@ -1,5 +1,6 @@
 // The HTTP side: reads a request, logs it, applies faults, authenticates, routes it to discovery,
 // list, watch or a write, and answers JSON (errors as Status objects).
+import { APPLY_PATCH } from './patch.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parse as parseYaml } from 'yaml';
@@ -152,6 +153,10 @@ async function serveResource(
     case 'update':
       return send(res, record, 200, registry.update(spec, namespace, name, body, write));
     case 'patch': {
+      // An apply that creates the object needs the create permission too, as the API server asks.
+      if ((contentType ?? '').split(';')[0]?.trim() === APPLY_PATCH && !registry.stored(spec, namespace, name)) {
+        checkAccess({ ...info, verb: 'create' }, record.user, ctx.auth);
+      }
       const reply = registry.patch(spec, namespace, name, contentType, text, write);
       return send(res, record, reply.code, reply.body);
     }

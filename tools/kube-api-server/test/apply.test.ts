@@ -160,3 +160,24 @@ test('the provisioner kinds are served and go with their owner', async (t) => {
   for (const o of objects)
     assert.equal(api.get(o.apiVersion as string, o.kind as string, o.metadata?.name as string, 'default'), undefined, `${o.kind} is collected`);
 });
+
+test('an apply that creates needs create as well as patch, as the API server asks', async (t) => {
+  const api = await serve(t, {
+    objects: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'there', namespace: 'default' } }],
+    auth: { tokens: { x: 'patcher' }, authorize: (a) => a.verb === 'patch' },
+  });
+  const client = KubernetesObjectApi.makeApiClient(api.kubeConfig({ token: 'x' }));
+  const apply = (name: string) =>
+    client.patch(
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'default' }, data: { a: '1' } } as Obj,
+      undefined,
+      undefined,
+      'extlb',
+      false,
+      PatchStrategy.ServerSideApply,
+    );
+  await apply('there');
+  const refused = await statusOf(apply('new'));
+  assert.equal(refused.code, 403);
+  assert.match(refused.message ?? '', /cannot create resource "configmaps"/);
+});

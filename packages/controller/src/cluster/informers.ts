@@ -159,11 +159,12 @@ export class Informers {
   ) {
     this.backoffMs = options.backoffMs ?? 800;
     this.maxBackoffMs = options.maxBackoffMs ?? 30_000;
-    for (const kind of options.kinds ?? WATCHED_KINDS) this.states.push(this.informer(kind, kind.kind, collectionPath(kind), kind.fieldSelector));
+    for (const kind of options.kinds ?? WATCHED_KINDS)
+      this.states.push(this.informer(kind, kind.kind, collectionPath(kind), kind.fieldSelector, kind.labelSelector));
     api.onReachable(() => this.retryNow());
   }
 
-  private informer(kind: WatchedKind, name: string, path: string, fieldSelector: string | undefined): KindState {
+  private informer(kind: WatchedKind, name: string, path: string, fieldSelector: string | undefined, labelSelector?: string): KindState {
     let listed: () => void = () => {};
     const state: KindState = {
       kind,
@@ -188,7 +189,7 @@ export class Informers {
           this.events.onRelist?.(kind, waitMs);
           if (waitMs > 0) await this.pause(state, waitMs);
         }
-        const { items, resourceVersion } = objectList(await this.api.request('GET', path, { query: { fieldSelector } }), path);
+        const { items, resourceVersion } = objectList(await this.api.request('GET', path, { query: { fieldSelector, labelSelector } }), path);
         state.absent = false;
         state.synced = true;
         state.listed = true;
@@ -213,7 +214,7 @@ export class Informers {
       () => this.stopped || state.removed === true,
       (err) => this.restart(state, err),
     );
-    state.informer = new ListWatch<KubernetesObject>(path, watch, list, false, undefined, fieldSelector);
+    state.informer = new ListWatch<KubernetesObject>(path, watch, list, false, labelSelector, fieldSelector);
     const typed = (o: KubernetesObject) => (o.apiVersion ? o : (withKind(kind, o) as KubernetesObject));
     state.informer.on('add', (o) => {
       if (kind.statusWritten) state.inputs.set(keyOf(o), inputOf(o));
@@ -362,7 +363,7 @@ export class Informers {
   /** Every cached object of every kind, as the converter reads them. */
   objects(): JsonObject[] {
     const out: JsonObject[] = [];
-    for (const s of this.all()) for (const o of s.informer.list()) out.push(o as JsonObject);
+    for (const s of this.all()) if (!s.kind.provisionOnly) for (const o of s.informer.list()) out.push(o as JsonObject);
     return out;
   }
 

@@ -9,6 +9,10 @@ export interface WatchedKind {
   namespaced: boolean;
   /** Only these objects matter (a field selector the API server applies). */
   fieldSelector?: string;
+  /** Only these objects matter (a label selector the API server applies). */
+  labelSelector?: string;
+  /** Read by the provisioner only, not an input of the converter. */
+  provisionOnly?: boolean;
   /** Changes to it move endpoints only: the controller updates endpoint assignments, nothing else. */
   endpointsOnly?: boolean;
   /**
@@ -43,6 +47,16 @@ export const WATCHED_KINDS: readonly WatchedKind[] = [
   { apiVersion: 'extlb.dev/v1alpha1', kind: 'BackendPool', plural: 'backendpools', namespaced: true, statusWritten: true },
   { apiVersion: 'extlb.dev/v1alpha1', kind: 'LoadBalancerPolicy', plural: 'loadbalancerpolicies', namespaced: true, statusWritten: true },
   { apiVersion: 'inference.networking.k8s.io/v1', kind: 'InferencePool', plural: 'inferencepools', namespaced: true, statusWritten: true },
+  { apiVersion: 'extlb.dev/v1alpha1', kind: 'GatewayParameters', plural: 'gatewayparameters', namespaced: true },
+  // The Envoy Deployments the controller provisions: their availability is the Gateways' Programmed.
+  {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    plural: 'deployments',
+    namespaced: true,
+    labelSelector: 'app.kubernetes.io/managed-by=extlb',
+    provisionOnly: true,
+  },
 ];
 
 /**

@@ -104,26 +104,19 @@ conformance('GatewayModifyListeners', { status: 'pass' }, () => {
   removed.expectTlsFailure(remove, { port: 443, sni: 'secure.test.com', host: 'secure.test.com', path: '/' });
 });
 
-conformance(
-  'GatewayInfrastructure',
-  {
-    status: 'partial',
-    missing:
-      'the Gateway is Accepted and its infrastructure labels and annotations draw no warning, but the controller does not yet provision the objects that carry them',
-  },
-  () => {
-    const gw = 'gateway-with-infrastructure-metadata';
-    const s = new Scenario('gateway-infrastructure.yaml');
-    s.latestConditions('Gateway', gw);
-    s.condition(s.gatewayConditions(gw), 'Accepted', 'True');
-    for (const field of ['labels', 'annotations']) {
-      assert.ok(
-        !s.result.diagnostics.some((d) => d.object?.name === gw && d.path === `spec.infrastructure.${field}`),
-        `infrastructure ${field} draw no warning: they are applied to the provisioned objects`,
-      );
-    }
-  },
-);
+// The controller puts the infrastructure labels and annotations on the objects it provisions (packages/controller/test/provision.test.ts).
+conformance('GatewayInfrastructure', { status: 'pass' }, () => {
+  const gw = 'gateway-with-infrastructure-metadata';
+  const s = new Scenario('gateway-infrastructure.yaml');
+  s.latestConditions('Gateway', gw);
+  s.condition(s.gatewayConditions(gw), 'Accepted', 'True');
+  for (const field of ['labels', 'annotations']) {
+    assert.ok(
+      !s.result.diagnostics.some((d) => d.object?.name === gw && d.path === `spec.infrastructure.${field}`),
+      `infrastructure ${field} draw no warning: they are applied to the provisioned objects`,
+    );
+  }
+});
 
 conformance('GatewayInvalidParametersRef', { status: 'pass' }, () => {
   const gw = 'gateway-invalid-parameters-ref';
