@@ -47,6 +47,7 @@ describe('extlb install', () => {
         'controller/rbac.yaml',
         'controller/controller.yaml',
         'controller/gatewayclass.yaml',
+        'controller/gatewayparameters.yaml',
         'certificate.yaml',
         'webhook.yaml',
         'webhook-configurations.yaml',

@@ -98,6 +98,7 @@ describe('examples/deploy: the controller, a Gateway and a demo', () => {
       'ClusterRoleBinding',
       'Deployment',
       'GatewayClass',
+      'GatewayParameters',
       'NetworkPolicy',
       'PodDisruptionBudget',
       'Role',
@@ -115,7 +116,7 @@ describe('examples/deploy: the controller, a Gateway and a demo', () => {
     const checked = docs.filter((d) => !d.skipped);
     assert.deepEqual(
       checked.map((d) => d.object),
-      ['BackendPool demo/echo-pool', 'GatewayParameters demo/self-managed'],
+      ['BackendPool demo/echo-pool', 'GatewayParameters extlb-system/extlb-default', 'GatewayParameters demo/self-managed'],
     );
     for (const d of docs) assert.deepEqual(d.errors, [], `${d.file}:${d.line}:${d.col} ${d.object}`);
   });

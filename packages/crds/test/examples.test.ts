@@ -70,9 +70,9 @@ describe('examples/', () => {
     });
   }
 
-  it('covers BackendPool, LoadBalancerPolicy and InferencePool', () => {
+  it('covers BackendPool, LoadBalancerPolicy, GatewayParameters and InferencePool', () => {
     const seen = new Set(all.filter((m) => errorsOf(m.object) !== undefined).map((m) => m.object.kind));
-    deepStrictEqual([...seen].sort(), ['BackendPool', 'InferencePool', 'LoadBalancerPolicy']);
+    deepStrictEqual([...seen].sort(), ['BackendPool', 'GatewayParameters', 'InferencePool', 'LoadBalancerPolicy']);
   });
 
   it('the schemas reject what they should, so the checks above can fail', () => {
