@@ -31,6 +31,7 @@ import { TokenBucket, WorkQueue, type WorkQueueOptions } from './reconcile/work-
 import { GATEWAY_NAME_LABEL, infrastructureOf } from './status/gateway.js';
 import { labelOf, StatusWriter } from './status/writer.js';
 import { Provisioner } from './provision/index.js';
+import { MANAGED_BY_LABEL } from './provision/objects.js';
 import { type GatewayRef, IDENTITY_ANNOTATION, XdsIdentity, type XdsIdentityOptions } from './identity/index.js';
 import {
   type PeerAuth,
@@ -215,6 +216,10 @@ export class Controller {
         if (event === 'delete' && this.pending.get(k)?.event === 'add') this.pending.delete(k);
         else this.pending.set(k, { event, object: o });
         this.scheduler.touch(kind.kind);
+        // A Gateway's Service gaining or losing a load balancer address is a fact of its status now,
+        // whether or not the Converter finds anything else changed.
+        if (kind.kind === 'Service' && isObject(o.metadata) && isObject(o.metadata.labels) && GATEWAY_NAME_LABEL in o.metadata.labels)
+          setImmediate(() => this.last && this.feedInfrastructure(this.last));
       },
       // Most often the controller's own status write coming back: nothing to recompute.
       onStatusOnly: (kind) => this.metrics.informerEvents.inc({ kind: kind.kind, event: 'status-only' }),
@@ -505,11 +510,13 @@ export class Controller {
       const errors = update.diagnostics.filter((d) => d.severity === 'error');
       if (errors.length > 0)
         this.log.info({ errors: errors.length, first: errors.slice(0, 5) }, 'the cluster has objects extlb cannot use as written; their statuses say why');
-      this.feedInfrastructure(update);
       this.queueProvision();
       // Gateways may have come, gone or changed their annotation.
       this.identity?.kick();
     }
+    // Every update: a Service's load balancer address or a Deployment's readiness changes no
+    // Converter input beyond the Service itself, so it comes as a partial update.
+    this.feedInfrastructure(update);
     this.queueWrites(full ? undefined : update.changedStatuses);
   }
 
@@ -572,9 +579,17 @@ export class Controller {
     const fed = new Set<string>();
     for (const gateway of update.gateways.keys()) {
       const [namespace = '', name = ''] = gateway.split('/');
+      // A Service extlb provisioned speaks through the provisioner alone: until its pass has
+      // recorded the Gateway, that Service's cluster IP is no sign of a proxy up behind it.
       const service = this.informers
         .list('Service', namespace)
-        .find((s) => isObject(s.metadata) && isObject(s.metadata.labels) && s.metadata.labels[GATEWAY_NAME_LABEL] === name);
+        .find(
+          (s) =>
+            isObject(s.metadata) &&
+            isObject(s.metadata.labels) &&
+            s.metadata.labels[GATEWAY_NAME_LABEL] === name &&
+            s.metadata.labels[MANAGED_BY_LABEL] !== 'extlb',
+        );
       const infrastructure =
         this.provisioner?.facts(
           gateway,
