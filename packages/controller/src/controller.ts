@@ -6,16 +6,7 @@
 // Kubernetes and Envoy are the engine — extlb keeps no store of its own and polls nothing.
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import {
-  Converter,
-  type ConverterUpdate,
-  DEFAULT_CONTROLLER,
-  type EnvoyConfig,
-  type EnvoyTarget,
-  type GatewayProxyFacts,
-  type JsonObject,
-  toXds,
-} from '@extlb/envoy';
+import { Converter, type ConverterUpdate, DEFAULT_CONTROLLER, type EnvoyConfig, type EnvoyTarget, type GatewayProxyFacts, type JsonObject } from '@extlb/envoy';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { type Logger, createLogger } from '@extlb/telemetry';
 import { KubeApi, type KubeApiOptions } from './cluster/api.js';
@@ -42,6 +33,7 @@ import {
   type XdsNode,
   type XdsResource,
   XdsServer,
+  TYPE_URL,
 } from './xds/index.js';
 
 export interface ControllerOptions {
@@ -112,22 +104,34 @@ function changeKey(o: JsonObject): string {
   return `${String(o.apiVersion)} ${String(o.kind)} ${String(m.namespace ?? '')}/${String(m.name)}`;
 }
 
-/** Each list of a configuration, rendered as xDS resources once: a list the Converter kept (an endpoint change keeps all but the ClusterLoadAssignments) keeps its resources, which the cache then need not encode again. */
-const rendered = new WeakMap<object, XdsResource[]>();
-const FIELDS = ['listeners', 'routes', 'clusters', 'endpoints', 'secrets'] as const;
+/**
+ * Each resource of a configuration, rendered as an xDS resource once: one the Converter kept (an
+ * endpoint change keeps every ClusterLoadAssignment but those of the slices changed) stays the same
+ * object, which the cache then need not serialize again.
+ */
+const rendered = new WeakMap<object, XdsResource>();
+const FIELDS = {
+  listeners: TYPE_URL.listener,
+  routes: TYPE_URL.route,
+  clusters: TYPE_URL.cluster,
+  endpoints: TYPE_URL.endpoint,
+  secrets: TYPE_URL.secret,
+} as const;
 
-/** A Gateway's configuration as the snapshot its proxies get. */
+/** A Gateway's configuration as the snapshot its proxies get (what toXds renders, resource by resource). */
 function snapshotOf(config: EnvoyConfig): SnapshotResources {
-  const none: EnvoyConfig = { gateway: config.gateway, listeners: [], routes: [], clusters: [], endpoints: [], secrets: [], manifests: [] };
   const out: SnapshotResources = {};
-  for (const field of FIELDS) {
-    const list = config[field];
-    let resources = rendered.get(list);
-    if (!resources) {
-      resources = (toXds({ ...none, [field]: list }) as unknown as Record<string, XdsResource[]>)[field] ?? [];
-      rendered.set(list, resources);
-    }
-    if (field !== 'secrets' || resources.length > 0) out[field] = resources;
+  for (const [field, type] of Object.entries(FIELDS) as [keyof typeof FIELDS, string][]) {
+    const list = config[field] as readonly object[];
+    if (field === 'secrets' && list.length === 0) continue;
+    out[field] = list.map((r) => {
+      let x = rendered.get(r);
+      if (!x) {
+        x = { '@type': type, ...r } as XdsResource;
+        rendered.set(r, x);
+      }
+      return x;
+    });
   }
   return out;
 }
