@@ -117,6 +117,8 @@ describe('extlb proxy-status and config-dump through port-forward', () => {
       xds: { host: '127.0.0.1', port: 0, plaintext: true },
       delayMs: 10,
       logger: createLogger({ level: 'silent' }),
+      // The ADS client here is the Gateway's own Envoy: the path of teams that deploy it themselves.
+      provision: { enabled: false },
     });
     const debug = await startDebugServer({ port: 0, source: controller.debugSource() });
     debugPort = debug.port;
