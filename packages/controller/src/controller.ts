@@ -514,13 +514,11 @@ export class Controller {
       const errors = update.diagnostics.filter((d) => d.severity === 'error');
       if (errors.length > 0)
         this.log.info({ errors: errors.length, first: errors.slice(0, 5) }, 'the cluster has objects extlb cannot use as written; their statuses say why');
+      this.feedInfrastructure(update);
       this.queueProvision();
       // Gateways may have come, gone or changed their annotation.
       this.identity?.kick();
     }
-    // Every update: a Service's load balancer address or a Deployment's readiness changes no
-    // Converter input beyond the Service itself, so it comes as a partial update.
-    this.feedInfrastructure(update);
     this.queueWrites(full ? undefined : update.changedStatuses);
   }
 
