@@ -120,6 +120,8 @@ async function start(m: StartCommand): Promise<void> {
     leaseNamespace: m.leaseNamespace,
     xds: { host: '127.0.0.1', port: 0, plaintext: true },
     logger: createLogger({ level: 'warn', destination: 2 }),
+    // The ADS clients are the Gateways' own proxies: a fleet of xDS clients is what is measured.
+    provision: { enabled: false },
   });
   controller = c;
   c.cache.onChange((snapshot, changed) => {
