@@ -3,18 +3,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
-import { SnapshotCache, type SnapshotResources, TYPE_URL, XdsServer } from '../src/index.js';
-import { gatewaySnapshot, names, shortType, type SotwClient, sotwAnswer, sotwClient, sotwRequest, waitFor } from './helpers.js';
+import { SnapshotCache, TYPE_URL, XdsServer } from '../src/index.js';
+import { bigSnapshot, gatewaySnapshot, names, shortType, type SotwClient, sotwAnswer, sotwClient, sotwRequest, waitFor } from './helpers.js';
 
 const GW = 'default/gw';
-
-/** A Gateway with `n` clusters whose metadata makes each CDS response several megabytes. */
-function bigSnapshot(n: number, tag: string): SnapshotResources {
-  const backends = Object.fromEntries(Array.from({ length: n }, (_, i) => [`${GW}/backend-${i}`, [`10.0.${i >> 8}.${i & 255}:8080`]]));
-  const s = gatewaySnapshot(GW, { backends });
-  for (const c of s.clusters ?? []) (c as any).metadata = { filter_metadata: { 'extlb.dev': { tag, padding: 'x'.repeat(2048) } } };
-  return s;
-}
 
 async function subscribeAll(client: SotwClient, node: { id: string; cluster: string }) {
   client.send(sotwRequest(TYPE_URL.cluster, [], { node }));
@@ -27,7 +19,7 @@ test('proxies that disconnect in the middle of a push leave the others served an
   const server = new XdsServer({ cache, callbacks: { onStreamClose: (s) => closed.push(s.node.id) } });
   const { port } = await server.start();
   t.after(() => server.stop({ graceMs: 100 }));
-  cache.setSnapshot(GW, bigSnapshot(2000, 'v1'));
+  cache.setSnapshot(GW, bigSnapshot(GW, 2000, 'v1'));
   const clients = Array.from({ length: 6 }, () => sotwClient(`127.0.0.1:${port}`));
   t.after(() => {
     for (const c of clients) c.close();
@@ -43,7 +35,7 @@ test('proxies that disconnect in the middle of a push leave the others served an
   }
 
   // A new version goes out to all six; three of them drop their connection while it is being written.
-  cache.setSnapshot(GW, bigSnapshot(2000, 'v2'));
+  cache.setSnapshot(GW, bigSnapshot(GW, 2000, 'v2'));
   const leaving = clients.slice(0, 3);
   for (const c of leaving) c.close();
   const staying = clients.slice(3);

@@ -7,18 +7,10 @@ import http2 from 'node:http2';
 import { test } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import protobuf from 'protobufjs';
-import { type ResponseInfo, SnapshotCache, type SnapshotResources, TYPE_URL, XdsServer } from '../src/index.js';
-import { gatewaySnapshot, names, sotwAnswer, sotwClient, sotwRequest, waitFor } from './helpers.js';
+import { type ResponseInfo, SnapshotCache, TYPE_URL, XdsServer } from '../src/index.js';
+import { bigSnapshot, gatewaySnapshot, names, sotwAnswer, sotwClient, sotwRequest, waitFor } from './helpers.js';
 
 const GW = 'default/gw';
-
-/** A Gateway whose CDS response is about `n` × 2 KB. */
-function bigSnapshot(n: number, tag: string): SnapshotResources {
-  const backends = Object.fromEntries(Array.from({ length: n }, (_, i) => [`${GW}/backend-${i}`, [`10.0.${i >> 8}.${i & 255}:8080`]]));
-  const s = gatewaySnapshot(GW, { backends });
-  for (const c of s.clusters ?? []) (c as any).metadata = { filter_metadata: { 'extlb.dev': { tag, padding: 'x'.repeat(2048) } } };
-  return s;
-}
 
 test('a client that stops reading is held to a bounded queue and counted behind; the others get every version meanwhile', async (t) => {
   const cache = new SnapshotCache();
@@ -26,7 +18,7 @@ test('a client that stops reading is held to a bounded queue and counted behind;
   const server = new XdsServer({ cache, limits: { maxQueuedBytes: 1024 * 1024 }, callbacks: { onResponse: (s, r) => sent.push([s.id, r]) } });
   const { port } = await server.start();
   t.after(() => server.stop({ graceMs: 100 }));
-  cache.setSnapshot(GW, bigSnapshot(1000, 'v0'));
+  cache.setSnapshot(GW, bigSnapshot(GW, 1000, 'v0'));
   // The slow proxy: a raw HTTP/2 stream that reads nothing after its request, so flow control
   // (a 64 KiB window) holds what the server writes.
   const session = http2.connect(`http://127.0.0.1:${port}`, { settings: { initialWindowSize: 65535 } });
@@ -50,7 +42,7 @@ test('a client that stops reading is held to a bounded queue and counted behind;
   fast.send(sotwAnswer(first));
   await waitFor(() => server.streams(GW).length === 2);
   for (let v = 1; v <= 8; v++) {
-    cache.setSnapshot(GW, bigSnapshot(1000, `v${v}`));
+    cache.setSnapshot(GW, bigSnapshot(GW, 1000, `v${v}`));
     const cds = await fast.next();
     assert.equal(cds.version_info, cache.getSnapshot(GW)?.types.get(TYPE_URL.cluster)?.version, `the fast proxy has version ${v}`);
     fast.send(sotwAnswer(cds));
@@ -74,7 +66,7 @@ test('proxies in the same state are sent the same bytes, encoded once', async (t
   const server = new XdsServer({ cache });
   const { port } = await server.start();
   t.after(() => server.stop({ graceMs: 100 }));
-  cache.setSnapshot(GW, bigSnapshot(200, 'v0'));
+  cache.setSnapshot(GW, bigSnapshot(GW, 200, 'v0'));
   const clients = Array.from({ length: 5 }, () => sotwClient(`127.0.0.1:${port}`));
   t.after(() => {
     for (const c of clients) c.close();

@@ -256,6 +256,14 @@ export function gatewaySnapshot(gateway: string, options: GatewayOptions = {}): 
   };
 }
 
+/** A Gateway `gateway` with `n` clusters whose metadata pads each by 2 KB: a CDS response of about `n` × 2 KB. */
+export function bigSnapshot(gateway: string, n: number, tag: string): SnapshotResources {
+  const backends = Object.fromEntries(Array.from({ length: n }, (_, i) => [`${gateway}/backend-${i}`, [`10.0.${i >> 8}.${i & 255}:8080`]]));
+  const s = gatewaySnapshot(gateway, { backends });
+  for (const c of s.clusters ?? []) (c as { metadata?: unknown }).metadata = { filter_metadata: { 'extlb.dev': { tag, padding: 'x'.repeat(2048) } } };
+  return s;
+}
+
 /** A request of the state-of-the-world variant. */
 export function sotwRequest(typeUrl: string, resourceNames: string[], extra: { node?: TestNode; version?: string; nonce?: string; error?: string } = {}) {
   return {
