@@ -10,7 +10,7 @@ import type { EndpointMode, EnvoyTarget } from '../envoy-target.js';
 import { type EnvoyConfig, type EnvoyOptions, endpointAssignmentsOf, toEnvoy } from '../envoy/index.js';
 import { compare, isObject, type JsonObject } from '../json.js';
 import { DEFAULT_MAX_OUTPUT_BYTES, jsonSize } from '../output-size.js';
-import { type EndpointSlice, type Inputs, key, readInputs, textOf } from '../read/index.js';
+import { type EndpointSlice, type Inputs, key, ReadCache, readInputs, textOf } from '../read/index.js';
 import { byName, namespaceOf } from '../read/meta.js';
 import { InputEndpoints } from '../resolve/endpoints.js';
 import { DEFAULT_CONTROLLER, type Gateway, type IR, InputCertificates, type Resolved, resolve } from '../resolve/index.js';
@@ -171,6 +171,7 @@ export class Converter {
   /** The statuses with facts merged, by status key, in order. */
   private current = new Map<string, JsonObject>();
   private diagnostics: Diagnostic[] = [];
+  private readonly reads = new ReadCache();
 
   constructor(private readonly options: ConvertOptions = {}) {
     const diags = new Diagnostics();
@@ -231,7 +232,8 @@ export class Converter {
     const diags = new Diagnostics();
     for (const d of this.optionDiagnostics) diags.list.push(d);
     let t = process.hrtime.bigint();
-    const inputs = readInputs([...this.unnamed, ...[...this.objects.values()].flat()], diags);
+    const inputs = readInputs([...this.unnamed, ...[...this.objects.values()].flat()], diags, 'default', this.reads);
+    this.reads.sweep();
     const read = since(t);
     t = process.hrtime.bigint();
     const resolveOptions: { controllerName: string; gatewayClassNames?: readonly string[] } = { controllerName: this.controllerName };
@@ -316,7 +318,7 @@ export class Converter {
         sliceService.delete(slice);
       }
       if (raw === undefined) continue;
-      for (const [service, records] of readInputs([raw], diags).slicesByService) {
+      for (const [service, records] of readInputs([raw], diags, 'default', this.reads).slicesByService) {
         affected.add(service);
         sliceService.set(slice, service);
         slicesByService.set(service, [...(slicesByService.get(service) ?? []), ...records].sort(byName) as EndpointSlice[]);
