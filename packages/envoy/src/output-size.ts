@@ -34,3 +34,35 @@ export function jsonSize(value: unknown, limit: number): number {
   }
   return size;
 }
+
+const sizes = new WeakMap<object, number>();
+
+/**
+ * jsonSize of an object whose values are lists of resources, each resource's size counted once
+ * and remembered: resources are never changed once built, and an update reuses most of them.
+ */
+export function listsSize(value: Readonly<Record<string, unknown>>, limit: number): number {
+  const entries = Object.entries(value).filter(([, x]) => x !== undefined);
+  let size = 2 + Math.max(0, entries.length - 1);
+  for (const [k, v] of entries) {
+    size += k.length + 3;
+    if (!Array.isArray(v)) size += jsonSize(v, limit);
+    else {
+      size += 2 + Math.max(0, v.length - 1);
+      for (const item of v) size += itemSize(item, limit);
+    }
+    if (size > limit) break;
+  }
+  return size;
+}
+
+export function itemSize(item: unknown, limit: number): number {
+  if (typeof item !== 'object' || item === null) return jsonSize(item === undefined ? null : item, limit);
+  let n = sizes.get(item);
+  if (n === undefined) {
+    n = jsonSize(item, limit);
+    // A size past the limit is only "too large" for this limit.
+    if (n <= limit) sizes.set(item, n);
+  }
+  return n;
+}

@@ -4,7 +4,9 @@
 // conversion of the same objects gives), and proxy facts change statuses without any stage.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Converter, convert, MAX_CONDITION_MESSAGE, toXds } from '../src/index.js';
+import { fileURLToPath } from 'node:url';
+import { type ConvertOptions, Converter, convert, MAX_CONDITION_MESSAGE, toXds } from '../src/index.js';
+import { readObjects } from './golden.js';
 import { pickerEstate } from './picker-estate.js';
 
 type Json = Record<string, any>;
@@ -187,5 +189,166 @@ describe('Converter', () => {
       { apiVersion: 'extlb.dev/v1alpha1', kind: 'BackendPool', name: 'llm', uid: 'u-1', controller: true, blockOwnerDeletion: false },
     ]);
     assert.deepEqual([...r.gateways.keys()], ['default/a'], 'the class naming this controller is converted');
+  });
+});
+
+/** A small deterministic generator (mulberry32), so a failing sequence can be replayed by its seed. */
+function random(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const idOf = (o: Json) => [o.apiVersion, o.kind, o.metadata?.namespace ?? 'default', o.metadata?.name].join('|');
+
+/** Every leaf value under a key, across the estate: what a mutation swaps a leaf for. */
+function valuesByKey(objects: Json[]): Map<string, unknown[]> {
+  const out = new Map<string, unknown[]>();
+  const walk = (v: unknown, k: string) => {
+    if (Array.isArray(v)) for (const x of v) walk(x, k);
+    else if (v && typeof v === 'object') for (const [kk, x] of Object.entries(v)) walk(x, kk);
+    else out.set(k, [...(out.get(k) ?? []), v]);
+  };
+  for (const o of objects) walk(o, '');
+  return out;
+}
+
+/**
+ * One object changed at a random place below its identity: a leaf swapped for another value the
+ * estate has under the same key (another Service, Gateway, namespace, port, hostname...), or
+ * changed outright; a list item dropped or repeated; a label map emptied.
+ */
+function mutate(o: Json, rand: () => number, values: Map<string, unknown[]>): Json {
+  const copy = structuredClone(o);
+  const slots: { parent: any; key: string | number }[] = [];
+  const walk = (v: any, depth: number) => {
+    if (!v || typeof v !== 'object') return;
+    for (const [k, x] of Object.entries(v)) {
+      if (depth === 0 && (k === 'apiVersion' || k === 'kind')) continue;
+      if (depth === 1 && v === copy.metadata && (k === 'name' || k === 'namespace')) continue;
+      // An update keeps the object's identity: its metadata stays an object with its name.
+      if (!(depth === 0 && k === 'metadata')) slots.push({ parent: v, key: Array.isArray(v) ? Number(k) : k });
+      walk(x, depth + 1);
+    }
+  };
+  walk(copy, 0);
+  const slot = slots[Math.floor(rand() * slots.length)];
+  if (!slot) return copy;
+  const { parent, key } = slot;
+  const current = parent[key];
+  const r = rand();
+  if (Array.isArray(parent) && r < 0.3) parent.splice(Number(key), 1);
+  else if (Array.isArray(parent) && r < 0.4) parent.push(structuredClone(current));
+  else if (current && typeof current === 'object') parent[key] = Array.isArray(current) ? [] : {};
+  else {
+    const pool = (values.get(String(key)) ?? []).filter((x) => x !== current);
+    if (pool.length > 0 && r < 0.8) parent[key] = pool[Math.floor(rand() * pool.length)];
+    else if (typeof current === 'number') parent[key] = current + 1;
+    else if (typeof current === 'boolean') parent[key] = !current;
+    else parent[key] = `${String(current)}x`;
+  }
+  return copy;
+}
+
+/**
+ * Estates that have every kind of edge between objects: ReferenceGrants across namespaces,
+ * routes on ListenerSets, policies on Services and pools, Secrets and ConfigMaps for TLS, pickers.
+ */
+const INCREMENTAL_SCENARIOS: [string, ConvertOptions][] = [
+  ['cross-namespace-refs', { endpoints: 'eds' }],
+  ['l4-listeners', { endpoints: 'eds' }],
+  ['grpc-and-backend-tls', {}],
+  ['grpc-and-backend-tls', { endpoints: 'eds' }],
+  ['conflicting-policies', { endpoints: 'eds' }],
+  ['service-policy-external', { endpoints: 'eds' }],
+  ['two-gateways-same-port', {}],
+  ['picker-failover', { endpoints: 'eds' }],
+  ['listener-isolation', {}],
+  ['dns-endpoints', { endpoints: 'dns' }],
+  ['route-features', {}],
+];
+
+describe('Converter: a change costs what it touches, and gives what a full conversion gives', () => {
+  for (const [name, extra] of INCREMENTAL_SCENARIOS) {
+    it(`${name} (${extra.endpoints ?? 'static'}): random changes, each step equal to convert() of the set it leaves`, () => {
+      const options: ConvertOptions = { now: NOW, ...extra };
+      const universe = readObjects(fileURLToPath(new URL(`./scenarios/${name}/input.yaml`, import.meta.url))) as Json[];
+      const values = valuesByKey(universe);
+      const held = new Map(universe.map((o) => [idOf(o), o]));
+      const gone = new Map<string, Json>();
+      const converter = new Converter(options);
+      converter.update({ objects: [...held.values()] });
+      const rand = random(name.length * 7919 + (extra.endpoints ?? 'static').length);
+      for (let step = 0; step < 60; step++) {
+        const added: Json[] = [];
+        const updated: Json[] = [];
+        const deleted: Json[] = [];
+        const changes = 1 + Math.floor(rand() * 2);
+        const log: string[] = [];
+        for (let c = 0; c < changes; c++) {
+          const r = rand();
+          const present = [...held.values()].filter((o) => !added.includes(o) && !updated.includes(o));
+          if (r < 0.15 && present.length > 0) {
+            const o = present[Math.floor(rand() * present.length)] as Json;
+            held.delete(idOf(o));
+            gone.set(idOf(o), o);
+            deleted.push(o);
+            log.push(`delete ${idOf(o)}`);
+          } else if (r < 0.3 && gone.size > 0) {
+            const o = [...gone.values()][Math.floor(rand() * gone.size)] as Json;
+            if (deleted.includes(o)) continue;
+            gone.delete(idOf(o));
+            held.set(idOf(o), o);
+            added.push(o);
+            log.push(`add ${idOf(o)}`);
+          } else if (present.length > 0) {
+            const o = present[Math.floor(rand() * present.length)] as Json;
+            if (deleted.some((d) => idOf(d) === idOf(o))) continue;
+            const next = mutate(o, rand, values);
+            held.set(idOf(o), next);
+            updated.push(next);
+            log.push(`update ${idOf(o)}`);
+          }
+        }
+        const u = converter.update({ added, updated, deleted });
+        const full = new Converter(options).update({ objects: [...held.values()] });
+        const at = `step ${step}: ${log.join(', ')}`;
+        assert.deepEqual(Object.fromEntries(u.gateways), Object.fromEntries(full.gateways), `${at}: gateways`);
+        assert.deepEqual(u.statuses, full.statuses, `${at}: statuses`);
+        assert.deepEqual(u.ir, full.ir, `${at}: IR`);
+        // A Gateway the change did not reach keeps its configuration object, and is not "changed".
+        for (const g of full.gateways.keys()) if (!u.changedGateways.includes(g)) assert.ok(u.gateways.has(g), `${at}: ${g} kept`);
+      }
+    });
+  }
+
+  it('keeps the IR and Envoy resources of an untouched Gateway, and of untouched resources of a touched one', () => {
+    const converter = new Converter({ now: NOW, endpoints: 'eds' });
+    const first = converter.update({ objects: estate() });
+    const a = first.gateways.get('default/a');
+    const b = first.gateways.get('default/b');
+    const irB = first.ir.gateways.find((g) => g.name === 'default/b');
+    const moved = {
+      ...route('ra', 'a', 'sa'),
+      spec: { parentRefs: [{ name: 'a' }], rules: [{ matches: [{ path: { type: 'PathPrefix', value: '/v2' } }], backendRefs: [{ name: 'sa', port: 80 }] }] },
+    };
+    const next = converter.update({ updated: [moved] });
+    assert.equal(next.kind, 'full');
+    assert.deepEqual(next.changedGateways, ['default/a']);
+    assert.equal(next.gateways.get('default/b'), b, "b's configuration is the same object");
+    assert.equal(
+      next.ir.gateways.find((g) => g.name === 'default/b'),
+      irB,
+      "b's IR is the same object",
+    );
+    const a2 = next.gateways.get('default/a');
+    assert.notEqual(a2?.routes[0], a?.routes[0], "a's route configuration is new");
+    assert.equal(a2?.clusters[0], a?.clusters[0], "a's cluster is the one built before");
+    assert.equal(a2?.endpoints[0], a?.endpoints[0], 'and so is its ClusterLoadAssignment');
   });
 });

@@ -7,9 +7,9 @@
 import { type Diagnostic, Diagnostics } from '../diagnostics.js';
 import { parseDuration } from '../gateway-duration.js';
 import type { EndpointMode, EnvoyTarget } from '../envoy-target.js';
-import { type EnvoyConfig, type EnvoyOptions, endpointAssignmentsOf, toEnvoy } from '../envoy/index.js';
+import { type Dirty, type EnvoyConfig, type EnvoyMemo, type EnvoyOptions, emptyMemo, endpointAssignmentsOf, toEnvoy } from '../envoy/index.js';
 import { compare, isObject, type JsonObject } from '../json.js';
-import { DEFAULT_MAX_OUTPUT_BYTES, jsonSize } from '../output-size.js';
+import { DEFAULT_MAX_OUTPUT_BYTES, itemSize, listsSize } from '../output-size.js';
 import { type EndpointSlice, type Inputs, key, ReadCache, readInputs, textOf } from '../read/index.js';
 import { byName, namespaceOf } from '../read/meta.js';
 import { InputEndpoints } from '../resolve/endpoints.js';
@@ -127,7 +127,9 @@ const gatewayStatusKey = (gateway: string) => {
 };
 
 /** The JSON size of some list items, without the list's brackets and commas. */
-const sizeOf = (items: readonly unknown[], max: number) => items.reduce<number>((n, x) => n + jsonSize(x, max), 0);
+const sizeOf = (items: readonly unknown[], max: number) => items.reduce<number>((n, x) => n + itemSize(x, max), 0);
+/** jsonSize of a list. */
+const listSize = (items: readonly unknown[], max: number) => 2 + Math.max(0, items.length - 1) + sizeOf(items, max);
 
 /** The Services (`namespace/name`) whose EndpointSlices feed a Gateway's backends and pickers. */
 function fedBy(gateway: Gateway): Set<string> {
@@ -138,6 +140,41 @@ function fedBy(gateway: Gateway): Set<string> {
   }
   for (const set of Object.values(gateway.pickerSets)) for (const p of set.pickers) out.add(key(p.namespace, p.service));
   return out;
+}
+
+type MutableDirty = { all: boolean; services: Set<string>; pods: boolean; certificates: boolean };
+const allDirty = (): MutableDirty => ({ all: true, services: new Set(), pods: true, certificates: true });
+const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
+
+/**
+ * Whether two IRs of a Gateway whose every resource was reused are the same: the fingerprints
+ * cover the listeners, backends and picker sets there are, not the ones that went.
+ */
+function sameShape(a: Gateway, b: Gateway): boolean {
+  const same = (x: readonly string[], y: readonly string[]) => x.length === y.length && x.every((v, i) => v === y[i]);
+  return (
+    same(
+      a.listeners.map((l) => l.name),
+      b.listeners.map((l) => l.name),
+    ) &&
+    same(Object.keys(a.backends), Object.keys(b.backends)) &&
+    same(Object.keys(a.pickerSets), Object.keys(b.pickerSets)) &&
+    JSON.stringify(a.backendClientCertificate ?? null) === JSON.stringify(b.backendClientCertificate ?? null) &&
+    JSON.stringify(a.ref) === JSON.stringify(b.ref)
+  );
+}
+
+/** Whether two configurations hold the very same resources (so the older one can stand). */
+function sameResources(a: EnvoyConfig, b: EnvoyConfig): boolean {
+  const lists = ['listeners', 'routes', 'clusters', 'endpoints', 'secrets', 'manifests'] as const;
+  return (
+    JSON.stringify(a.gateway) === JSON.stringify(b.gateway) &&
+    lists.every((k) => {
+      const x: readonly unknown[] = a[k];
+      const y: readonly unknown[] = b[k];
+      return x.length === y.length && x.every((v, i) => v === y[i]);
+    })
+  );
 }
 
 interface Built {
@@ -172,6 +209,10 @@ export class Converter {
   private current = new Map<string, JsonObject>();
   private diagnostics: Diagnostic[] = [];
   private readonly reads = new ReadCache();
+  /** Per Gateway, what its last Envoy build made (reused where its inputs are unchanged). */
+  private memos = new Map<string, EnvoyMemo>();
+  /** What changed since the last full build, for the memos: everything until one was made. */
+  private dirty: MutableDirty = allDirty();
 
   constructor(private readonly options: ConvertOptions = {}) {
     const diags = new Diagnostics();
@@ -196,6 +237,7 @@ export class Converter {
   /** Records a change; returns the slices changed when nothing else did (`namespace/name` → object or undefined if gone). */
   private apply(change: ConverterChange): Map<string, unknown> | undefined {
     if ('objects' in change) {
+      this.dirty = allDirty();
       this.objects.clear();
       this.unnamed = [];
       for (const raw of change.objects) this.put(raw);
@@ -204,6 +246,7 @@ export class Converter {
     const slices = new Map<string, unknown>();
     let others = false;
     const note = (raw: unknown, gone: boolean) => {
+      this.noteDirty(raw);
       if (isSlice(raw) && isObject(raw) && isObject(raw.metadata))
         slices.set(`${namespaceOf(raw, 'default')}/${String(raw.metadata.name)}`, gone ? undefined : raw);
       else others = true;
@@ -218,6 +261,23 @@ export class Converter {
       note(raw, true);
     }
     return others ? undefined : slices;
+  }
+
+  /** What an object's change means for the Envoy memos (the IR they are keyed on covers the rest). */
+  private noteDirty(raw: unknown): void {
+    if (!isObject(raw) || !isObject(raw.metadata)) {
+      this.dirty.all = true;
+      return;
+    }
+    const namespace = namespaceOf(raw, 'default');
+    if (isSlice(raw)) {
+      const labels = raw.metadata.labels;
+      const service = isObject(labels) ? labels[SERVICE_NAME_LABEL] : undefined;
+      if (typeof service === 'string') this.dirty.services.add(key(namespace, service));
+      const before = this.built?.sliceService.get(key(namespace, String(raw.metadata.name)));
+      if (before !== undefined) this.dirty.services.add(before);
+    } else if (raw.kind === 'Pod' && raw.apiVersion === 'v1') this.dirty.pods = true;
+    else if ((raw.kind === 'Secret' || raw.kind === 'ConfigMap') && raw.apiVersion === 'v1') this.dirty.certificates = true;
   }
 
   private put(raw: unknown, replace = false): void {
@@ -248,13 +308,24 @@ export class Converter {
     const feeds = new Map<string, Set<string>>();
     const fixedSize = new Map<string, number>();
     const endpointsSizes = new Map<string, number>();
-    for (const gateway of resolved.ir.gateways) {
-      const config = toEnvoy(gateway, endpoints, certificates, this.envoy, diags);
-      const size = jsonSize(config, this.maxBytes);
+    const dirty: Dirty = this.dirty;
+    const memos = new Map<string, EnvoyMemo>();
+    const lastIr = new Map((this.built?.resolved.ir.gateways ?? []).map((g) => [g.name, g]));
+    resolved.ir.gateways = resolved.ir.gateways.map((fresh) => {
+      const reuse = { previous: this.memos.get(fresh.name), next: emptyMemo(), dirty, built: 0 };
+      let config = toEnvoy(fresh, endpoints, certificates, this.envoy, diags, reuse);
+      memos.set(fresh.name, reuse.next);
+      // Nothing built: the IR is the one the last build was made from, so the last IR and
+      // configuration stand (object-identical), unless only ClusterLoadAssignments changed.
+      const last = lastIr.get(fresh.name);
+      const gateway = reuse.built === 0 && last && sameShape(last, fresh) ? last : fresh;
+      const previous = this.served.get(gateway.name);
+      if (previous && !this.refused.has(gateway.name) && sameResources(previous, config)) config = previous;
+      const size = listsSize(config as unknown as Record<string, unknown>, this.maxBytes);
       if (size <= this.maxBytes) {
         served.set(gateway.name, config);
         feeds.set(gateway.name, fedBy(gateway));
-        const endpointsSize = jsonSize(config.endpoints, this.maxBytes);
+        const endpointsSize = listSize(config.endpoints, this.maxBytes);
         fixedSize.set(gateway.name, size - endpointsSize + 2);
         endpointsSizes.set(gateway.name, endpointsSize);
       } else {
@@ -262,10 +333,12 @@ export class Converter {
         diags.error('OutputTooLarge', message, gateway.ref);
         refused.set(gateway.name, message);
         // The proxies keep what they have: its clusters are not this IR's, so endpoints leave it be.
-        const previous = this.served.get(gateway.name);
         if (previous) served.set(gateway.name, previous);
       }
-    }
+      return gateway;
+    });
+    this.memos = memos;
+    this.dirty = { all: false, services: new Set(), pods: false, certificates: false };
     const envoyMs = since(t);
     t = process.hrtime.bigint();
     const base = new Map<string, JsonObject>();

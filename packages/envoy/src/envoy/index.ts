@@ -3,16 +3,18 @@ import type { Diagnostics } from '../diagnostics.js';
 import { compare } from '../json.js';
 import type { CertificateLookup } from '../resolve/certificates.js';
 import type { EndpointLookup } from '../resolve/endpoints.js';
-import { type Gateway, usesPicker } from '../resolve/index.js';
+import { type Backend, type Gateway, usesPicker } from '../resolve/index.js';
 import { backendAssignment, backendCluster, pickerAssignment, pickerCluster } from './clusters.js';
 import type { EnvoyConfig } from './config.js';
 import type { BuildContext, EnvoyOptions } from './context.js';
 import { envoyListener } from './listeners.js';
+import { ALL_DIRTY, backendEndpointsDirty, type Dirty, type EnvoyMemo, type MemoEntry, pickerEndpointsDirty, recorded, replay } from './memo.js';
 import { udpSplitAssignment, udpSplitCluster, udpSplits } from './streams.js';
 import type { EndpointV3, ListenerV3, RouteV3 } from './types.js';
 
 export type { EnvoyConfig } from './config.js';
 export type { EnvoyOptions } from './context.js';
+export { CLEAN, type Dirty, type EnvoyMemo, emptyMemo } from './memo.js';
 export { envoyDuration } from './proto-duration.js';
 export {
   adsBootstrap,
@@ -87,7 +89,27 @@ export function endpointAssignmentsOf(
   return { clusters, assignments };
 }
 
-export function toEnvoy(gateway: Gateway, endpoints: EndpointLookup, certificates: CertificateLookup, options: EnvoyOptions, diags: Diagnostics): EnvoyConfig {
+/** The Envoy stage's memory across updates of one Gateway: the last build's memo, the next one's, and what changed. */
+export interface EnvoyReuse {
+  previous?: EnvoyMemo;
+  next: EnvoyMemo;
+  dirty: Dirty;
+  /** Counts the resources built rather than reused (zero: the IR is what the previous memo was built from). */
+  built: number;
+}
+
+/**
+ * A Gateway's Envoy configuration. With `reuse`, each cluster and listener whose inputs are
+ * unchanged is the object built last time (with the diagnostics, Secrets and assignments it made).
+ */
+export function toEnvoy(
+  gateway: Gateway,
+  endpoints: EndpointLookup,
+  certificates: CertificateLookup,
+  options: EnvoyOptions,
+  diags: Diagnostics,
+  reuse?: EnvoyReuse,
+): EnvoyConfig {
   const ctx: BuildContext = {
     gateway,
     options,
@@ -99,18 +121,97 @@ export function toEnvoy(gateway: Gateway, endpoints: EndpointLookup, certificate
     secrets: new Map(),
     perRoute: new Map(),
   };
+  const dirty = reuse?.dirty ?? ALL_DIRTY;
+  const usable = (memo: Map<string, MemoEntry<unknown>> | undefined, name: string, fingerprint: string) => {
+    const entry = dirty.all ? undefined : memo?.get(name);
+    return entry?.fingerprint === fingerprint ? entry : undefined;
+  };
+  /** Builds (or reuses) one resource; `refresh` rebuilds only its ClusterLoadAssignment when just its endpoints changed. */
+  const memoized = <T>(
+    kind: 'clusters' | 'listeners',
+    name: string,
+    fingerprint: () => string,
+    stale: boolean,
+    build: (ctx: BuildContext) => T,
+    refresh?: () => EndpointV3.ClusterLoadAssignment | undefined,
+  ): T => {
+    if (!reuse) return build(ctx);
+    const fp = fingerprint();
+    const entry = stale ? undefined : usable(reuse.previous?.[kind], name, fp);
+    if (!entry) {
+      reuse.built++;
+      const { value, effects } = recorded(ctx, build);
+      reuse.next[kind].set(name, { fingerprint: fp, value, effects });
+      return value;
+    }
+    let effects = entry.effects;
+    if (refresh) {
+      const fresh = refresh();
+      effects = { ...effects, assignments: fresh ? [[name, fresh]] : [] };
+    }
+    replay(ctx, effects);
+    reuse.next[kind].set(name, effects === entry.effects ? entry : { ...entry, effects });
+    return entry.value as T;
+  };
+  const eds = options.endpoints === 'eds';
+  const backendPrints = new Map<string, string>();
+  const printOf = (b: Backend) => {
+    let fp = backendPrints.get(b.key);
+    if (fp === undefined) {
+      fp = JSON.stringify(b);
+      backendPrints.set(b.key, fp);
+    }
+    return fp;
+  };
+  const client = JSON.stringify(gateway.backendClientCertificate ?? null);
+  const clusters = Object.values(gateway.backends).map((b) => {
+    const endpointsChanged = backendEndpointsDirty(b, dirty);
+    return memoized(
+      'clusters',
+      b.key,
+      () => `${printOf(b)}\u0000${client}`,
+      (dirty.certificates && (b.tls !== undefined || gateway.backendClientCertificate !== undefined)) || (!eds && endpointsChanged),
+      (c) => backendCluster(b, c),
+      eds && endpointsChanged ? () => backendAssignment(b, ctx) : undefined,
+    );
+  });
+  for (const stream of udpSplits(gateway)) {
+    if (reuse) reuse.built++;
+    clusters.push(udpSplitCluster(stream, ctx));
+  }
+  for (const key of usedPickerSets(gateway)) {
+    const set = gateway.pickerSets[key];
+    if (!set) continue;
+    const endpointsChanged = pickerEndpointsDirty(set, dirty);
+    clusters.push(
+      memoized(
+        'clusters',
+        set.key,
+        () => JSON.stringify(set),
+        !eds && endpointsChanged,
+        (c) => pickerCluster(set, c),
+        eds && endpointsChanged ? () => pickerAssignment(set, ctx) : undefined,
+      ),
+    );
+  }
+  // Routes read the Gateway's backends and picker sets; listeners, the certificates.
+  let shared: string | undefined;
+  const sharedPrint = () => {
+    shared ??= JSON.stringify([Object.values(gateway.backends).map(printOf), gateway.pickerSets]);
+    return shared;
+  };
   const listeners: ListenerV3.Listener[] = [];
   const routes: RouteV3.RouteConfiguration[] = [];
   for (const l of gateway.listeners) {
-    const built = envoyListener(l, ctx);
+    const built = memoized(
+      'listeners',
+      l.name,
+      () => `${JSON.stringify(l)}\u0000${sharedPrint()}`,
+      dirty.certificates || l.protocol === 'UDP',
+      (c) => envoyListener(l, c),
+    );
     listeners.push(built.listener);
     routes.push(...built.routes);
-  }
-  const clusters = Object.values(gateway.backends).map((b) => backendCluster(b, ctx));
-  for (const stream of udpSplits(gateway)) clusters.push(udpSplitCluster(stream, ctx));
-  for (const key of usedPickerSets(gateway)) {
-    const set = gateway.pickerSets[key];
-    if (set) clusters.push(pickerCluster(set, ctx));
   }
   return {
     gateway: gateway.ref,
