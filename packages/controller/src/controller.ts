@@ -519,15 +519,17 @@ export class Controller {
       // Gateways may have come, gone or changed their annotation.
       this.identity?.kick();
     }
-    this.queueWrites(full ? undefined : update.changedStatuses);
+    // The statuses that changed and those of the objects changed (all after a relist): writing
+    // every status on every full update would cost a merge and compare per object per change.
+    this.queueWrites(update.changedStatuses, full);
   }
 
-  /** Queues `statuses` (all of the last update's when undefined), and, for all, the shadow Services. */
-  private queueWrites(statuses?: readonly JsonObject[]): void {
+  /** Queues `statuses` (all of the last update's when undefined), and, with `shadows`, the shadow Services. */
+  private queueWrites(statuses?: readonly JsonObject[], shadows = statuses === undefined): void {
     const last = this.last;
     if (!last || !this.elector.isLeader()) return;
     for (const s of statuses ?? last.statuses) this.queueStatus(s);
-    if (statuses) return;
+    if (!shadows) return;
     const wanted = new Map(last.needs.shadowServices.map((s) => [serviceKey(s), s] as const));
     for (const s of this.informers.list('Service')) if (isShadowService(s) && !wanted.has(serviceKey(s))) wanted.set(serviceKey(s), undefined as never);
     this.desiredShadow.clear();

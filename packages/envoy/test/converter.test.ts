@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { isDeepStrictEqual } from 'node:util';
 import { type ConvertOptions, Converter, convert, MAX_CONDITION_MESSAGE, toXds } from '../src/index.js';
 import { readObjects } from './golden.js';
 import { pickerEstate } from './picker-estate.js';
@@ -282,7 +283,7 @@ describe('Converter: a change costs what it touches, and gives what a full conve
       const held = new Map(universe.map((o) => [idOf(o), o]));
       const gone = new Map<string, Json>();
       const converter = new Converter(options);
-      converter.update({ objects: [...held.values()] });
+      let last = converter.update({ objects: [...held.values()] }).statuses as Json[];
       const rand = random(name.length * 7919 + (extra.endpoints ?? 'static').length);
       for (let step = 0; step < 60; step++) {
         const added: Json[] = [];
@@ -318,6 +319,12 @@ describe('Converter: a change costs what it touches, and gives what a full conve
         const u = converter.update({ added, updated, deleted });
         const full = new Converter(options).update({ objects: [...held.values()] });
         const at = `step ${step}: ${log.join(', ')}`;
+        // Every status that is not what it was is among the changed ones.
+        const key = (x: Json) => `${x.kind}/${x.metadata.namespace ?? ''}/${x.metadata.name}`;
+        const before = new Map(last.map((x) => [key(x), x]));
+        const changed = new Set(u.changedStatuses.map(key));
+        for (const x of u.statuses as Json[]) if (!isDeepStrictEqual(before.get(key(x)), x)) assert.ok(changed.has(key(x)), `${at}: ${key(x)} changed`);
+        last = u.statuses as Json[];
         assert.deepEqual(Object.fromEntries(u.gateways), Object.fromEntries(full.gateways), `${at}: gateways`);
         assert.deepEqual(u.statuses, full.statuses, `${at}: statuses`);
         assert.deepEqual(u.ir, full.ir, `${at}: IR`);

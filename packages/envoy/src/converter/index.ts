@@ -8,7 +8,7 @@ import { type Diagnostic, Diagnostics } from '../diagnostics.js';
 import { parseDuration } from '../gateway-duration.js';
 import type { EndpointMode, EnvoyTarget } from '../envoy-target.js';
 import { type Dirty, type EnvoyConfig, type EnvoyMemo, type EnvoyOptions, emptyMemo, endpointAssignmentsOf, toEnvoy } from '../envoy/index.js';
-import { compare, isObject, type JsonObject } from '../json.js';
+import { compare, isObject, type JsonObject, jsonEqual } from '../json.js';
 import { DEFAULT_MAX_OUTPUT_BYTES, itemSize, listsSize } from '../output-size.js';
 import { type EndpointSlice, type Inputs, key, ReadCache, readInputs, textOf } from '../read/index.js';
 import { byName, namespaceOf } from '../read/meta.js';
@@ -76,7 +76,10 @@ export interface ConverterUpdate {
   changedGateways: string[];
   /** Every status, proxy facts merged, sorted by kind, namespace and name. */
   statuses: readonly JsonObject[];
-  /** The statuses this update changed (all of them after a full update). */
+  /**
+   * The statuses this update changed, and those of the objects it was given (someone may have
+   * written theirs); all of them after the whole set was given.
+   */
   changedStatuses: JsonObject[];
   diagnostics: readonly Diagnostic[];
   /** What the controller must write (shadow Services) or watch (ConfigMaps, Secrets), and the classes it owns. */
@@ -114,6 +117,7 @@ function objectId(raw: unknown): string | undefined {
   return [textOf(raw.apiVersion), textOf(raw.kind), namespaceOf(raw, 'default'), raw.metadata.name].join(SEP);
 }
 
+const isList = (raw: unknown) => isObject(raw) && typeof raw.kind === 'string' && raw.kind.endsWith('List') && Array.isArray(raw.items);
 const isSlice = (raw: unknown) =>
   isObject(raw) && raw.kind === 'EndpointSlice' && typeof raw.apiVersion === 'string' && raw.apiVersion.startsWith('discovery.k8s.io/');
 
@@ -209,6 +213,8 @@ export class Converter {
   private current = new Map<string, JsonObject>();
   private diagnostics: Diagnostic[] = [];
   private readonly reads = new ReadCache();
+  /** Status keys of the objects changed since the last update, or all of them. */
+  private touched: Set<string> | 'all' = 'all';
   /** Per Gateway, what its last Envoy build made (reused where its inputs are unchanged). */
   private memos = new Map<string, EnvoyMemo>();
   /** What changed since the last full build, for the memos: everything until one was made. */
@@ -237,6 +243,7 @@ export class Converter {
   /** Records a change; returns the slices changed when nothing else did (`namespace/name` → object or undefined if gone). */
   private apply(change: ConverterChange): Map<string, unknown> | undefined {
     if ('objects' in change) {
+      this.touched = 'all';
       this.dirty = allDirty();
       this.objects.clear();
       this.unnamed = [];
@@ -247,6 +254,12 @@ export class Converter {
     let others = false;
     const note = (raw: unknown, gone: boolean) => {
       this.noteDirty(raw);
+      if (this.touched !== 'all' && isObject(raw) && isObject(raw.metadata)) {
+        const kind = textOf(raw.kind);
+        const name = textOf(raw.metadata.name);
+        this.touched.add(`${kind}${SEP}${namespaceOf(raw, 'default')}${SEP}${name}`);
+        this.touched.add(`${kind}${SEP}${SEP}${name}`);
+      }
       if (isSlice(raw) && isObject(raw) && isObject(raw.metadata))
         slices.set(`${namespaceOf(raw, 'default')}/${String(raw.metadata.name)}`, gone ? undefined : raw);
       else others = true;
@@ -292,7 +305,13 @@ export class Converter {
     const diags = new Diagnostics();
     for (const d of this.optionDiagnostics) diags.list.push(d);
     let t = process.hrtime.bigint();
-    const inputs = readInputs([...this.unnamed, ...[...this.objects.values()].flat()], diags, 'default', this.reads);
+    const held: unknown[] = [...this.unnamed];
+    let distinct = this.unnamed.length === 0;
+    for (const copies of this.objects.values()) {
+      if (copies.length !== 1 || isList(copies[0])) distinct = false;
+      for (const raw of copies) held.push(raw);
+    }
+    const inputs = readInputs(held, diags, 'default', this.reads, distinct);
     this.reads.sweep();
     const read = since(t);
     t = process.hrtime.bigint();
@@ -355,10 +374,15 @@ export class Converter {
     const changedGateways = this.changedGateways(served);
     this.served = served;
     this.refused = refused;
+    const previous = this.current;
     this.current = new Map([...base].map(([k, s]) => [k, this.withFacts(s)]));
+    const touched = this.touched;
+    this.touched = new Set();
+    const changedStatuses =
+      touched === 'all' ? [...this.current.values()] : [...this.current].flatMap(([k, s]) => (touched.has(k) || !jsonEqual(previous.get(k), s) ? [s] : []));
     const statusMs = since(t);
     this.diagnostics = diags.sorted();
-    return this.result('full', changedGateways, [...this.current.values()], { read, resolve: resolveMs, envoy: envoyMs, status: statusMs });
+    return this.result('full', changedGateways, changedStatuses, { read, resolve: resolveMs, envoy: envoyMs, status: statusMs });
   }
 
   private tooLarge(): string {

@@ -194,20 +194,20 @@ export function toEnvoy(
       ),
     );
   }
-  // Routes read the Gateway's backends and picker sets; listeners, the certificates.
-  let shared: string | undefined;
-  const sharedPrint = () => {
-    shared ??= JSON.stringify([Object.values(gateway.backends).map(printOf), gateway.pickerSets]);
-    return shared;
-  };
+  // Routes read the Gateway's backends and picker sets (compared once for all listeners); listeners, the certificates.
+  let sharedChanged = true;
+  if (reuse && gateway.listeners.length > 0) {
+    reuse.next.shared = `${Object.values(gateway.backends).map(printOf).join('\u0000')}\u0000${JSON.stringify(gateway.pickerSets)}`;
+    sharedChanged = reuse.next.shared !== reuse.previous?.shared;
+  }
   const listeners: ListenerV3.Listener[] = [];
   const routes: RouteV3.RouteConfiguration[] = [];
   for (const l of gateway.listeners) {
     const built = memoized(
       'listeners',
       l.name,
-      () => `${JSON.stringify(l)}\u0000${sharedPrint()}`,
-      dirty.certificates || l.protocol === 'UDP',
+      () => JSON.stringify(l),
+      sharedChanged || dirty.certificates || l.protocol === 'UDP',
       (c) => envoyListener(l, c),
     );
     listeners.push(built.listener);

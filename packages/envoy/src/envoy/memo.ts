@@ -43,6 +43,8 @@ export interface MemoEntry<T> {
 export interface EnvoyMemo {
   clusters: Map<string, MemoEntry<unknown>>;
   listeners: Map<string, MemoEntry<unknown>>;
+  /** What every listener also reads: the Gateway's backends and picker sets, fingerprinted. */
+  shared?: string;
 }
 
 export const emptyMemo = (): EnvoyMemo => ({ clusters: new Map(), listeners: new Map() });

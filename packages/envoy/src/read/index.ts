@@ -303,7 +303,14 @@ function place(inputs: Inputs, e: ReadEntry): void {
  * read before (the same object, or the same uid and resourceVersion) is not read again: its record
  * is shared, so nothing downstream may mutate a record.
  */
-export function readInputs(objects: readonly unknown[], diags: Diagnostics, defaultNamespace = 'default', cache?: ReadCache): Inputs {
+export function readInputs(
+  objects: readonly unknown[],
+  diags: Diagnostics,
+  defaultNamespace = 'default',
+  cache?: ReadCache,
+  /** The caller knows every object is named, no two share an identity, and none is a `*List`. */
+  distinct = false,
+): Inputs {
   const inputs: Inputs = {
     gateways: [],
     gatewayClasses: new Map(),
@@ -321,7 +328,7 @@ export function readInputs(objects: readonly unknown[], diags: Diagnostics, defa
     configMaps: new Map(),
     gatewayParameters: new Map(),
   };
-  for (const raw of unique(flatten(objects), diags, defaultNamespace)) {
+  for (const raw of distinct ? objects : unique(flatten(objects), diags, defaultNamespace)) {
     const read = cache ? cache.read(raw, defaultNamespace) : readObject(raw, defaultNamespace);
     for (const d of read.diagnostics) diags.list.push(d);
     if (read.entry) place(inputs, read.entry);
