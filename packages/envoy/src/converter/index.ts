@@ -8,12 +8,12 @@ import { type Diagnostic, Diagnostics } from '../diagnostics.js';
 import { parseDuration } from '../gateway-duration.js';
 import type { EndpointMode, EnvoyTarget } from '../envoy-target.js';
 import { type Dirty, type EnvoyConfig, type EnvoyMemo, type EnvoyOptions, emptyMemo, endpointAssignmentsOf, toEnvoy } from '../envoy/index.js';
-import { compare, isObject, type JsonObject, jsonEqual } from '../json.js';
+import { compare, isObject, type JsonObject } from '../json.js';
 import { DEFAULT_MAX_OUTPUT_BYTES, itemSize, listsSize } from '../output-size.js';
 import { type EndpointSlice, type Inputs, key, ReadCache, readInputs, textOf } from '../read/index.js';
 import { byName, namespaceOf } from '../read/meta.js';
 import { InputEndpoints } from '../resolve/endpoints.js';
-import { DEFAULT_CONTROLLER, type Gateway, type IR, InputCertificates, type Resolved, resolve } from '../resolve/index.js';
+import { CompileMemo, DEFAULT_CONTROLLER, type Gateway, type IR, InputCertificates, type Resolved, resolve } from '../resolve/index.js';
 import { statuses as statusStage } from '../status/index.js';
 import { type ClusterNeeds, clusterNeeds } from './cluster-needs.js';
 import { type GatewayProxyFacts, notProgrammed, withProxyFacts } from './proxy-facts.js';
@@ -211,8 +211,11 @@ export class Converter {
   private readonly facts = new Map<string, GatewayProxyFacts>();
   /** The statuses with facts merged, by status key, in order. */
   private current = new Map<string, JsonObject>();
+  /** The JSON of each of those, to tell which statuses an update changed. */
+  private currentJson = new Map<string, string>();
   private diagnostics: Diagnostic[] = [];
   private readonly reads = new ReadCache();
+  private readonly compiles = new CompileMemo();
   /** Status keys of the objects changed since the last update, or all of them. */
   private touched: Set<string> | 'all' = 'all';
   /** Per Gateway, what its last Envoy build made (reused where its inputs are unchanged). */
@@ -317,7 +320,7 @@ export class Converter {
     t = process.hrtime.bigint();
     const resolveOptions: { controllerName: string; gatewayClassNames?: readonly string[] } = { controllerName: this.controllerName };
     if (this.options.gatewayClassNames) resolveOptions.gatewayClassNames = this.options.gatewayClassNames;
-    const resolved = resolve(inputs, resolveOptions, diags);
+    const resolved = resolve(inputs, resolveOptions, diags, this.compiles);
     const resolveMs = since(t);
     t = process.hrtime.bigint();
     const endpoints = new InputEndpoints(inputs);
@@ -374,12 +377,17 @@ export class Converter {
     const changedGateways = this.changedGateways(served);
     this.served = served;
     this.refused = refused;
-    const previous = this.current;
     this.current = new Map([...base].map(([k, s]) => [k, this.withFacts(s)]));
     const touched = this.touched;
     this.touched = new Set();
-    const changedStatuses =
-      touched === 'all' ? [...this.current.values()] : [...this.current].flatMap(([k, s]) => (touched.has(k) || !jsonEqual(previous.get(k), s) ? [s] : []));
+    const previousJson = this.currentJson;
+    this.currentJson = new Map();
+    const changedStatuses: JsonObject[] = [];
+    for (const [k, s] of this.current) {
+      const json = JSON.stringify(s);
+      this.currentJson.set(k, json);
+      if (touched === 'all' || touched.has(k) || previousJson.get(k) !== json) changedStatuses.push(s);
+    }
     const statusMs = since(t);
     this.diagnostics = diags.sorted();
     return this.result('full', changedGateways, changedStatuses, { read, resolve: resolveMs, envoy: envoyMs, status: statusMs });
@@ -462,6 +470,7 @@ export class Converter {
       built.base.set(k, next);
       const merged = this.withFacts(next);
       this.current.set(k, merged);
+      this.currentJson.set(k, JSON.stringify(merged));
       changedStatuses.push(merged);
     }
     this.refused = refused;
@@ -520,8 +529,10 @@ export class Converter {
     const base = this.built?.base.get(k);
     if (!base) return [];
     const merged = this.withFacts(base);
-    if (JSON.stringify(merged) === JSON.stringify(this.current.get(k))) return [];
+    const json = JSON.stringify(merged);
+    if (json === this.currentJson.get(k)) return [];
     this.current.set(k, merged);
+    this.currentJson.set(k, json);
     return [merged];
   }
 

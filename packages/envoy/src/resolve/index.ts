@@ -8,6 +8,7 @@ import { acceptedSetOutcome, listenerSetsOf, refusedSetOutcome } from './listene
 import { type Attachments, attachRoutes } from './attach.js';
 import { Backends } from './backends.js';
 import { TlsRefs } from './certificates.js';
+import type { CompileMemo } from './compile-memo.js';
 import { DEFAULT_CONTROLLER, gatewayClasses } from './classes.js';
 import { type GatewaySpecOutcome, checkGatewaySpec } from './gateway-spec.js';
 import type { Backend, Gateway, IR, PickerSet } from './ir.js';
@@ -31,6 +32,7 @@ import { buildListeners } from './servers.js';
 import { compileStreamRoute } from './stream-routes.js';
 
 export { shadowServiceName, usesPicker } from './backends.js';
+export { CompileMemo } from './compile-memo.js';
 export { composeHeaders } from './filters.js';
 export { type CertificateLookup, InputCertificates } from './certificates.js';
 export { DEFAULT_CONTROLLER } from './classes.js';
@@ -147,7 +149,8 @@ function policyAccepted(policy: Policy, backends: Backends): Verdict {
   return arbitrationVerdict(policy, backends.policies.outcomes.get(policy) ?? []);
 }
 
-export function resolve(inputs: Inputs, options: ResolveOptions, diags: Diagnostics): Resolved {
+/** With a memo, a route compiled before and unchanged is not compiled again (see compile-memo.ts). */
+export function resolve(inputs: Inputs, options: ResolveOptions, diags: Diagnostics, memo?: CompileMemo): Resolved {
   const classNames = options.gatewayClassNames;
   const classes = gatewayClasses(inputs, options.controllerName ?? DEFAULT_CONTROLLER, diags);
   const tlsRefs = new TlsRefs(inputs);
@@ -200,7 +203,8 @@ export function resolve(inputs: Inputs, options: ResolveOptions, diags: Diagnost
   const routeOrder = new Map<RouteRecord, number>();
   inputs.routes.forEach((route, i) => {
     routeOrder.set(route, i);
-    compiled.set(route, isStreamRoute(route.kind) ? compileStreamRoute(route, backends, diags) : compileRoute(route, backends, diags));
+    const compile = isStreamRoute(route.kind) ? compileStreamRoute : compileRoute;
+    compiled.set(route, memo ? memo.compile(route, backends, diags, compile) : compile(route, backends, diags));
   });
 
   const gateways: Gateway[] = [];
