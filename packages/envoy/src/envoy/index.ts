@@ -8,7 +8,7 @@ import { backendAssignment, backendCluster, pickerAssignment, pickerCluster } fr
 import type { EnvoyConfig } from './config.js';
 import type { BuildContext, EnvoyOptions } from './context.js';
 import { envoyListener } from './listeners.js';
-import { ALL_DIRTY, backendEndpointsDirty, type Dirty, type EnvoyMemo, type MemoEntry, pickerEndpointsDirty, recorded, replay } from './memo.js';
+import { ALL_DIRTY, backendEndpointsDirty, type Dirty, type EnvoyMemo, type MemoEntry, once, pickerEndpointsDirty, recorded, replay } from './memo.js';
 import { udpSplitAssignment, udpSplitCluster, udpSplits } from './streams.js';
 import type { EndpointV3, ListenerV3, RouteV3 } from './types.js';
 
@@ -122,9 +122,9 @@ export function toEnvoy(
     perRoute: new Map(),
   };
   const dirty = reuse?.dirty ?? ALL_DIRTY;
-  const usable = (memo: Map<string, MemoEntry<unknown>> | undefined, name: string, fingerprint: string) => {
+  const usable = (memo: Map<string, MemoEntry<unknown>> | undefined, name: string, fingerprint: () => string) => {
     const entry = dirty.all ? undefined : memo?.get(name);
-    return entry?.fingerprint === fingerprint ? entry : undefined;
+    return entry && entry.fingerprint() === fingerprint() ? entry : undefined;
   };
   /** Builds (or reuses) one resource; `refresh` rebuilds only its ClusterLoadAssignment when just its endpoints changed. */
   const memoized = <T>(
@@ -136,7 +136,7 @@ export function toEnvoy(
     refresh?: () => EndpointV3.ClusterLoadAssignment | undefined,
   ): T => {
     if (!reuse) return build(ctx);
-    const fp = fingerprint();
+    const fp = once(fingerprint);
     const entry = stale ? undefined : usable(reuse.previous?.[kind], name, fp);
     if (!entry) {
       reuse.built++;
@@ -197,8 +197,10 @@ export function toEnvoy(
   // Routes read the Gateway's backends and picker sets (compared once for all listeners); listeners, the certificates.
   let sharedChanged = true;
   if (reuse && gateway.listeners.length > 0) {
-    reuse.next.shared = `${Object.values(gateway.backends).map(printOf).join('\u0000')}\u0000${JSON.stringify(gateway.pickerSets)}`;
-    sharedChanged = reuse.next.shared !== reuse.previous?.shared;
+    const shared = once(() => `${Object.values(gateway.backends).map(printOf).join('\u0000')}\u0000${JSON.stringify(gateway.pickerSets)}`);
+    reuse.next.shared = shared;
+    const before = reuse.previous?.shared;
+    sharedChanged = before === undefined || before() !== shared();
   }
   const listeners: ListenerV3.Listener[] = [];
   const routes: RouteV3.RouteConfiguration[] = [];

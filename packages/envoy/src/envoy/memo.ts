@@ -34,7 +34,8 @@ export interface Effects {
 }
 
 export interface MemoEntry<T> {
-  fingerprint: string;
+  /** Made when first compared: a first build (nothing to compare with) makes none. */
+  fingerprint: () => string;
   value: T;
   effects: Effects;
 }
@@ -44,7 +45,7 @@ export interface EnvoyMemo {
   clusters: Map<string, MemoEntry<unknown>>;
   listeners: Map<string, MemoEntry<unknown>>;
   /** What every listener also reads: the Gateway's backends and picker sets, fingerprinted. */
-  shared?: string;
+  shared?: () => string;
 }
 
 export const emptyMemo = (): EnvoyMemo => ({ clusters: new Map(), listeners: new Map() });
@@ -90,4 +91,13 @@ export function backendEndpointsDirty(b: Backend, dirty: Dirty): boolean {
 
 export function pickerEndpointsDirty(set: PickerSet, dirty: Dirty): boolean {
   return set.pickers.some((p) => dirty.services.has(`${p.namespace}/${p.service}`));
+}
+
+/** A function's value, made on first call. */
+export function once(f: () => string): () => string {
+  let v: string | undefined;
+  return () => {
+    v ??= f();
+    return v;
+  };
 }
