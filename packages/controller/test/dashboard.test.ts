@@ -1,4 +1,4 @@
-// The Grafana dashboard (examples/observability/grafana-dashboard.json) names only metrics that
+// The Grafana dashboard (examples/observability/grafana-dashboard.yaml, a ConfigMap holding its JSON) names only metrics that
 // exist: the controller's from its registry (names, types, label names), the proxies' from the
 // stats Envoy derives from the configuration the converter writes. The Envoy side is a model of
 // what Envoy documents, not of the converter: which stats each part of a configuration has
@@ -16,7 +16,9 @@ import { provisionedBootstrap } from '../src/provision/index.js';
 import { DEPLOY, ROOT, yamlFiles } from './deploy-manifests.js';
 
 type Json = Record<string, any>;
-const dashboard = JSON.parse(readFileSync(join(ROOT, 'examples/observability/grafana-dashboard.json'), 'utf8')) as Json;
+/** The dashboard, as the ConfigMap Grafana's sidecar loads holds it. */
+const dashboardMap = parseAllDocuments(readFileSync(join(ROOT, 'examples/observability/grafana-dashboard.yaml'), 'utf8'))[0]?.toJS() as Json;
+const dashboard = JSON.parse(dashboardMap.data['extlb.json']) as Json;
 
 /** A metric as Prometheus sees it: its name and the label names its series carry. */
 interface Metric {
