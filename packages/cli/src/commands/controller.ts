@@ -11,7 +11,8 @@ const USAGE =
   'extlb controller [--kubeconfig FILE] [--context NAME] [--namespace NAMESPACE] [--lease-name NAME] [--id NAME] [--controller-name NAME] ' +
   '[--xds-listen HOST:PORT] [--trust-domain DOMAIN] [--xds-service NAME] [--xds-ca-secret NAME [--xds-ca-external]] [--xds-cert-lifetime DURATION] [--xds-ca-lifetime DURATION] ' +
   '[--xds-plaintext] [--http-listen HOST:PORT] [--debug-listen 127.0.0.1:PORT|off] ' +
-  '[--lease-duration SECONDS] [--renew-deadline SECONDS] [--retry-period SECONDS] [--envoy 1.35|1.38|legacy] [--cluster-domain DOMAIN] [--shutdown-timeout SECONDS] [--log-level debug|info|warn|error]';
+  '[--lease-duration SECONDS] [--renew-deadline SECONDS] [--retry-period SECONDS] [--envoy 1.35|1.38|legacy] [--cluster-domain DOMAIN] [--no-provision] ' +
+  '[--shutdown-timeout SECONDS] [--log-level debug|info|warn|error]';
 
 /** `--debug-listen`: a loopback HOST:PORT, or `off`. */
 function debugListen(value: string): { host: string; port: number } | undefined {
@@ -47,6 +48,9 @@ function parseFlags(args: string[]) {
         'debug-listen': { type: 'string', default: '127.0.0.1:9091' },
         envoy: { type: 'string' },
         'cluster-domain': { type: 'string' },
+        // Every Gateway's team deploys its own Envoy (examples/deploy/gateway/edge.yaml): the
+        // controller writes no Deployment, Service, ServiceAccount, ConfigMap, PDB or HPA.
+        'no-provision': { type: 'boolean', default: false },
         'shutdown-timeout': { type: 'string', default: '20' },
         // controller-runtime's defaults: a 15 s lease, renewed within 10 s, tried every 2 s.
         'lease-duration': { type: 'string', default: '15' },
@@ -109,6 +113,7 @@ function parseFlags(args: string[]) {
     },
     envoy: oneOf('--envoy', values.envoy, ['1.35', '1.38', 'legacy'] as const),
     clusterDomain: values['cluster-domain'],
+    provision: !values['no-provision'],
     lease,
     graceMs: seconds('--shutdown-timeout', values['shutdown-timeout']),
     logLevel: oneOf<LogLevel>('--log-level', values['log-level'], ['debug', 'info', 'warn', 'error']) ?? 'info',
@@ -140,6 +145,7 @@ async function run(args: string[], io: Io): Promise<number> {
     ...(flags.controllerName ? { controllerName: flags.controllerName } : {}),
     ...(flags.envoy ? { envoy: flags.envoy } : {}),
     ...(flags.clusterDomain ? { clusterDomain: flags.clusterDomain } : {}),
+    ...(flags.provision ? {} : { provision: { enabled: false } }),
   });
   // Listening for the signal before saying "listening": a SIGTERM right after must still drain.
   const stopping = shutdownSignal();
@@ -157,7 +163,7 @@ async function run(args: string[], io: Io): Promise<number> {
         return undefined;
       });
     const { xdsPort } = await controller.start();
-    logger.info({ xdsPort, httpPort: ops.port, debugPort: debug?.port, namespace: flags.namespace }, 'controller running');
+    logger.info({ xdsPort, httpPort: ops.port, debugPort: debug?.port, namespace: flags.namespace, provision: flags.provision }, 'controller running');
   } catch (err) {
     logger.error({ error: err instanceof Error ? err.message : String(err) }, 'cannot start the controller');
     await controller.stop(0).catch(() => {});

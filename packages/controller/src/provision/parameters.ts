@@ -2,7 +2,8 @@
 // own (spec.infrastructure.parametersRef, same namespace) over them field by field, then the
 // controller's defaults for whatever neither says. The converter has already checked that each
 // reference names a valid GatewayParameters (else the class or the Gateway is not accepted and
-// nothing is provisioned); this only merges.
+// nothing is provisioned); this only merges. The access log is not here: it is Envoy configuration,
+// which the converter resolves from the same references (resolve/parameters.ts).
 import type { GatewayParametersSpec } from '@extlb/types';
 import type { JsonObject } from '../cluster/api.js';
 
@@ -30,7 +31,6 @@ export interface Effective {
     loadBalancerClass?: string;
   };
   podDisruptionBudget?: { minAvailable?: number; maxUnavailable?: number };
-  accessLog: { format: 'JSON' | 'Text' | 'Off'; text?: string };
 }
 
 /** `over` on `base`: objects merge key by key, anything else (lists included) replaces. */
@@ -68,7 +68,6 @@ export function effective(classSpec: GatewayParametersSpec | undefined, gatewayS
     },
     pod: p.pod ?? {},
     service: { type: p.service?.type ?? 'LoadBalancer', annotations: p.service?.annotations ?? {} },
-    accessLog: { format: p.accessLog?.format ?? 'JSON', ...(p.accessLog?.text !== undefined ? { text: p.accessLog.text } : {}) },
   };
   if (p.service?.externalTrafficPolicy) out.service.externalTrafficPolicy = p.service.externalTrafficPolicy;
   if (p.service?.loadBalancerClass) out.service.loadBalancerClass = p.service.loadBalancerClass;

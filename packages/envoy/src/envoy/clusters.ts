@@ -2,12 +2,13 @@
 // and for an External backend the override_host policy that follows the picker's endpoint list —
 // and one per picker set.
 import { EPP } from '@extlb/types';
+import { FAILURE_MODE_METADATA } from './access-log.js';
 import type { External, LoadBalancer } from '../read/index.js';
 import type { HostPort } from '../resolve/endpoints.js';
 import { type Backend, type BackendTls, type Picker, type PickerSet, shadowServiceName } from '../resolve/index.js';
 import { type BuildContext, serviceHost } from './context.js';
 import { envoyDuration } from './proto-duration.js';
-import { NAME, TYPE } from './names.js';
+import { clusterStatName, NAME, TYPE } from './names.js';
 import { sdsCertificates } from './tls.js';
 import type { Any, ClusterV3, CoreV3, EndpointV3, LbCommonV3, MetadataV3, OverrideHostV3, TlsV3 } from './types.js';
 
@@ -184,7 +185,7 @@ export function pickerAssignment(set: PickerSet, ctx: Pick<BuildContext, 'endpoi
 /** The cluster of a backend. */
 export function backendCluster(b: Backend, ctx: BuildContext): ClusterV3.Cluster {
   const { envoy, endpoints } = ctx.options;
-  const cluster: ClusterV3.Cluster = { name: b.key, connect_timeout: envoyDuration(ctx.options.connectTimeoutMs) };
+  const cluster: ClusterV3.Cluster = { name: b.key, ...clusterStatName(b.key), connect_timeout: envoyDuration(ctx.options.connectTimeoutMs) };
   const ext = b.lb.type === 'External' ? b.lb.external : undefined;
   const legacy = !hasEndpoints(b, ctx);
   const dns = !legacy && endpoints === 'dns' ? dnsTarget(b, ctx) : undefined;
@@ -228,6 +229,9 @@ export function backendCluster(b: Backend, ctx: BuildContext): ClusterV3.Cluster
     if (policy) cluster.load_balancing_policy = policy;
   }
   if (b.tls) cluster.transport_socket = upstreamTls(b.tls, b.h2c, ctx);
+  // Read only by the JSON access log's picker_failure_mode, so written only for it.
+  if (ext && ctx.gateway.accessLog.format === 'JSON')
+    cluster.metadata = { filter_metadata: { [FAILURE_MODE_METADATA.namespace]: { [FAILURE_MODE_METADATA.key]: ext.failureMode } } };
   if (b.h2c) cluster.typed_extension_protocol_options = http2Options();
   return cluster;
 }
@@ -288,6 +292,7 @@ export function pickerCluster(set: PickerSet, ctx: BuildContext): ClusterV3.Clus
   }
   return {
     name: set.key,
+    ...clusterStatName(set.key),
     type,
     connect_timeout: envoyDuration(ctx.options.connectTimeoutMs),
     ...endpoints,

@@ -1,19 +1,16 @@
 // IR listeners to Envoy listeners and route configurations: one Envoy listener per port, one filter
 // chain per server (TLS chosen by SNI), its HTTP filters, and one route table per server.
 import { type Backend, type Listener, type Server, usesPicker } from '../resolve/index.js';
+import { httpAccessLog, type PickerLogging } from './access-log.js';
 import type { BuildContext } from './context.js';
 import { corsFilter } from './cors.js';
 import { extProcFilter, extProcFilterName, stripEndpointHeaderFilter } from './ext-proc.js';
-import { NAME, TYPE } from './names.js';
+import { NAME, statSegment, TYPE } from './names.js';
 import { envoyRoute } from './routes.js';
 import { streamChains, udpListener } from './streams.js';
 import { downstreamTls } from './tls.js';
 import type { HcmV3, ListenerV3, RouteV3 } from './types.js';
 import { compare } from '../json.js';
-
-function statPrefix(name: string): string {
-  return name.replace(/[^A-Za-z0-9_.-]/g, '_');
-}
 
 /** The backends a server's routes send to or mirror to. */
 function usedBackends(server: Server, ctx: BuildContext): Backend[] {
@@ -58,6 +55,16 @@ function httpFilters(server: Server, ctx: BuildContext): HcmV3.HttpFilter[] {
   return filters;
 }
 
+/** What the server's log line says about its pickers; undefined when no route of it asks one. */
+function pickerLogging(server: Server, filters: HcmV3.HttpFilter[], ctx: BuildContext): PickerLogging | undefined {
+  const pickers = usedBackends(server, ctx).filter(usesPicker);
+  if (pickers.length === 0) return undefined;
+  return {
+    filters: filters.map((f) => f.name).filter((n) => n.startsWith(`${NAME.extProc}/`)),
+    served: ctx.options.envoy === '1.38' && pickers.some((b) => b.lb.external?.reportServedEndpoint === true),
+  };
+}
+
 /** One filter chain: TLS for an HTTPS server, then the HTTP connection manager. */
 function filterChain(server: Server, ctx: BuildContext): ListenerV3.FilterChain {
   const fc: ListenerV3.FilterChain = {};
@@ -65,16 +72,19 @@ function filterChain(server: Server, ctx: BuildContext): ListenerV3.FilterChain 
     if (server.tls.hostname) fc.filter_chain_match = { server_names: [server.tls.hostname] };
     fc.transport_socket = downstreamTls(server.tls, ctx);
   }
+  const filters = httpFilters(server, ctx);
+  const accessLog = httpAccessLog(ctx, pickerLogging(server, filters, ctx));
   fc.filters = [
     {
       name: NAME.hcm,
       typed_config: {
         '@type': TYPE.hcm,
-        stat_prefix: statPrefix(server.name),
+        stat_prefix: statSegment(server.name),
         codec_type: 'AUTO',
         rds: { route_config_name: server.name, config_source: { ads: {}, resource_api_version: 'V3' } },
-        http_filters: httpFilters(server, ctx),
+        http_filters: filters,
         normalize_path: true,
+        ...(accessLog.length > 0 ? { access_log: accessLog } : {}),
       },
     },
   ];

@@ -52,3 +52,18 @@ export const NAME = {
 
 /** A weighted_clusters entry that names no cluster, so Envoy answers 500 for its share. */
 export const INVALID_BACKEND_CLUSTER = 'extlb-invalid-backend';
+
+/**
+ * A name as one segment of an Envoy stat name. Envoy splits stat names on dots and its default
+ * tag extractors take one segment as a tag value (`cluster.$.**`, `http.$.**`, `tcp.$.**`; a tag
+ * value is `[^.]+`), so a dot would cut a listener's or cluster's name short in its metrics. Other
+ * characters than letters, digits, `_` and `-` become `_` too.
+ */
+export function statSegment(name: string): string {
+  return name.replace(/[^A-Za-z0-9_-]/g, '_');
+}
+
+/** A cluster's alt_stat_name when its name would not be one stat segment (it has a dot). */
+export function clusterStatName(name: string): { alt_stat_name: string } | undefined {
+  return name.includes('.') ? { alt_stat_name: name.replace(/\./g, '_') } : undefined;
+}

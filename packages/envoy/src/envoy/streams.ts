@@ -8,14 +8,14 @@
 import type { HostPort } from '../resolve/endpoints.js';
 import type { Backend, Destination, Gateway, Listener, Stream } from '../resolve/index.js';
 import { assignment, backendCluster } from './clusters.js';
+import { tcpAccessLog } from './access-log.js';
 import type { BuildContext } from './context.js';
-import { INVALID_BACKEND_CLUSTER, NAME, TYPE } from './names.js';
+import { clusterStatName, INVALID_BACKEND_CLUSTER, NAME, statSegment, TYPE } from './names.js';
 import { downstreamTls } from './tls.js';
 import type { ClusterV3, EndpointV3, ListenerV3, TcpProxyV3, TypeV3, UdpProxyV3 } from './types.js';
 
-function statPrefix(name: string): string {
-  return name.replace(/[^A-Za-z0-9_.-]/g, '_');
-}
+/** A tcp_proxy's access_log field, absent when the log is off. */
+const accessLogOf = (log: TcpProxyV3.TcpProxy['access_log'] & object) => (log.length > 0 ? { access_log: log } : {});
 
 /** The destinations that take a share: a resolved backend with weight. */
 function live(stream: Stream): { backend: string; weight: number }[] {
@@ -60,8 +60,9 @@ function tcpProxy(stream: Stream, ctx: BuildContext): ListenerV3.Filter {
     merged.size <= 1
       ? { cluster: only ?? INVALID_BACKEND_CLUSTER }
       : { weighted_clusters: { clusters: [...merged].map(([name, weight]) => ({ name, weight })) } };
-  const config: TcpProxyV3.TcpProxy = { stat_prefix: statPrefix(stream.name), ...target };
+  const config: TcpProxyV3.TcpProxy = { stat_prefix: statSegment(stream.name), ...target };
   if (sourceIpHashed(stream, ctx)) config.hash_policy = [{ source_ip: {} } satisfies TypeV3.HashPolicy];
+  Object.assign(config, accessLogOf(tcpAccessLog(ctx, stream.name)));
   return { name: NAME.tcpProxy, typed_config: { '@type': TYPE.tcpProxy, ...config } };
 }
 
@@ -81,7 +82,17 @@ export function streamChains(l: Listener, ctx: BuildContext): { chains: Listener
   // A port with no route yet: one chain that closes every connection (Envoy needs a chain).
   if (chains.length === 0 && l.servers.length === 0)
     chains.push({
-      filters: [{ name: NAME.tcpProxy, typed_config: { '@type': TYPE.tcpProxy, stat_prefix: statPrefix(l.name), cluster: INVALID_BACKEND_CLUSTER } }],
+      filters: [
+        {
+          name: NAME.tcpProxy,
+          typed_config: {
+            '@type': TYPE.tcpProxy,
+            stat_prefix: statSegment(l.name),
+            cluster: INVALID_BACKEND_CLUSTER,
+            ...accessLogOf(tcpAccessLog(ctx, l.name)),
+          },
+        },
+      ],
     });
   const listenerFilters: ListenerV3.ListenerFilter[] = streams.some((s) => s.serverNames)
     ? [{ name: NAME.tlsInspector, typed_config: { '@type': TYPE.tlsInspector } }]
@@ -129,8 +140,8 @@ export function udpSplitCluster(stream: Stream, ctx: BuildContext): ClusterV3.Cl
   const [first] = backendsOf(stream, ctx);
   const name = udpSplitName(stream);
   const base: ClusterV3.Cluster = first ? backendCluster(first, { ...ctx, diags: ctx.diags, assignments: new Map(), manifests: new Map() }) : { name };
-  const { load_assignment: _, eds_cluster_config: __, transport_socket: ___, typed_extension_protocol_options: ____, ...settings } = base;
-  const cluster: ClusterV3.Cluster = { ...settings, name };
+  const { load_assignment: _, eds_cluster_config: __, transport_socket: ___, typed_extension_protocol_options: ____, alt_stat_name: _____, ...settings } = base;
+  const cluster: ClusterV3.Cluster = { ...settings, name, ...clusterStatName(name) };
   if (ctx.options.endpoints === 'eds') {
     cluster.type = 'EDS';
     cluster.eds_cluster_config = { eds_config: { ads: {}, resource_api_version: 'V3' }, service_name: name };
@@ -150,7 +161,7 @@ export function udpListener(l: Listener, ctx: BuildContext): ListenerV3.Listener
   const shares = stream ? live(stream) : [];
   const cluster = !stream || shares.length === 0 ? INVALID_BACKEND_CLUSTER : shares.length === 1 ? (shares[0]?.backend as string) : udpSplitName(stream);
   const config: UdpProxyV3.UdpProxyConfig = {
-    stat_prefix: statPrefix(stream?.name ?? l.name),
+    stat_prefix: statSegment(stream?.name ?? l.name),
     matcher: { on_no_match: { action: { name: 'route', typed_config: { '@type': TYPE.udpRoute, cluster } } } },
   };
   if (stream && sourceIpHashed(stream, ctx)) config.hash_policies = [{ source_ip: true }];

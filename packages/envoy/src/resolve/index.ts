@@ -25,6 +25,7 @@ import {
   gatewayRef,
   verdict,
 } from './outcomes.js';
+import { gatewayAccessLog } from './parameters.js';
 import { arbitrationVerdict } from './policies.js';
 import { poolOutcomes } from './pools.js';
 import { type CompiledRoute, compileRoute } from './routes.js';
@@ -224,6 +225,7 @@ export function resolve(inputs: Inputs, options: ResolveOptions, diags: Diagnost
       ref: gateway.ref,
       listeners: buildListeners(name, listeners.ports, { attachments: attachments.routes, compiled, routeOrder, diags }),
       ...used,
+      accessLog: gatewayAccessLog(gateway, inputs),
     };
     if (spec.backendClientCertificate) ir.backendClientCertificate = spec.backendClientCertificate;
     gateways.push(ir);

@@ -8,6 +8,9 @@ import type { Cors, HeaderModifier, LoadBalancer, Match, PathModifier, Redirect 
 
 export type { Cors, HeaderModifier, LoadBalancer, Match, PathModifier, Redirect };
 
+/** What each of a Gateway's proxies writes per request or connection (GatewayParameters `accessLog`). */
+export type AccessLog = { format: 'JSON' } | { format: 'Off' } | { format: 'Text'; text: string };
+
 /** Every converted Gateway, sorted by `namespace/name`. */
 export interface IR {
   gateways: Gateway[];
@@ -29,6 +32,8 @@ export interface Gateway {
    * `tls.backend.clientCertificateRef`, resolved); absent when none is asked for or it did not resolve.
    */
   backendClientCertificate?: CertificateRef;
+  /** What the proxy writes to its standard output per request or connection (GatewayParameters `accessLog`). */
+  accessLog: AccessLog;
 }
 
 /**

@@ -156,7 +156,8 @@ export function connect(config: EnvoyConfig, c: Connection): StreamOutcome {
     if (!tls.ok) return { type: 'tls-failure', reason: tls.reason };
   }
   const tcp = filter.typed_config as Json;
-  known(tcp, ['@type', 'stat_prefix', 'cluster', 'weighted_clusters', 'hash_policy'], 'TcpProxy');
+  // access_log is what Envoy writes once a connection is done; it never decides where one goes.
+  known(tcp, ['@type', 'stat_prefix', 'cluster', 'weighted_clusters', 'hash_policy', 'access_log'], 'TcpProxy');
   const targets: { name: string; weight: number }[] =
     tcp.cluster !== undefined
       ? [{ name: tcp.cluster, weight: 1 }]
