@@ -32,6 +32,8 @@ const OPTIONS = {
   'storm-nacks': { type: 'string', default: '400' },
   'storm-churn': { type: 'string', default: '2000' },
   'storm-routes': { type: 'string', default: '2000' },
+  /** Which storm rows run, beside the quiet one (`--storms churn` to profile one of them). */
+  storms: { type: 'string', default: 'ack,nack,churn' },
   only: { type: 'string', default: '' },
 } as const;
 const { values } = parseArgs({ options: OPTIONS, strict: true });
@@ -332,25 +334,32 @@ async function stormBench(): Promise<void> {
   const stormStreams = int('storm-nacks');
   const expected = stormStreams * CHANGES;
   const base = { address, group, streams: stormStreams, perConnection: 10, endpoints: names.endpoints ?? [] };
-  const ack = await storm({ cmd: 'ack', ...base }, 1000, stormStreams);
-  row(`beside ${n(stormStreams)} streams ACKing every update (baseline)`, ack, q99, `; ${n(ack.answers)} of their ${n(expected)} ACKs`);
-  const nack = await storm({ cmd: 'nack', ...base }, 1000, stormStreams);
-  row(
-    `while ${n(stormStreams)} streams NACK every update`,
-    nack,
-    q99,
-    `; ${n(nack.answers)} of their ${n(expected)} NACKs (${n(nack.after.nacks - nack.before.nacks)} counted by the server)`,
-  );
-  const churnStreams = int('storm-churn');
-  const connections = Math.ceil(churnStreams / 16);
-  const churn = await storm({ cmd: 'churn', address, group, connections, concurrency: 16 }, 1000);
-  const refused = churn.after.streamsRateLimited - churn.before.streamsRateLimited;
-  row(
-    `while ${n(churnStreams)} streams churn (${connections} connections x 16, open then reset)`,
-    churn,
-    q99,
-    `; ${n(churn.end.cycles)} open/reset cycles in all, ${n(refused)} refused by the stream rate during the changes`,
-  );
+  const rows = new Set(values.storms.split(','));
+  if (rows.has('ack')) {
+    const ack = await storm({ cmd: 'ack', ...base }, 1000, stormStreams);
+    row(`beside ${n(stormStreams)} streams ACKing every update (baseline)`, ack, q99, `; ${n(ack.answers)} of their ${n(expected)} ACKs`);
+  }
+  if (rows.has('nack')) {
+    const nack = await storm({ cmd: 'nack', ...base }, 1000, stormStreams);
+    row(
+      `while ${n(stormStreams)} streams NACK every update`,
+      nack,
+      q99,
+      `; ${n(nack.answers)} of their ${n(expected)} NACKs (${n(nack.after.nacks - nack.before.nacks)} counted by the server)`,
+    );
+  }
+  if (rows.has('churn')) {
+    const churnStreams = int('storm-churn');
+    const connections = Math.ceil(churnStreams / 16);
+    const churn = await storm({ cmd: 'churn', address, group, connections, concurrency: 16 }, 1000);
+    const refused = churn.after.streamsRateLimited - churn.before.streamsRateLimited;
+    row(
+      `while ${n(churnStreams)} streams churn (${connections} connections x 16, open then reset)`,
+      churn,
+      q99,
+      `; ${n(churn.end.cycles)} open/reset cycles in all, ${n(refused)} refused by the stream rate during the changes`,
+    );
+  }
   await stopClients(healthy.child);
   await server.stop({ graceMs: 1000 });
 }
