@@ -161,3 +161,43 @@ test('a 1 MB NACK message is logged cut short and kept for the status bounded', 
   assert.match(nack?.message ?? '', /\(1048576 chars\)$/);
   assert.ok(longestLogged(logs) < 4096, `a log line of ${longestLogged(logs)} chars`);
 });
+
+test('a NACK storm is tallied into the proxy facts a few times a second, not once per NACK, and the tally is the truth', async (t) => {
+  const cache = new SnapshotCache();
+  const told: { at: number; proxies: number }[] = [];
+  const intervalMs = 500;
+  const server = new XdsServer({
+    cache,
+    proxyFactsIntervalMs: intervalMs,
+    callbacks: { onProxyFacts: (_g, facts) => told.push({ at: performance.now(), proxies: facts?.rejected[0]?.proxies ?? 0 }) },
+  });
+  const { port } = await server.start();
+  t.after(() => server.stop({ graceMs: 100 }));
+  cache.setSnapshot(GW, gatewaySnapshot(GW));
+  const proxies = Array.from({ length: 30 }, () => client<SotwResponse>(t, `127.0.0.1:${port}`, 'sotw'));
+  const first = await Promise.all(
+    proxies.map((p, i) => {
+      p.send(sotwRequest(TYPE_URL.cluster, [], { node: { id: `envoy-${i}`, cluster: GW } }));
+      return p.next();
+    }),
+  );
+  // One NACK after another, each read by the server before the next is sent: one turn each.
+  const start = performance.now();
+  for (const [i, p] of proxies.entries()) {
+    p.send(sotwAnswer(first[i] as SotwResponse, [], 'storm: rejected'));
+    await waitFor(() => server.nacks(GW).length === i + 1);
+  }
+  const elapsed = performance.now() - start;
+  await waitFor(() => told.at(-1)?.proxies === proxies.length);
+  assert.ok(told.length <= 2 + Math.ceil(elapsed / intervalMs), `${told.length} tallies for ${proxies.length} NACKs over ${Math.round(elapsed)} ms`);
+  for (let i = 1; i < told.length; i++) {
+    const gap = (told[i]?.at ?? 0) - (told[i - 1]?.at ?? 0);
+    assert.ok(gap >= intervalMs - 5, `tallies ${Math.round(gap)} ms apart`);
+  }
+  assert.deepEqual(server.rejected(GW), { rejected: [{ typeUrl: TYPE_URL.cluster, message: 'storm: rejected', proxies: proxies.length }] });
+  // Every proxy ACKs a new version: the fact clears.
+  cache.setSnapshot(GW, gatewaySnapshot(GW, { backends: { [`${GW}/other`]: ['10.0.0.9:8080'] } }));
+  for (const p of proxies) p.send(sotwAnswer(await p.next()));
+  await waitFor(() => told.at(-1)?.proxies === 0);
+  assert.equal(server.rejected(GW), undefined);
+});

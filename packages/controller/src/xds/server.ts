@@ -9,6 +9,7 @@ import { type RejectedFacts, silentXdsLogger, StatsRecorder, type XdsCallbacks, 
 import { clip, DEFAULT_XDS_LIMITS, type XdsLimits } from './limits.js';
 import { groupOfNode, type XdsNode } from './node.js';
 import { ProtoJson, type JsonObject } from './proto-json.js';
+import { PUSH_ORDER, type TypeUrl } from './resource-types.js';
 import { StreamRate } from './stream-rate.js';
 import { type Response, responseBytes } from './wire.js';
 import { envoyProtos } from './protos.js';
@@ -55,6 +56,11 @@ export interface XdsServerOptions {
   verify?: StreamVerifier;
   /** What one client may make the server hold (see DEFAULT_XDS_LIMITS). */
   limits?: Partial<XdsLimits>;
+  /**
+   * Least time between two tallies of a group's NACKs into its proxy facts (`onProxyFacts`); the
+   * first change after a quiet spell is told on the next turn. Default 250 ms.
+   */
+  proxyFactsIntervalMs?: number;
   /** gRPC server options, over the defaults below. */
   grpcOptions?: grpc.ServerOptions;
 }
@@ -131,8 +137,10 @@ export class XdsServer {
   private unsubscribe: (() => void) | undefined;
   /** The rejected facts last told per group, as JSON: only a change is told. */
   private readonly factsSent = new Map<string, string>();
-  /** Groups whose NACKs changed this turn. */
-  private readonly factsDue = new Set<string>();
+  /** Per group: the tally of its facts that is due, and when the last one ran. */
+  private readonly factsTimers = new Map<string, NodeJS.Timeout | NodeJS.Immediate>();
+  private readonly factsToldAt = new Map<string, number>();
+  private readonly factsIntervalMs: number;
   private streamIds = 0;
   private boundPort = 0;
 
@@ -146,6 +154,7 @@ export class XdsServer {
     this.limits = { ...DEFAULT_XDS_LIMITS, ...options.limits };
     this.rate = new StreamRate(this.limits.streamsPerSecond, this.limits.streamBurst);
     this.serverRate = new StreamRate(this.limits.serverStreamsPerSecond, this.limits.serverStreamBurst);
+    this.factsIntervalMs = options.proxyFactsIntervalMs ?? 250;
   }
 
   /** The bound port, 0 before start. */
@@ -196,6 +205,11 @@ export class XdsServer {
     if (!server) return;
     this.server = undefined;
     this.unsubscribe?.();
+    for (const timer of this.factsTimers.values()) {
+      clearTimeout(timer as NodeJS.Timeout);
+      clearImmediate(timer as NodeJS.Immediate);
+    }
+    this.factsTimers.clear();
     for (const stream of this.open) stream.fail(grpc.status.UNAVAILABLE, 'the xDS server is shutting down; reconnect');
     await new Promise<void>((resolve) => {
       const timer = setTimeout(() => {
@@ -237,19 +251,36 @@ export class XdsServer {
   /** A group's NACKs as its proxy facts, undefined when there are none. */
   rejected(group: string): RejectedFacts | undefined {
     const counts = new Map<string, { typeUrl: string; message: string; proxies: number }>();
-    for (const n of this.nacks(group)) {
-      const key = `${n.typeUrl}\u0000${n.message}`;
-      const entry = counts.get(key) ?? { typeUrl: n.typeUrl, message: n.message, proxies: 0 };
-      entry.proxies++;
-      counts.set(key, entry);
+    for (const stream of this.byGroup.get(group) ?? []) {
+      if (!stream.trusted) continue;
+      for (const [typeUrl, nack] of stream.nacked()) {
+        const key = `${typeUrl}\u0000${nack.message}`;
+        const entry = counts.get(key);
+        if (entry) entry.proxies++;
+        else counts.set(key, { typeUrl, message: nack.message, proxies: 1 });
+      }
     }
-    return counts.size === 0 ? undefined : { rejected: [...counts.values()] };
+    // In a stable order, so that only a change of what is rejected reads as a change.
+    const rejected = [...counts.values()].sort(
+      (a, b) =>
+        PUSH_ORDER.indexOf(a.typeUrl as TypeUrl) - PUSH_ORDER.indexOf(b.typeUrl as TypeUrl) || (a.message < b.message ? -1 : a.message > b.message ? 1 : 0),
+    );
+    return rejected.length === 0 ? undefined : { rejected };
   }
 
-  private tellFacts(): void {
-    const groups = [...this.factsDue];
-    this.factsDue.clear();
-    for (const group of groups) this.factsMaybeChanged(group);
+  /**
+   * A group's NACKs changed: its facts are tallied on the next turn, and then at most once per
+   * `proxyFactsIntervalMs`, so a storm of NACKs costs a few tallies a second, not one per NACK.
+   */
+  private factsChanged(group: string): void {
+    if (this.factsTimers.has(group)) return;
+    const wait = (this.factsToldAt.get(group) ?? Number.NEGATIVE_INFINITY) + this.factsIntervalMs - performance.now();
+    const tell = () => {
+      this.factsTimers.delete(group);
+      this.factsToldAt.set(group, performance.now());
+      this.factsMaybeChanged(group);
+    };
+    this.factsTimers.set(group, wait > 0 ? setTimeout(tell, wait) : setImmediate(tell));
   }
 
   /** Tells the host when a group's rejected facts changed. */
@@ -318,11 +349,7 @@ export class XdsServer {
       nodeGroup: this.options.nodeGroup ?? groupOfNode,
       verify: this.options.verify,
       nacksChanged: (stream) => {
-        if (!stream.info || !stream.trusted) return;
-        // Once per group per turn of the event loop: a storm of NACKs costs one tally, not one per NACK.
-        const group = stream.info.group;
-        if (this.factsDue.size === 0) setImmediate(() => this.tellFacts());
-        this.factsDue.add(group);
+        if (stream.info && stream.trusted) this.factsChanged(stream.info.group);
       },
       notify,
       attach: (stream) => {

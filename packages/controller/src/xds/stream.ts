@@ -248,6 +248,11 @@ export abstract class AdsStream<Req extends DecodedRequest> {
     this.call.emit('error', { code, details: clip(details, 1024) });
   }
 
+  /** The types whose last answer was a NACK, with it. */
+  *nacked(): Iterable<[TypeUrl, NackState]> {
+    for (const [typeUrl, state] of this.types) if (state.nack) yield [typeUrl, state.nack];
+  }
+
   status(): StreamStatus | undefined {
     if (!this.info) return undefined;
     const types = PUSH_ORDER.flatMap((typeUrl) => {
