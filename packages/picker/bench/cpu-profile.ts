@@ -16,12 +16,24 @@ interface Profile {
   timeDeltas: number[];
 }
 
-export const PARTS = ['picker', 'grpc-js', 'node:http2', 'streams/events', 'other node', 'gc', 'other'] as const;
+export const PARTS = [
+  'picker (read, decide, answer)',
+  'picker gRPC server',
+  'bench server',
+  'grpc-js',
+  'node:http2',
+  'streams/events',
+  'other node',
+  'gc',
+  'other',
+] as const;
 export type Part = (typeof PARTS)[number];
 
 function partOf(url: string): Part | undefined {
   if (url === '') return undefined;
-  if (url.includes('/packages/picker/')) return 'picker';
+  if (url.includes('/packages/picker/bench/')) return 'bench server';
+  if (url.includes('/packages/picker/') && url.includes('/h2-server.')) return 'picker gRPC server';
+  if (url.includes('/packages/picker/')) return 'picker (read, decide, answer)';
   if (url.includes('@grpc/grpc-js')) return 'grpc-js';
   if (url.startsWith('node:internal/http2')) return 'node:http2';
   if (url.startsWith('node:internal/streams') || url === 'node:events' || url.startsWith('node:internal/event')) return 'streams/events';
