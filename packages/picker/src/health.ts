@@ -32,48 +32,78 @@ export function pickerHealth(ready: () => boolean, subscribe: (listener: () => v
   };
 }
 
-interface HealthRequest {
+export interface HealthRequest {
   service?: string;
 }
-interface HealthResponse {
+export interface HealthResponse {
   status: number;
 }
 
-/** Handlers for the `grpc.health.v1.Health` service; `closeWatches` ends every open Watch stream. */
-export function healthHandlers(state: HealthState): { handlers: grpc.UntypedServiceImplementation; closeWatches(): void } {
-  const watches = new Set<grpc.ServerWritableStream<HealthRequest, HealthResponse>>();
-  const check: grpc.handleUnaryCall<HealthRequest, HealthResponse> = (call, callback) => {
-    const service = call.request.service ?? '';
-    const status = state.status(service);
-    if (status === undefined) callback({ code: grpc.status.NOT_FOUND, details: `unknown service "${service}"` });
-    else callback(null, { status });
-  };
-  const watchCall: grpc.handleServerStreamingCall<HealthRequest, HealthResponse> = (call) => {
-    const service = call.request.service ?? '';
-    let last = -1;
-    const send = (): void => {
-      const status = state.status(service) ?? SERVING_STATUS.SERVICE_UNKNOWN;
-      // Watch reports changes only, as the protocol asks.
-      if (status !== last) {
-        last = status;
-        call.write({ status });
-      }
-    };
-    const unsubscribe = state.subscribe(send);
-    watches.add(call);
-    const stop = (): void => {
-      unsubscribe();
-      watches.delete(call);
-    };
-    call.on('cancelled', stop);
-    call.on('close', stop);
-    send();
-  };
+/** Where a Watch sends its statuses, whichever gRPC server carries it. */
+export interface WatchPort {
+  send(response: HealthResponse): void;
+  end(): void;
+}
+
+/** The health service apart from any transport; `closeWatches` ends every open Watch. */
+export interface HealthService {
+  check(request: HealthRequest): { response: HealthResponse } | { code: grpc.status; details: string };
+  /** Starts a Watch; returns what stops it when its call ends. */
+  watch(request: HealthRequest, port: WatchPort): () => void;
+  closeWatches(): void;
+}
+
+export function healthService(state: HealthState): HealthService {
+  const watches = new Set<WatchPort>();
   return {
-    handlers: { Check: check, Watch: watchCall } as grpc.UntypedServiceImplementation,
+    check(request) {
+      const service = request.service ?? '';
+      const status = state.status(service);
+      return status === undefined ? { code: grpc.status.NOT_FOUND, details: `unknown service "${service}"` } : { response: { status } };
+    },
+    watch(request, port) {
+      const service = request.service ?? '';
+      let last = -1;
+      const send = (): void => {
+        const status = state.status(service) ?? SERVING_STATUS.SERVICE_UNKNOWN;
+        // Watch reports changes only, as the protocol asks.
+        if (status !== last) {
+          last = status;
+          port.send({ status });
+        }
+      };
+      const unsubscribe = state.subscribe(send);
+      watches.add(port);
+      send();
+      return () => {
+        unsubscribe();
+        watches.delete(port);
+      };
+    },
     closeWatches() {
-      for (const call of watches) call.end();
+      for (const port of watches) port.end();
       watches.clear();
     },
   };
+}
+
+/** The health service's handlers on @grpc/grpc-js. */
+export function grpcJsHealth(health: HealthService): grpc.UntypedServiceImplementation {
+  const check: grpc.handleUnaryCall<HealthRequest, HealthResponse> = (call, callback) => {
+    const answer = health.check(call.request);
+    if ('response' in answer) callback(null, answer.response);
+    else callback(answer);
+  };
+  const watch: grpc.handleServerStreamingCall<HealthRequest, HealthResponse> = (call) => {
+    const stop = health.watch(call.request, { send: (r) => void call.write(r), end: () => call.end() });
+    call.on('cancelled', stop);
+    call.on('close', stop);
+  };
+  return { Check: check, Watch: watch } as grpc.UntypedServiceImplementation;
+}
+
+/** Handlers for the `grpc.health.v1.Health` service on @grpc/grpc-js; `closeWatches` ends every open Watch stream. */
+export function healthHandlers(state: HealthState): { handlers: grpc.UntypedServiceImplementation; closeWatches(): void } {
+  const health = healthService(state);
+  return { handlers: grpcJsHealth(health), closeWatches: () => health.closeWatches() };
 }

@@ -92,20 +92,44 @@ export { formatSelector, matches, parsePage, parseSelector, type ParsedPage, typ
 export { ConfigError, defaultConfig, parsePickerConfig, type ConfigProblem, type PickerConfig } from './config.js';
 export { FIXED_ANSWERS, WireError, decodeProcessingRequest, encodeEndpointAnswer, encodeStreamedBody } from './wire.js';
 export { InvalidMessage, PhaseOrder, readMessage, tolerantDecoding, type Phase, type PickerMessage } from './requests.js';
-export { serveExchange, type Answers, type EncodedOrMessage, type Exchange, type StreamCounters } from './stream.js';
+export {
+  openExchange,
+  serveExchange,
+  type Answers,
+  type EncodedOrMessage,
+  type Exchange,
+  type StreamCounters,
+  type StreamEvents,
+  type StreamPort,
+} from './stream.js';
 export { registerPickerMetrics } from './metrics.js';
 export {
+  GRPC_TRANSPORTS,
   createProcessHandler,
+  processStreams,
   endpointAnswer,
   splitHostPort,
   startPicker,
   type AnswerWith,
   type BodyMode,
+  type GrpcTransport,
   type HandlerOptions,
+  type OpenProcessStream,
   type PickerServerOptions,
   type RunningPicker,
 } from './server.js';
-export { HEALTH_SERVICES, SERVING_STATUS, WHOLE_SERVER, healthHandlers, pickerHealth, type HealthState } from './health.js';
+export {
+  HEALTH_SERVICES,
+  SERVING_STATUS,
+  WHOLE_SERVER,
+  grpcJsHealth,
+  healthHandlers,
+  healthService,
+  pickerHealth,
+  type HealthService,
+  type HealthState,
+} from './health.js';
+export { H2GrpcServer, serverStreamingMethod, unaryMethod, type CallEvents, type CallPort, type CallStatus, type H2Method } from './h2-server.js';
 export { HEALTH_SERVICE, loadProtos, type Protos } from './protos.js';
 export type * from './messages.js';
 export { fromStruct, fromValue, headerText, setHeader, toStruct, toValue } from './messages.js';

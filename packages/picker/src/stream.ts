@@ -38,7 +38,22 @@ export interface StreamCounters {
 
 const describe = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
-export function serveExchange(call: grpc.ServerDuplexStream<unknown, EncodedOrMessage>, exchange: Exchange, counters: StreamCounters): void {
+/** What an exchange needs of its stream, whichever gRPC server carries it. */
+export interface StreamPort {
+  send(answer: EncodedOrMessage): void;
+  /** Ends the stream: OK without a status, otherwise with it. */
+  end(status?: { code: grpc.status; details: string }): void;
+}
+
+/** What the stream's server tells the exchange: a message, the data plane's half-close, or the stream gone (cancelled or broken). */
+export interface StreamEvents {
+  message(raw: unknown): void;
+  halfClose(): void;
+  gone(): void;
+}
+
+/** Binds an exchange to a stream: what the server reports goes in through the events returned, answers go out through `port`. */
+export function openExchange(port: StreamPort, exchange: Exchange, counters: StreamCounters): StreamEvents {
   const order = new PhaseOrder();
   let open = true;
   let released = false;
@@ -51,18 +66,15 @@ export function serveExchange(call: grpc.ServerDuplexStream<unknown, EncodedOrMe
       counters.recordInternalError(`the picker failed to release the request: ${describe(err)}`);
     }
   };
-  /** Ends the stream: OK without a status, otherwise with it. */
-  const close = (status?: Partial<grpc.StatusObject>): void => {
+  const close = (status?: { code: grpc.status; details: string }): void => {
     if (!open) return;
     open = false;
     release();
-    // grpc-js turns an emitted error into the stream's status.
-    if (status) call.emit('error', status);
-    else call.end();
+    port.end(status);
   };
   const send = ({ responses, last }: Answers): void => {
     if (!open) return;
-    for (const r of responses) call.write(r);
+    for (const r of responses) port.send(r);
     if (last) close();
   };
   const fail = (err: unknown): void => {
@@ -75,41 +87,52 @@ export function serveExchange(call: grpc.ServerDuplexStream<unknown, EncodedOrMe
       close({ code: grpc.status.INTERNAL, details });
     }
   };
-  call.on('data', (raw: unknown) => {
-    if (!open) return;
-    try {
-      const message = readMessage(raw);
-      order.accept(message.phase);
-      send(exchange.answer(message));
-    } catch (err) {
-      fail(err);
-    }
-  });
   exchange.bind?.(send);
-  call.on('end', () => {
-    if (!open || !exchange.flush) return close();
-    let owed: Answers | Promise<Answers>;
-    try {
-      owed = exchange.flush();
-    } catch (err) {
-      return fail(err);
-    }
-    if (!(owed instanceof Promise)) {
-      send(owed);
-      return close();
-    }
-    owed.then((answers) => {
-      send(answers);
-      close();
-    }, fail);
+  return {
+    message(raw) {
+      if (!open) return;
+      try {
+        const message = readMessage(raw);
+        order.accept(message.phase);
+        send(exchange.answer(message));
+      } catch (err) {
+        fail(err);
+      }
+    },
+    halfClose() {
+      if (!open || !exchange.flush) return close();
+      let owed: Answers | Promise<Answers>;
+      try {
+        owed = exchange.flush();
+      } catch (err) {
+        return fail(err);
+      }
+      if (!(owed instanceof Promise)) {
+        send(owed);
+        return close();
+      }
+      owed.then((answers) => {
+        send(answers);
+        close();
+      }, fail);
+    },
+    // A cancelled or broken stream cannot take a status any more; its pick is still released.
+    gone() {
+      open = false;
+      release();
+    },
+  };
+}
+
+/** An exchange on a @grpc/grpc-js call: `open` binds it to the call's port (see `openExchange`). */
+export function serveExchange(call: grpc.ServerDuplexStream<unknown, EncodedOrMessage>, open: (port: StreamPort) => StreamEvents): void {
+  const events = open({
+    send: (answer) => void call.write(answer),
+    // grpc-js turns an emitted error into the stream's status.
+    end: (status) => (status ? call.emit('error', status) : call.end()),
   });
-  // A cancelled or broken stream cannot take a status any more; its pick is still released.
-  call.on('cancelled', () => {
-    open = false;
-    release();
-  });
-  call.on('error', () => {
-    open = false;
-    release();
-  });
+  call.on('data', events.message);
+  call.on('end', events.halfClose);
+  call.on('cancelled', events.gone);
+  call.on('error', events.gone);
 }
