@@ -1,7 +1,6 @@
 // Which objects this package validates: the generated table, keyed by apiVersion and kind.
 import { KINDS } from './generated/structures.js';
 import { VALIDATORS } from './generated/validators.js';
-import { own } from './paths.js';
 import type { SchemaValidator } from './schema-errors.js';
 import type { StructuralSchema } from './structural.js';
 import type { ValidatedKind } from './types.js';
@@ -13,13 +12,20 @@ export interface KindEntry {
 }
 
 const ENTRIES: Record<string, KindEntry> = {};
+/** The entries by kind, then by apiVersion: found without building a key string per call. */
+const BY_KIND = new Map<string, Map<string, KindEntry>>();
 for (const [key, { kind, structure }] of Object.entries(KINDS)) {
-  ENTRIES[key] = { kind, structure, validator: VALIDATORS[kind] };
+  const entry: KindEntry = { kind, structure, validator: VALIDATORS[kind] };
+  ENTRIES[key] = entry;
+  const apiVersion = key.slice(0, key.length - kind.length - 1);
+  let versions = BY_KIND.get(kind);
+  if (!versions) BY_KIND.set(kind, (versions = new Map()));
+  versions.set(apiVersion, entry);
 }
 
 export function kindEntry(apiVersion: unknown, kind: unknown): KindEntry | undefined {
   if (typeof apiVersion !== 'string' || typeof kind !== 'string') return undefined;
-  return own(ENTRIES, `${apiVersion}/${kind}`);
+  return BY_KIND.get(kind)?.get(apiVersion);
 }
 
 /** Whether `validate` checks objects of this apiVersion and kind. */

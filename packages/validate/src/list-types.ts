@@ -45,20 +45,27 @@ export function listTypeErrors(schema: StructuralSchema, value: unknown, errors:
   collect(prepareSchema(schema), value, [], errors);
 }
 
+/** `path` is pushed and popped as the walk goes, and copied only for an error. */
 function collect(schema: StructuralSchema, value: unknown, path: Segment[], errors: ErrorList): void {
   if (!needsCheck(schema)) return;
   if (Array.isArray(value)) {
     if (schema.listType === 'map' || schema.listType === 'set') checkList(schema, value, path, errors);
     const items = schema.items;
-    if (items)
-      value.forEach((v, i) => {
-        collect(items, v, [...path, i], errors);
-      });
+    if (items && needsCheck(items)) {
+      for (let i = 0; i < value.length; i++) {
+        path.push(i);
+        collect(items, value[i], path, errors);
+        path.pop();
+      }
+    }
   } else if (isPlainObject(value)) {
     for (const key of Object.keys(value)) {
       const prop = propertyOf(schema, key);
       const child = prop ?? schema.additionalProperties;
-      if (child) collect(child, value[key], [...path, prop ? key : { key }], errors);
+      if (!child || !needsCheck(child)) continue;
+      path.push(prop ? key : { key });
+      collect(child, value[key], path, errors);
+      path.pop();
     }
   }
 }

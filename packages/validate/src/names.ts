@@ -9,10 +9,15 @@ const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 const maxLen = (n: number) => `must be no more than ${n} characters`;
 const regexError = (what: string, re: string, examples: string) => `${what} (e.g. ${examples}, regex used for validation is '${re}')`;
 
+/** No errors: shared, so that checking a valid name allocates nothing. Never mutated. */
+const NONE = Object.freeze([]) as unknown as string[];
+
 /** apimachinery's shape for these checks: a length limit, then a regex with its explanation. */
 function lengthAndPattern(max: number, re: RegExp, explanation: string): (s: string) => string[] {
   const tooLong = maxLen(max);
   return (s) => {
+    // The common answer, a valid name, allocates nothing.
+    if (s.length <= max && re.test(s)) return NONE;
     const errs: string[] = [];
     if (s.length > max) errs.push(tooLong);
     if (!re.test(s)) errs.push(explanation);
@@ -65,8 +70,17 @@ const TOO_MANY_SLASHES = `${regexError(`a qualified name ${NAME_CHARS}`, NAME_RE
 const NAME_PART_TOO_LONG = `name part ${maxLen(63)}`;
 const NAME_PART_INVALID = `name part ${regexError(NAME_CHARS, NAME_RE, NAME_EXAMPLES)}`;
 
+/** Whether `s`, with its only "/" at `slash`, is a valid prefix and name: the common case, decided without allocating errors. */
+function isValidPrefixed(s: string, slash: number): boolean {
+  const nameLength = s.length - slash - 1;
+  if (slash === 0 || slash > 253 || nameLength === 0 || nameLength > 63 || s.indexOf('/', slash + 1) >= 0) return false;
+  return DNS1123_SUBDOMAIN.test(s.slice(0, slash)) && QUALIFIED_NAME.test(s.slice(slash + 1));
+}
+
 /** A label key: an optional DNS-subdomain prefix and "/", then a name of at most 63 characters. */
 export function qualifiedName(s: string): string[] {
+  const slash = s.indexOf('/');
+  if (slash < 0 ? s.length <= 63 && QUALIFIED_NAME.test(s) : isValidPrefixed(s, slash)) return NONE;
   const parts = s.split('/');
   let name = s;
   const errs: string[] = [];

@@ -2,7 +2,7 @@
 // know (returned as warnings, the text kubectl prints), drop nulls where the schema does not allow
 // them, then fill in defaults. One walk, guided by the structural schema, producing a fresh copy.
 import { isPlainObject, openApiPath, setOwn, type Segment } from './paths.js';
-import { prepareSchema, propertyOf, type StructuralSchema } from './structural.js';
+import { prepareSchema, type StructuralSchema } from './structural.js';
 import type { Warning } from './types.js';
 
 /** ObjectMeta's fields: the API server owns metadata's schema, so a CRD only says "object". */
@@ -40,21 +40,53 @@ function cloneDefault(value: unknown): unknown {
   return typeof value === 'object' && value !== null ? (JSON.parse(JSON.stringify(value)) as unknown) : value;
 }
 
-const defaultedProperties = new WeakMap<StructuralSchema, [string, StructuralSchema][]>();
-
-/** The properties of `schema` that have a default, computed once per schema node. */
-function withDefaults(schema: StructuralSchema): [string, StructuralSchema][] {
-  let list = defaultedProperties.get(schema);
-  if (!list) {
-    list = Object.entries(schema.properties ?? {}).filter(([, child]) => child.default !== undefined);
-    defaultedProperties.set(schema, list);
-  }
-  return list;
+/** What the walk needs at one schema node, worked out once per node so a walk looks nothing up twice. */
+interface PruneNode {
+  isObject: boolean;
+  isArray: boolean;
+  nullable: boolean;
+  preserveUnknownFields: boolean;
+  /** Child nodes by property name (null prototype: keys come from user input). */
+  properties: Record<string, PruneNode> | undefined;
+  additional: PruneNode | undefined;
+  items: PruneNode | undefined;
+  /** The properties that have a default, with it. */
+  defaults: { key: string; node: PruneNode; value: unknown }[];
 }
 
-function child(value: unknown, schema: StructuralSchema, key: string | number, walk: Walk): unknown {
+const nodes = new WeakMap<StructuralSchema, PruneNode>();
+
+function nodeOf(schema: StructuralSchema): PruneNode {
+  let node = nodes.get(schema);
+  if (node) return node;
+  prepareSchema(schema);
+  let properties: Record<string, PruneNode> | undefined;
+  const defaults: PruneNode['defaults'] = [];
+  if (schema.properties) {
+    properties = Object.create(null) as Record<string, PruneNode>;
+    for (const [key, child] of Object.entries(schema.properties)) {
+      const childNode = nodeOf(child);
+      properties[key] = childNode;
+      if (child.default !== undefined) defaults.push({ key, node: childNode, value: child.default });
+    }
+  }
+  node = {
+    isObject: schema.type === 'object',
+    isArray: schema.type === 'array',
+    nullable: schema.nullable === true,
+    preserveUnknownFields: schema.preserveUnknownFields === true,
+    properties,
+    additional: schema.additionalProperties ? nodeOf(schema.additionalProperties) : undefined,
+    items: schema.items ? nodeOf(schema.items) : undefined,
+    defaults,
+  };
+  nodes.set(schema, node);
+  return node;
+}
+
+function child(value: unknown, node: PruneNode, key: string | number, walk: Walk): unknown {
   walk.path.push(key);
-  const out = pruneAndDefault(value, schema, walk);
+  const out = pruneAndDefault(value, node, walk);
   walk.path.pop();
   return out;
 }
@@ -66,31 +98,33 @@ function child(value: unknown, schema: StructuralSchema, key: string | number, w
 const SPREAD_KEYS = 64;
 
 /** Whether every key of `value` is a field the schema keeps as it is: no unknown field, no null to drop. */
-function keepsEveryKey(value: Record<string, unknown>, keys: string[], schema: StructuralSchema): boolean {
-  const additional = schema.additionalProperties;
-  if (!schema.properties && additional) {
+function keepsEveryKey(value: Record<string, unknown>, keys: string[], node: PruneNode): boolean {
+  const { properties, additional } = node;
+  if (!properties && additional) {
     // A map: every key is kept; only a null it does not allow goes.
     if (additional.nullable) return true;
-    for (const key of keys) if (value[key] === null) return false;
+    for (let i = 0; i < keys.length; i++) if (value[keys[i]!] === null) return false;
     return true;
   }
-  for (const key of keys) {
-    const childSchema = propertyOf(schema, key) ?? schema.additionalProperties;
-    if (!childSchema || (value[key] === null && !childSchema.nullable)) return false;
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!;
+    const childNode = properties?.[key] ?? additional;
+    if (!childNode || (value[key] === null && !childNode.nullable)) return false;
   }
   return true;
 }
 
-function objectValue(value: Record<string, unknown>, schema: StructuralSchema, walk: Walk): Record<string, unknown> {
-  const atRoot = walk.path.length === 0;
+function objectValue(value: Record<string, unknown>, node: PruneNode, walk: Walk, atRoot: boolean): Record<string, unknown> {
   const keys = Object.keys(value);
+  const { properties, additional } = node;
   let out: Record<string, unknown>;
-  if (!atRoot && keys.length <= SPREAD_KEYS && keepsEveryKey(value, keys, schema)) {
+  if (!atRoot && keys.length <= SPREAD_KEYS && keepsEveryKey(value, keys, node)) {
     // The common case: a copy of every key, then the objects and lists below copied in their turn.
     out = { ...value };
-    for (const key of keys) {
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i]!;
       const v = value[key];
-      if (typeof v === 'object' && v !== null) setOwn(out, key, child(v, (propertyOf(schema, key) ?? schema.additionalProperties)!, key, walk));
+      if (typeof v === 'object' && v !== null) setOwn(out, key, child(v, (properties?.[key] ?? additional)!, key, walk));
     }
   } else {
     out = {};
@@ -100,28 +134,38 @@ function objectValue(value: Record<string, unknown>, schema: StructuralSchema, w
         if (v !== null) setOwn(out, key, metadataValue(v, walk));
         continue;
       }
-      const childSchema = propertyOf(schema, key) ?? schema.additionalProperties;
-      if (!childSchema) {
-        if (schema.preserveUnknownFields) setOwn(out, key, v);
+      const childNode = properties?.[key] ?? additional;
+      if (!childNode) {
+        if (node.preserveUnknownFields) setOwn(out, key, v);
         else unknownField(walk, key);
         continue;
       }
-      if (v === null && !childSchema.nullable) continue;
-      setOwn(out, key, typeof v === 'object' && v !== null ? child(v, childSchema, key, walk) : v);
+      if (v === null && !childNode.nullable) continue;
+      setOwn(out, key, typeof v === 'object' && v !== null ? child(v, childNode, key, walk) : v);
     }
   }
-  for (const [key, childSchema] of withDefaults(schema)) {
-    if (!Object.hasOwn(out, key)) setOwn(out, key, child(cloneDefault(childSchema.default), childSchema, key, walk));
+  const { defaults } = node;
+  for (let i = 0; i < defaults.length; i++) {
+    const d = defaults[i]!;
+    if (Object.hasOwn(out, d.key)) continue;
+    // A scalar default is set as it is; an object one is copied and walked for the defaults inside it.
+    setOwn(out, d.key, typeof d.value === 'object' && d.value !== null ? child(cloneDefault(d.value), d.node, d.key, walk) : d.value);
   }
   return out;
 }
 
 /** Returns the pruned and defaulted copy of `value`; a value of the wrong type is kept for ajv to report. */
-function pruneAndDefault(value: unknown, schema: StructuralSchema, walk: Walk): unknown {
-  if (schema.type === 'object' && isPlainObject(value)) return objectValue(value, schema, walk);
-  if (schema.type === 'array' && Array.isArray(value)) {
-    const items = schema.items;
-    return items ? value.map((v, i) => (typeof v === 'object' && v !== null ? child(v, items, i, walk) : v)) : [...value];
+function pruneAndDefault(value: unknown, node: PruneNode, walk: Walk): unknown {
+  if (node.isObject && isPlainObject(value)) return objectValue(value, node, walk, false);
+  if (node.isArray && Array.isArray(value)) {
+    const items = node.items;
+    if (!items) return [...value];
+    const out: unknown[] = [];
+    for (let i = 0; i < value.length; i++) {
+      const v = value[i];
+      out.push(typeof v === 'object' && v !== null ? child(v, items, i, walk) : v);
+    }
+    return out;
   }
   return value;
 }
@@ -164,8 +208,8 @@ function metadataValue(value: unknown, walk: Walk): unknown {
 /** Prunes and defaults a whole object of a kind whose structural schema is `schema`. */
 export function pruneAndDefaultObject(object: Record<string, unknown>, schema: StructuralSchema): { object: Record<string, unknown>; warnings: Warning[] } {
   const walk: Walk = { warnings: [], path: [] };
-  const pruned = objectValue(object, prepareSchema(schema), walk);
+  const pruned = objectValue(object, nodeOf(schema), walk, true);
   // Sorted, so the warnings do not depend on the order the user wrote the fields in.
-  walk.warnings.sort((a, b) => (a.field < b.field ? -1 : a.field > b.field ? 1 : 0));
+  if (walk.warnings.length > 1) walk.warnings.sort((a, b) => (a.field < b.field ? -1 : a.field > b.field ? 1 : 0));
   return { object: pruned, warnings: walk.warnings };
 }

@@ -2,7 +2,7 @@
 // apiextensions-apiserver's kubeOpenAPIResultToFieldErrors wraps it in a field.Error.
 import { type ErrorList, fieldError, goQuote } from './field-errors.js';
 import { isPlainObject, openApiPath, pointerTokens, type Segment, setOwn } from './paths.js';
-import { propertyOf, type StructuralSchema } from './structural.js';
+import type { StructuralSchema } from './structural.js';
 import type { FieldError } from './types.js';
 
 /** The subset of ajv's ErrorObject (with `verbose: true`) this module reads. */
@@ -131,55 +131,104 @@ function insideCountFailure(errors: AjvError[]): (e: AjvError) => boolean {
 /** The keywords whose errors toFieldError makes blocking (Required, Unsupported, Too long, Too many, type). */
 const BLOCKING_KEYWORDS = new Set(['required', 'type', 'enum', 'maxLength', 'maxItems', 'maxProperties', 'format']);
 
-const hasLimitsBelow = new WeakMap<StructuralSchema, boolean>();
+/**
+ * Where objects with a maxProperties can be, worked out once per schema node: the node's own limit
+ * and the children under which there is one. A subtree without a limit is never walked.
+ */
+interface LimitPlan {
+  maxProperties: number | undefined;
+  /** Properties with a limit at or under them (null prototype: keys come from user input). */
+  properties: Record<string, LimitPlan>;
+  /** The keys of `properties`. */
+  keys: string[];
+  /** The schema's own properties: a key among them is never an additional property. */
+  known: Record<string, StructuralSchema> | undefined;
+  additional: LimitPlan | undefined;
+  items: LimitPlan | undefined;
+}
 
-/** Whether an object at or under `schema` has a maxProperties. */
-function hasLimits(schema: StructuralSchema): boolean {
-  let known = hasLimitsBelow.get(schema);
-  if (known === undefined) {
-    known =
-      schema.maxProperties !== undefined ||
-      Object.values(schema.properties ?? {}).some(hasLimits) ||
-      (schema.additionalProperties !== undefined && hasLimits(schema.additionalProperties)) ||
-      (schema.items !== undefined && hasLimits(schema.items));
-    hasLimitsBelow.set(schema, known);
+const limitPlans = new WeakMap<StructuralSchema, LimitPlan | null>();
+
+function limitPlanOf(schema: StructuralSchema): LimitPlan | null {
+  const known = limitPlans.get(schema);
+  if (known !== undefined) return known;
+  const properties: Record<string, LimitPlan> = Object.create(null);
+  let any = schema.maxProperties !== undefined;
+  for (const [key, child] of Object.entries(schema.properties ?? {})) {
+    const plan = limitPlanOf(child);
+    if (plan) {
+      properties[key] = plan;
+      any = true;
+    }
   }
-  return known;
+  const additional = schema.additionalProperties ? (limitPlanOf(schema.additionalProperties) ?? undefined) : undefined;
+  const items = schema.items ? (limitPlanOf(schema.items) ?? undefined) : undefined;
+  const plan =
+    any || additional || items
+      ? { maxProperties: schema.maxProperties, properties, keys: Object.keys(properties), known: schema.properties, additional, items }
+      : null;
+  limitPlans.set(schema, plan);
+  return plan;
+}
+
+const escapeToken = (token: string | number) => (typeof token === 'number' ? String(token) : token.replace(/~/g, '~0').replace(/\//g, '~1'));
+
+interface Cutting {
+  /** The real size of each object cut, by JSON pointer. */
+  sizes: Map<string, number>;
+  /** The path to the value being walked; turned into a pointer only for an object that is cut. */
+  path: (string | number)[];
+}
+
+function cutChild(plan: LimitPlan, value: unknown, at: string | number, cutting: Cutting): unknown {
+  if (typeof value !== 'object' || value === null) return value;
+  cutting.path.push(at);
+  const cut = withoutOversized(plan, value, cutting);
+  cutting.path.pop();
+  return cut;
 }
 
 /**
  * `value` as the schema validator needs to see it: an object with more properties than its schema's
  * maxProperties cut to one past the limit, since kube-openapi refuses it whole ("Too many") and
- * validates nothing inside it. So a 3 MiB map costs one count, not a check of every entry.
- * `sizes` gets the real size of each object cut, by JSON pointer.
+ * validates nothing inside it. So a 3 MiB map costs one count, not a check of every entry. Only
+ * the paths where a limit can apply are walked, and nothing is copied unless something is cut.
  */
-function withoutOversized(schema: StructuralSchema, value: unknown, pointer: string, sizes: Map<string, number>): unknown {
-  if (!hasLimits(schema) || !isPlainObject(value)) {
-    if (Array.isArray(value) && schema.items && hasLimits(schema.items)) {
-      const items = schema.items;
-      let changed = false;
-      const out = value.map((item, i) => {
-        const cut = withoutOversized(items, item, `${pointer}/${i}`, sizes);
-        changed ||= cut !== item;
-        return cut;
-      });
-      return changed ? out : value;
+function withoutOversized(plan: LimitPlan, value: unknown, cutting: Cutting): unknown {
+  if (Array.isArray(value)) {
+    const items = plan.items;
+    if (!items) return value;
+    let out: unknown[] | undefined;
+    for (let i = 0; i < value.length; i++) {
+      const cut = cutChild(items, value[i], i, cutting);
+      if (cut !== value[i]) {
+        out ??= value.slice();
+        out[i] = cut;
+      }
     }
-    return value;
+    return out ?? value;
   }
-  const keys = Object.keys(value);
-  const limit = schema.maxProperties;
-  if (limit !== undefined && keys.length > limit) {
-    sizes.set(pointer, keys.length);
-    const cut: Record<string, unknown> = {};
-    for (const key of keys.slice(0, limit + 1)) setOwn(cut, key, value[key]);
-    return cut;
+  if (!isPlainObject(value)) return value;
+  const limit = plan.maxProperties;
+  if (limit !== undefined) {
+    const keys = Object.keys(value);
+    if (keys.length > limit) {
+      cutting.sizes.set(cutting.path.map((t) => `/${escapeToken(t)}`).join(''), keys.length);
+      const cut: Record<string, unknown> = {};
+      for (const key of keys.slice(0, limit + 1)) setOwn(cut, key, value[key]);
+      return cut;
+    }
   }
   let out: Record<string, unknown> | undefined;
-  for (const key of keys) {
-    const child = propertyOf(schema, key) ?? schema.additionalProperties;
+  const { properties, additional, known } = plan;
+  // A map is walked by its keys; an object only by the properties under which there is a limit.
+  const keys = additional ? Object.keys(value) : plan.keys;
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!;
+    if (!Object.hasOwn(value, key)) continue;
+    const child = properties[key] ?? (!additional || (known && Object.hasOwn(known, key)) ? undefined : additional);
     if (!child) continue;
-    const cut = withoutOversized(child, value[key], `${pointer}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`, sizes);
+    const cut = cutChild(child, value[key], key, cutting);
     if (cut !== value[key]) {
       out ??= { ...value };
       setOwn(out, key, cut);
@@ -199,8 +248,9 @@ export function schemaErrors(
   out: ErrorList,
   ratcheted?: (pointer: string) => boolean,
 ): void {
+  const plan = limitPlanOf(schema);
   const sizes = new Map<string, number>();
-  const seen = withoutOversized(schema, object, '', sizes);
+  const seen = plan ? withoutOversized(plan, object, { sizes, path: [] }) : object;
   if (validator(seen)) return;
   const errors = validator.errors ?? [];
   const skip = insideCountFailure(errors);

@@ -59,11 +59,6 @@ function equal(a: unknown, b: unknown): boolean {
   throw UNDECIDED;
 }
 
-function integers(a: unknown, b: unknown): [number, number] {
-  if (!Number.isSafeInteger(a) || !Number.isSafeInteger(b)) throw UNDECIDED;
-  return [a as number, b as number];
-}
-
 const COMPARISONS: Record<string, (a: number, b: number) => boolean> = {
   '<': (a, b) => a < b,
   '<=': (a, b) => a <= b,
@@ -145,7 +140,12 @@ class Compiler {
         const compare = Object.hasOwn(COMPARISONS, op) ? COMPARISONS[op] : undefined;
         if (!compare) throw new NotCompiled();
         const [left, right] = this.pair(args);
-        return (scope) => compare(...integers(left(scope), right(scope)));
+        return (scope) => {
+          const a = left(scope);
+          const b = right(scope);
+          if (!Number.isSafeInteger(a) || !Number.isSafeInteger(b)) throw UNDECIDED;
+          return compare(a as number, b as number);
+        };
       }
     }
   }
@@ -197,19 +197,38 @@ class Compiler {
     this.names.push(variable.args as string);
     const test = this.compile(predicate);
     this.names.pop();
-    const each = (scope: Scope, item: unknown) => {
-      scope[slot] = item;
-      return bool(test(scope));
-    };
+    // A false (for all) or a true (for exists) decides whatever the other items give; exists_one
+    // needs every item without an error. A map iterates its keys: cel-js's.
+    if (name === 'all') {
+      return (scope) => {
+        const items = list(scope);
+        if (!Array.isArray(items)) throw UNDECIDED;
+        for (let i = 0; i < items.length; i++) {
+          scope[slot] = items[i];
+          if (!bool(test(scope))) return false;
+        }
+        return true;
+      };
+    }
+    if (name === 'exists') {
+      return (scope) => {
+        const items = list(scope);
+        if (!Array.isArray(items)) throw UNDECIDED;
+        for (let i = 0; i < items.length; i++) {
+          scope[slot] = items[i];
+          if (bool(test(scope))) return true;
+        }
+        return false;
+      };
+    }
     return (scope) => {
       const items = list(scope);
-      if (!Array.isArray(items)) throw UNDECIDED; // a map iterates its keys: cel-js's
-      // A false (for all) or a true (for exists) decides whatever the other items give; exists_one
-      // needs every item without an error.
-      if (name === 'all') return items.every((item) => each(scope, item));
-      if (name === 'exists') return items.some((item) => each(scope, item));
+      if (!Array.isArray(items)) throw UNDECIDED;
       let count = 0;
-      for (const item of items) if (each(scope, item)) count++;
+      for (let i = 0; i < items.length; i++) {
+        scope[slot] = items[i];
+        if (bool(test(scope))) count++;
+      }
       return count === 1;
     };
   }

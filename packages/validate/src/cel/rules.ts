@@ -46,6 +46,8 @@ interface RulePlan {
   rules: CompiledRule[];
   /** Properties with rules at or under them (null prototype: keys come from user input). */
   properties: Record<string, RulePlan>;
+  /** The keys of `properties`. */
+  keys: string[];
   /** The schema's own properties, with or without rules: a key among them is never an additional property. */
   known: Record<string, StructuralSchema> | undefined;
   additional: RulePlan | undefined;
@@ -83,7 +85,7 @@ function planOf(schema: StructuralSchema): RulePlan | null {
   const items = schema.items ? (planOf(schema.items) ?? undefined) : undefined;
   const rules = compileRules(schema);
   const hasAny = rules.length > 0 || Object.keys(properties).length > 0 || additional !== undefined || items !== undefined;
-  const plan = hasAny ? { schema, rules, properties, known: schema.properties, additional, items } : null;
+  const plan = hasAny ? { schema, rules, properties, keys: Object.keys(properties), known: schema.properties, additional, items } : null;
   plans.set(schema, plan);
   return plan;
 }
@@ -207,10 +209,21 @@ function walk(plan: RulePlan, self: unknown, old: Correlated | undefined, ev: Ev
   if (plan.rules.length > 0) evaluateRules(plan, self, old, ev);
   if (isPlainObject(self)) {
     const { properties, known, additional } = plan;
-    for (const key of Object.keys(self)) {
-      const property = properties[key];
-      if (property) walkChild(property, self[key], old?.key(key), key, ev);
-      else if (additional && !(known && key in known)) walkChild(additional, self[key], old?.key(key), { key }, ev);
+    if (additional) {
+      for (const key of Object.keys(self)) {
+        const property = properties[key];
+        if (property) walkChild(property, self[key], old?.key(key), key, ev);
+        else if (!(known && key in known)) walkChild(additional, self[key], old?.key(key), { key }, ev);
+      }
+    } else {
+      // Only the properties with rules under them, in the schema's order: the API server walks an
+      // object in Go's map order, which promises none.
+      const { keys } = plan;
+      for (let i = 0; i < keys.length; i++) {
+        const key = keys[i]!;
+        const value = self[key];
+        if (value !== undefined && Object.hasOwn(self, key)) walkChild(properties[key]!, value, old?.key(key), key, ev);
+      }
     }
   } else if (Array.isArray(self) && plan.items) {
     const items = plan.items;
