@@ -19,7 +19,10 @@ for (const [key, { kind, structure }] of Object.entries(KINDS)) {
   ENTRIES[key] = entry;
   const apiVersion = key.slice(0, key.length - kind.length - 1);
   let versions = BY_KIND.get(kind);
-  if (!versions) BY_KIND.set(kind, (versions = new Map()));
+  if (!versions) {
+    versions = new Map();
+    BY_KIND.set(kind, versions);
+  }
   versions.set(apiVersion, entry);
 }
 
