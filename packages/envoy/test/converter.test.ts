@@ -81,7 +81,9 @@ describe('Converter', () => {
   });
 
   it('rebuilds only the endpoints a changed EndpointSlice feeds, as a full conversion would', () => {
-    const converter = new Converter({ now: NOW, endpoints: 'eds' });
+    // Every update stamps a new time on every condition; that alone changes no status.
+    let tick = 0;
+    const converter = new Converter({ now: () => `2026-01-01T00:00:${String(tick++ % 60).padStart(2, '0')}Z`, endpoints: 'eds' });
     const first = converter.update({ objects: estate() });
     const a = first.gateways.get('default/a');
     const b = first.gateways.get('default/b');
@@ -335,7 +337,9 @@ describe('Converter: a change costs what it touches, and gives what a full conve
   }
 
   it('keeps the IR and Envoy resources of an untouched Gateway, and of untouched resources of a touched one', () => {
-    const converter = new Converter({ now: NOW, endpoints: 'eds' });
+    // Every update stamps a new time on every condition; that alone changes no status.
+    let tick = 0;
+    const converter = new Converter({ now: () => `2026-01-01T00:00:${String(tick++ % 60).padStart(2, '0')}Z`, endpoints: 'eds' });
     const first = converter.update({ objects: estate() });
     const a = first.gateways.get('default/a');
     const b = first.gateways.get('default/b');
@@ -347,6 +351,11 @@ describe('Converter: a change costs what it touches, and gives what a full conve
     const next = converter.update({ updated: [moved] });
     assert.equal(next.kind, 'full');
     assert.deepEqual(next.changedGateways, ['default/a']);
+    assert.deepEqual(
+      next.changedStatuses.map((x) => `${x.kind} ${(x.metadata as Json).name}`),
+      ['HTTPRoute ra'],
+      'only the status of the route given is told (it may have been written by someone else)',
+    );
     assert.equal(next.gateways.get('default/b'), b, "b's configuration is the same object");
     assert.equal(
       next.ir.gateways.find((g) => g.name === 'default/b'),

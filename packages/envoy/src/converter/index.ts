@@ -211,8 +211,10 @@ export class Converter {
   private readonly facts = new Map<string, GatewayProxyFacts>();
   /** The statuses with facts merged, by status key, in order. */
   private current = new Map<string, JsonObject>();
-  /** The JSON of each of those, to tell which statuses an update changed. */
+  /** The JSON of each of those without this update's time, to tell which statuses an update changed. */
   private currentJson = new Map<string, string>();
+  /** The lastTransitionTime the last full update gave every condition. */
+  private statusNow = '';
   private diagnostics: Diagnostic[] = [];
   private readonly reads = new ReadCache();
   private readonly compiles = new CompileMemo();
@@ -364,7 +366,8 @@ export class Converter {
     const envoyMs = since(t);
     t = process.hrtime.bigint();
     const base = new Map<string, JsonObject>();
-    for (const s of statusStage(resolved.outcomes, { controllerName: this.controllerName, now: this.now() })) base.set(statusKey(s), s);
+    this.statusNow = this.now();
+    for (const s of statusStage(resolved.outcomes, { controllerName: this.controllerName, now: this.statusNow })) base.set(statusKey(s), s);
     for (const [gateway, message] of refused) {
       const k = gatewayStatusKey(gateway);
       const s = base.get(k);
@@ -384,7 +387,7 @@ export class Converter {
     this.currentJson = new Map();
     const changedStatuses: JsonObject[] = [];
     for (const [k, s] of this.current) {
-      const json = JSON.stringify(s);
+      const json = this.statusJson(s);
       this.currentJson.set(k, json);
       if (touched === 'all' || touched.has(k) || previousJson.get(k) !== json) changedStatuses.push(s);
     }
@@ -470,7 +473,7 @@ export class Converter {
       built.base.set(k, next);
       const merged = this.withFacts(next);
       this.current.set(k, merged);
-      this.currentJson.set(k, JSON.stringify(merged));
+      this.currentJson.set(k, this.statusJson(merged));
       changedStatuses.push(merged);
     }
     this.refused = refused;
@@ -498,6 +501,15 @@ export class Converter {
       ir: built.resolved.ir,
       timings,
     };
+  }
+
+  /**
+   * A status as JSON, the time every update stamps on its conditions left out: a condition that
+   * only got a new lastTransitionTime is no change (the status writer keeps the time it had).
+   */
+  private statusJson(s: JsonObject): string {
+    const json = JSON.stringify(s);
+    return this.statusNow === '' ? json : json.replaceAll(`"lastTransitionTime":${JSON.stringify(this.statusNow)}`, '"lastTransitionTime":""');
   }
 
   private withFacts(s: JsonObject): JsonObject {
@@ -529,7 +541,7 @@ export class Converter {
     const base = this.built?.base.get(k);
     if (!base) return [];
     const merged = this.withFacts(base);
-    const json = JSON.stringify(merged);
+    const json = this.statusJson(merged);
     if (json === this.currentJson.get(k)) return [];
     this.current.set(k, merged);
     this.currentJson.set(k, json);
