@@ -514,12 +514,16 @@ export class Controller {
       const errors = update.diagnostics.filter((d) => d.severity === 'error');
       if (errors.length > 0)
         this.log.info({ errors: errors.length, first: errors.slice(0, 5) }, 'the cluster has objects extlb cannot use as written; their statuses say why');
+    }
+    this.queueWrites(full ? undefined : update.changedStatuses);
+    if (full) {
+      // After the update's statuses: those merged the facts held before this update, so a Gateway
+      // whose facts first come now (one just accepted) must have its merged status queued last.
       this.feedInfrastructure(update);
       this.queueProvision();
       // Gateways may have come, gone or changed their annotation.
       this.identity?.kick();
     }
-    this.queueWrites(full ? undefined : update.changedStatuses);
   }
 
   /** Queues `statuses` (all of the last update's when undefined), and, for all, the shadow Services. */
