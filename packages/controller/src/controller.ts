@@ -514,14 +514,18 @@ export class Controller {
       const errors = update.diagnostics.filter((d) => d.severity === 'error');
       if (errors.length > 0)
         this.log.info({ errors: errors.length, first: errors.slice(0, 5) }, 'the cluster has objects extlb cannot use as written; their statuses say why');
+    }
+    // The statuses that changed and those of the objects changed (all after a relist): writing
+    // every status on every full update would cost a merge and compare per object per change.
+    this.queueWrites(update.changedStatuses, full);
+    if (full) {
+      // After the update's statuses: those merged the facts held before this update, so a Gateway
+      // whose facts first come now (one just accepted) must have its merged status queued last.
       this.feedInfrastructure(update);
       this.queueProvision();
       // Gateways may have come, gone or changed their annotation.
       this.identity?.kick();
     }
-    // The statuses that changed and those of the objects changed (all after a relist): writing
-    // every status on every full update would cost a merge and compare per object per change.
-    this.queueWrites(update.changedStatuses, full);
   }
 
   /** Queues `statuses` (all of the last update's when undefined), and, with `shadows`, the shadow Services. */
