@@ -102,15 +102,16 @@ describe('clusterPipelines', () => {
       [
         'https://github.com/kubernetes-sigs/gateway-api/releases/download/v1.6.1/standard-install.yaml',
         '-',
+        'examples/deploy/provisioned/',
         'examples/deploy/gateway/edge.yaml',
         'examples/deploy/app/',
         '-',
       ],
     );
-    assert.deepEqual(byKind('port-forward'), [{ kind: 'port-forward', text: 'kubectl -n demo port-forward service/edge-envoy 8080:8080', ports: [8080] }]);
+    assert.deepEqual(byKind('port-forward'), [{ kind: 'port-forward', text: 'kubectl -n demo port-forward service/edge-extlb 8080:8080', ports: [8080] }]);
     assert.deepEqual(byKind('curl'), [{ kind: 'curl', text: 'curl -s http://127.0.0.1:8080/hostname', port: 8080 }]);
     assert.deepEqual(byKind('kind-load'), [{ kind: 'kind-load', text: 'kind load docker-image extlb/extlb:0.1.0', images: ['extlb/extlb:0.1.0'] }]);
-    assert.equal(byKind('cluster').length, 6, 'rollout status and get');
+    assert.equal(byKind('cluster').length, 8, 'rollout status and get, for a provisioned Gateway and for your own Envoy');
     assert.deepEqual(
       byKind('extlb-cluster').map((s) => s.kind === 'extlb-cluster' && s.args.join(' ')),
       ['check --pre', 'check', 'proxy-status', 'config-dump --gateway demo/edge --type listeners', 'check'],
