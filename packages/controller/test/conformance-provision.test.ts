@@ -7,10 +7,8 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { type KubeApiServer, type KubeObject, startKubeApiServer } from '@extlb/kube-api-server';
-import { createLogger } from '@extlb/telemetry';
 import { CoreV1Api, KubernetesObjectApi, PatchStrategy } from '@kubernetes/client-node';
-import { Controller } from '../src/index.js';
-import { until } from './helpers.js';
+import { startTestController, until } from './helpers.js';
 
 type Json = Record<string, any>;
 const NS = 'gateway-conformance-infra';
@@ -38,18 +36,7 @@ function cluster(gateways: Json[]): Json[] {
 async function start(objects: Json[]): Promise<{ api: KubeApiServer; objects: KubernetesObjectApi }> {
   const api = await startKubeApiServer({ objects: objects as KubeObject[] });
   after(() => api.close());
-  const c = new Controller({
-    kubeConfig: api.kubeConfig(),
-    identity: 'solo',
-    leaseNamespace: 'extlb-system',
-    xds: { host: '127.0.0.1', port: 0, plaintext: true },
-    delayMs: 20,
-    maxDelayMs: 100,
-    logger: createLogger({ level: 'silent' }),
-    lease: { durationMs: 1500, renewDeadlineMs: 1000, retryPeriodMs: 150 },
-  });
-  after(() => c.stop(50));
-  await c.start();
+  await startTestController(api);
   return { api, objects: KubernetesObjectApi.makeApiClient(api.kubeConfig()) };
 }
 

@@ -8,6 +8,10 @@ import { type ConvertOptions, convert, toXds } from '@extlb/envoy';
 import { parseAllDocuments } from 'yaml';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
+import type { KubeApiServer } from '@extlb/kube-api-server';
+import { createLogger } from '@extlb/telemetry';
+import { after } from 'node:test';
+import { Controller, type ControllerOptions } from '../src/index.js';
 import { envoyProtos, ProtoJson, SnapshotCache, type SnapshotResources, TYPE_URL, type XdsResource, XdsServer, type XdsServerOptions } from '../src/index.js';
 
 const require = createRequire(import.meta.url);
@@ -369,4 +373,27 @@ export function keyForms(pem: string): string[] {
   const body = pem.split('\n').filter((l) => l !== '' && !l.startsWith('-----'));
   const der = Buffer.from(body.join(''), 'base64');
   return [pem, ...body.filter((l) => l.length >= 16), der.toString('base64'), der.toString('hex'), Buffer.from(pem).toString('base64')];
+}
+
+/**
+ * A controller on `api` that leads at once and retries quickly, stopped after the test; `xds` is
+ * plaintext unless the test asks for identity.
+ */
+export async function startTestController(
+  api: KubeApiServer,
+  xds: ControllerOptions['xds'] = { host: '127.0.0.1', port: 0, plaintext: true },
+): Promise<Controller> {
+  const c = new Controller({
+    kubeConfig: api.kubeConfig(),
+    identity: 'solo',
+    leaseNamespace: 'extlb-system',
+    xds,
+    delayMs: 20,
+    maxDelayMs: 100,
+    logger: createLogger({ level: 'silent' }),
+    lease: { durationMs: 1500, renewDeadlineMs: 1000, retryPeriodMs: 150 },
+  });
+  after(() => c.stop(50));
+  await c.start();
+  return c;
 }

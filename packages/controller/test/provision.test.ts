@@ -7,10 +7,9 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { loadEnvoyValidator } from '@extlb/envoy/validator';
 import { type KubeApiServer, type KubeObject, startKubeApiServer } from '@extlb/kube-api-server';
-import { createLogger } from '@extlb/telemetry';
 import { KubernetesObjectApi, PatchStrategy, type KubernetesObject } from '@kubernetes/client-node';
 import { parse } from 'yaml';
-import { Controller } from '../src/index.js';
+import { startTestController, until } from './helpers.js';
 
 type Json = Record<string, any>;
 const NS = 'shop';
@@ -68,16 +67,6 @@ function gateway(name: string, extra: Json): Json {
   };
 }
 
-async function until<T>(probe: () => T | undefined | false, what: string, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = probe();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
 const programmed = (api: KubeApiServer, name: string) =>
   ((api.get(GW, 'Gateway', name, NS) as Json | undefined)?.status?.conditions ?? []).find((c: Json) => c.type === 'Programmed');
 
@@ -85,18 +74,7 @@ describe('provisioning a Gateway (GEP-1762)', () => {
   it('applies its objects, follows its Deployment and Service into status, leaves a user HPA its replicas, and loses them with the Gateway', async () => {
     const api = await startKubeApiServer({ objects: estate() as KubeObject[] });
     after(() => api.close());
-    const c = new Controller({
-      kubeConfig: api.kubeConfig(),
-      identity: 'solo',
-      leaseNamespace: 'extlb-system',
-      xds: { host: '127.0.0.1', port: 0, identity: { serviceName: 'extlb-controller' } },
-      delayMs: 20,
-      maxDelayMs: 100,
-      logger: createLogger({ level: 'silent' }),
-      lease: { durationMs: 1500, renewDeadlineMs: 1000, retryPeriodMs: 150 },
-    });
-    after(() => c.stop(50));
-    await c.start();
+    await startTestController(api, { host: '127.0.0.1', port: 0, identity: { serviceName: 'extlb-controller' } });
     const client = KubernetesObjectApi.makeApiClient(api.kubeConfig());
     const read = async (apiVersion: string, kind: string, name = NAME) =>
       (await client.read({ apiVersion, kind, metadata: { name, namespace: NS } } as never)) as Json;
@@ -240,18 +218,7 @@ describe('provisioning a Gateway (GEP-1762)', () => {
     objects.push(gateway('any', { addresses: [{ type: 'IPAddress' }] }));
     const api = await startKubeApiServer({ objects: objects as KubeObject[] });
     after(() => api.close());
-    const c = new Controller({
-      kubeConfig: api.kubeConfig(),
-      identity: 'solo',
-      leaseNamespace: 'extlb-system',
-      xds: { host: '127.0.0.1', port: 0, plaintext: true },
-      delayMs: 20,
-      maxDelayMs: 100,
-      logger: createLogger({ level: 'silent' }),
-      lease: { durationMs: 1500, renewDeadlineMs: 1000, retryPeriodMs: 150 },
-    });
-    after(() => c.stop(50));
-    await c.start();
+    await startTestController(api);
     const names = ['pinned', 'named', 'any'];
     await until(() => names.every((n) => api.get('v1', 'Service', `${n}-extlb`, NS)), 'the Services');
     assert.equal((api.get('v1', 'Service', 'pinned-extlb', NS) as Json).spec.loadBalancerIP, '203.0.113.9', 'the static address is asked of the load balancer');
