@@ -118,20 +118,28 @@ const FIELDS = {
   secrets: TYPE_URL.secret,
 } as const;
 
+/** Each list rendered once too: a list the Converter kept is the same list, which the cache then skips. */
+const renderedLists = new WeakMap<readonly object[], readonly XdsResource[]>();
+
 /** A Gateway's configuration as the snapshot its proxies get (what toXds renders, resource by resource). */
 function snapshotOf(config: EnvoyConfig): SnapshotResources {
   const out: SnapshotResources = {};
   for (const [field, type] of Object.entries(FIELDS) as [keyof typeof FIELDS, string][]) {
     const list = config[field] as readonly object[];
     if (field === 'secrets' && list.length === 0) continue;
-    out[field] = list.map((r) => {
-      let x = rendered.get(r);
-      if (!x) {
-        x = { '@type': type, ...r } as XdsResource;
-        rendered.set(r, x);
-      }
-      return x;
-    });
+    let xds = renderedLists.get(list);
+    if (!xds) {
+      xds = list.map((r) => {
+        let x = rendered.get(r);
+        if (!x) {
+          x = { '@type': type, ...r } as XdsResource;
+          rendered.set(r, x);
+        }
+        return x;
+      });
+      renderedLists.set(list, xds);
+    }
+    out[field] = xds;
   }
   return out;
 }
