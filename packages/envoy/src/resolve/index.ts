@@ -29,11 +29,12 @@ import { gatewayAccessLog } from './parameters.js';
 import { arbitrationVerdict } from './policies.js';
 import { poolOutcomes } from './pools.js';
 import { type CompiledRoute, compileRoute } from './routes.js';
-import { buildListeners } from './servers.js';
+import { buildListeners, type ListenerMemo } from './servers.js';
 import { compileStreamRoute } from './stream-routes.js';
 
 export { shadowServiceName, usesPicker } from './backends.js';
-export { CompileMemo } from './compile-memo.js';
+export { backendJsonOf, CompileMemo } from './compile-memo.js';
+export { ListenerMemo } from './servers.js';
 export { composeHeaders } from './filters.js';
 export { type CertificateLookup, InputCertificates } from './certificates.js';
 export { DEFAULT_CONTROLLER } from './classes.js';
@@ -150,8 +151,14 @@ function policyAccepted(policy: Policy, backends: Backends): Verdict {
   return arbitrationVerdict(policy, backends.policies.outcomes.get(policy) ?? []);
 }
 
-/** With a memo, a route compiled before and unchanged is not compiled again (see compile-memo.ts). */
-export function resolve(inputs: Inputs, options: ResolveOptions, diags: Diagnostics, memo?: CompileMemo): Resolved {
+/** What resolve remembers across calls: route compiles, and each port's proxy listener. */
+export interface ResolveMemo {
+  compiles: CompileMemo;
+  listeners: ListenerMemo;
+}
+
+/** With a memo, a route compiled before and unchanged is not compiled again (see compile-memo.ts), nor a port's listener whose routes are all such. */
+export function resolve(inputs: Inputs, options: ResolveOptions, diags: Diagnostics, memo?: ResolveMemo): Resolved {
   const classNames = options.gatewayClassNames;
   const classes = gatewayClasses(inputs, options.controllerName ?? DEFAULT_CONTROLLER, diags);
   const tlsRefs = new TlsRefs(inputs);
@@ -205,8 +212,9 @@ export function resolve(inputs: Inputs, options: ResolveOptions, diags: Diagnost
   inputs.routes.forEach((route, i) => {
     routeOrder.set(route, i);
     const compile = isStreamRoute(route.kind) ? compileStreamRoute : compileRoute;
-    compiled.set(route, memo ? memo.compile(route, backends, diags, compile) : compile(route, backends, diags));
+    compiled.set(route, memo ? memo.compiles.compile(route, backends, diags, compile) : compile(route, backends, diags));
   });
+  memo?.compiles.settle(compiled);
 
   const gateways: Gateway[] = [];
   /** Per object (`kind/namespace/name`), the Gateways whose routes use it. */
@@ -223,7 +231,7 @@ export function resolve(inputs: Inputs, options: ResolveOptions, diags: Diagnost
     const ir: Gateway = {
       name,
       ref: gateway.ref,
-      listeners: buildListeners(name, listeners.ports, { attachments: attachments.routes, compiled, routeOrder, diags }),
+      listeners: buildListeners(name, listeners.ports, { attachments: attachments.routes, compiled, routeOrder, diags }, memo?.listeners),
       ...used,
       accessLog: gatewayAccessLog(gateway, inputs),
     };
@@ -274,6 +282,7 @@ export function resolve(inputs: Inputs, options: ResolveOptions, diags: Diagnost
       resolvedRefs: backends.tls.resolvedRefs(policy),
     };
   });
+  memo?.listeners.settle();
   return {
     ir: { gateways },
     outcomes: {
