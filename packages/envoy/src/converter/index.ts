@@ -15,7 +15,7 @@ import { byName, namespaceOf } from '../read/meta.js';
 import { InputEndpoints } from '../resolve/endpoints.js';
 import { CompileMemo, DEFAULT_CONTROLLER, type Gateway, type IR, InputCertificates, ListenerMemo, type Resolved, resolve } from '../resolve/index.js';
 import { statuses as statusStage } from '../status/index.js';
-import { type ClusterNeeds, clusterNeeds } from './cluster-needs.js';
+import { type ClusterNeeds, clusterNeeds, keptNeeds } from './cluster-needs.js';
 import { type GatewayProxyFacts, notProgrammed, withProxyFacts } from './proxy-facts.js';
 
 export { type ClusterNeeds, SHADOW_SERVICE_LABELS, shadowService } from './cluster-needs.js';
@@ -82,7 +82,10 @@ export interface ConverterUpdate {
    */
   changedStatuses: JsonObject[];
   diagnostics: readonly Diagnostic[];
-  /** What the controller must write (shadow Services) or watch (ConfigMaps, Secrets), and the classes it owns. */
+  /**
+   * What the controller must write (shadow Services) or watch (ConfigMaps, Secrets), and the
+   * classes it owns: the very object of the last update while none of it changed.
+   */
   needs: ClusterNeeds;
   ir: IR;
   timings: UpdateTimings;
@@ -243,7 +246,7 @@ export class Converter {
   private statusNow = '';
   private diagnostics: Diagnostic[] = [];
   private readonly reads = new ReadCache();
-  private readonly resolveMemo = { compiles: new CompileMemo(), listeners: new ListenerMemo() };
+  private readonly resolveMemo = { compiles: new CompileMemo(), listeners: new ListenerMemo(), routes: new WeakMap() };
   /** Status keys of the objects changed since the last update, or all of them. */
   private touched: Set<string> | 'all' = 'all';
   /** Per Gateway, what its last Envoy build made (reused where its inputs are unchanged). */
@@ -361,6 +364,7 @@ export class Converter {
     const dirty: Dirty = this.dirty;
     const memos = new Map<string, EnvoyMemo>();
     const lastIr = new Map((this.built?.resolved.ir.gateways ?? []).map((g) => [g.name, g]));
+    const lastRoutes = new WeakSet(this.built?.resolved.outcomes.routes ?? []);
     resolved.ir.gateways = resolved.ir.gateways.map((fresh) => {
       const reuse = { previous: this.memos.get(fresh.name), next: emptyMemo(), dirty, built: 0 };
       let config = toEnvoy(fresh, endpoints, certificates, this.envoy, diags, reuse);
@@ -403,10 +407,14 @@ export class Converter {
     const sliceService = new Map<string, string>();
     for (const [service, slices] of inputs.slicesByService) for (const s of slices) sliceService.set(key(s.meta.namespace, s.meta.name), service);
     const classes = resolved.outcomes.gatewayClasses.map((o) => o.gatewayClass.meta.name);
-    this.built = { inputs, resolved, feeds, sliceService, fixedSize, endpointsSize: endpointsSizes, base, needs: clusterNeeds(inputs, classes) };
+    const needs = keptNeeds(this.built?.needs, clusterNeeds(inputs, classes));
+    this.built = { inputs, resolved, feeds, sliceService, fixedSize, endpointsSize: endpointsSizes, base, needs };
     const changedGateways = this.changedGateways(served);
     this.served = served;
     this.refused = refused;
+    // A route whose outcome is the very one of the last build has the status it had, but for the time.
+    const kept = new Set<string>();
+    for (const o of resolved.outcomes.routes) if (lastRoutes.has(o)) kept.add(`${o.route.kind}${SEP}${o.route.meta.namespace}${SEP}${o.route.meta.name}`);
     const previous = this.current;
     this.current = new Map();
     const touched = this.touched;
@@ -415,7 +423,7 @@ export class Converter {
     for (const [k, b] of base) {
       const s = this.withFacts(b);
       this.current.set(k, s);
-      if (touched === 'all' || touched.has(k) || !sameStatus(previous.get(k), previousNow, s, this.statusNow)) changedStatuses.push(s);
+      if (touched === 'all' || touched.has(k) || (!kept.has(k) && !sameStatus(previous.get(k), previousNow, s, this.statusNow))) changedStatuses.push(s);
     }
     const statusMs = since(t);
     this.diagnostics = diags.sorted();

@@ -1,6 +1,7 @@
 // The resolve stage: records → the IR of every converted Gateway, and the outcomes that become
 // statuses. Gateway API meaning lives here, and of Envoy only its limits (the largest weight sum
 // and duration it can hold), so a route Envoy would refuse is reported here against the route.
+import { isDeepStrictEqual } from 'node:util';
 import { type Diagnostics, describeRef } from '../diagnostics.js';
 import { compare } from '../json.js';
 import { type GatewayRecord, type RouteRecord, type Inputs, type ListenerSet, type Policy, isStreamRoute } from '../read/index.js';
@@ -155,6 +156,12 @@ function policyAccepted(policy: Policy, backends: Backends): Verdict {
 export interface ResolveMemo {
   compiles: CompileMemo;
   listeners: ListenerMemo;
+  /**
+   * Each route's outcome, with the compile it came from: a route whose record and compile are the
+   * ones of before and whose parents came out as before keeps that very outcome, so what is made
+   * of it (its status) is known unchanged without comparing.
+   */
+  routes: WeakMap<RouteRecord, { compiled: CompiledRoute; outcome: RouteOutcome }>;
 }
 
 /** With a memo, a route compiled before and unchanged is not compiled again (see compile-memo.ts), nor a port's listener whose routes are all such. */
@@ -243,10 +250,13 @@ export function resolve(inputs: Inputs, options: ResolveOptions, diags: Diagnost
   const allGateways = [...served.keys()].sort(compare);
   const routes: RouteOutcome[] = inputs.routes.map((route) => {
     const c = compiled.get(route) as CompiledRoute;
+    const parents = attachments.parents.get(route) ?? [];
+    const held = memo?.routes.get(route);
+    if (held?.compiled === c && isDeepStrictEqual(held.outcome.parents, parents)) return held.outcome;
     const invalid = [...route.problems, ...c.problems].sort((a, b) => compare(a.path, b.path));
-    return {
+    const outcome: RouteOutcome = {
       route,
-      parents: attachments.parents.get(route) ?? [],
+      parents,
       refProblems: c.refProblems,
       invalid,
       // A stream route's rules have no matches: only a TLSRoute left without a usable hostname serves nothing.
@@ -254,6 +264,8 @@ export function resolve(inputs: Inputs, options: ResolveOptions, diags: Diagnost
         ? route.kind === 'TLSRoute' && route.hostnames.length === 0
         : invalid.length > 0 && route.rules.every((r) => r.matches.length === 0),
     };
+    memo?.routes.set(route, { compiled: c, outcome });
+    return outcome;
   });
   const pools = poolOutcomes({ inputs, backends, routes, compiled, converted: new Set(converted.keys()), gatewaysUsing });
   const refused = httpOnlyRoutes(served, attachments, compiled);
