@@ -5,6 +5,8 @@
 // route configurations their listeners' connection managers ask for over RDS (each distinct
 // version decoded once for all of them).
 // Driven over IPC by the benches: {cmd: 'connect', ...}, {cmd: 'expect', ...}, then {cmd: 'close'}.
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import * as grpc from '@grpc/grpc-js';
 import protobuf from 'protobufjs';
 import { TYPE_URL } from '../src/index.js';
@@ -23,6 +25,8 @@ export interface ConnectCommand {
   variant: 'sotw' | 'delta';
   /** One entry per client: its node and what it subscribes to. */
   clients: ClientSpec[];
+  /** Where to write the client process's CPU profile from connecting until every client synced. */
+  profile?: string;
 }
 
 /** Times, for every client, the first response of `typeUrl` carrying `name` from now on. */
@@ -35,7 +39,12 @@ export interface ExpectCommand {
 
 export type ChildMessage =
   | { event: 'ready' }
-  | { event: 'synced'; clients: number; ms: number }
+  /**
+   * Every client has had a response of each type. `cpuMs`: the client process's CPU time since
+   * connecting; `decodeMs`: of it, decoding responses; `firstAt`/`lastAt`: when the first and the
+   * last client synced.
+   */
+  | { event: 'synced'; clients: number; ms: number; cpuMs: number; decodeMs: number; firstAt: number; lastAt: number }
   | { event: 'progress'; synced: number }
   /** `at`: per client, when it had ACKed the expected response (performance.timeOrigin + performance.now()). */
   | { event: 'reached'; id: number; at: number[] };
@@ -105,6 +114,12 @@ const HCM = 'type.googleapis.com/envoy.extensions.filters.network.http_connectio
 const EDS = 3; // Cluster.DiscoveryType
 const type = (name: string) => root.lookupType(name);
 const now = () => performance.timeOrigin + performance.now();
+const cpuMs = () => {
+  const c = process.cpuUsage();
+  return (c.user + c.system) / 1000;
+};
+/** Time spent decoding responses, over every client. */
+let decodeMs = 0;
 
 /** The resources of a response, as Any messages. */
 function anys(r: Message): Message[] {
@@ -202,7 +217,12 @@ function connect(command: ConnectCommand, client: ClientSpec, k: number, onSynce
   const call = channel.makeBidiStreamRequest<Message | Buffer, Message>(
     method.path,
     (m) => (Buffer.isBuffer(m) ? m : Buffer.from(requestType.encode(m).finish())),
-    (b) => responseType.decode(b) as unknown as Message,
+    (b) => {
+      const t = performance.now();
+      const m = responseType.decode(b) as unknown as Message;
+      decodeMs += performance.now() - t;
+      return m;
+    },
   );
   call.on('error', () => {});
   // Where names are not given, endpoints are learned from clusters and routes from listeners.
@@ -281,18 +301,46 @@ process.on('message', (message: ConnectCommand | ExpectCommand | { cmd: 'close' 
     return;
   }
   const start = performance.now();
+  const cpuAtStart = cpuMs();
+  const decodedBefore = decodeMs;
+  const profiling = message.profile ? startProfile() : undefined;
   let synced = 0;
+  let firstAt = 0;
   const progress = setInterval(() => process.send?.({ event: 'progress', synced } satisfies ChildMessage), 5000);
   for (const client of message.clients) {
     channels.push(
       connect(message, client, channels.length, () => {
         synced++;
+        if (synced === 1) firstAt = now();
         if (synced === message.clients.length) {
           clearInterval(progress);
-          process.send?.({ event: 'synced', clients: synced, ms: performance.now() - start } satisfies ChildMessage);
+          const figures = {
+            clients: synced,
+            ms: performance.now() - start,
+            cpuMs: cpuMs() - cpuAtStart,
+            decodeMs: decodeMs - decodedBefore,
+            firstAt,
+            lastAt: now(),
+          };
+          const file = message.profile;
+          const written = profiling && file ? profiling.then((session) => writeProfile(session, file)) : Promise.resolve();
+          void written.then(() => process.send?.({ event: 'synced', ...figures } satisfies ChildMessage));
         }
       }),
     );
   }
 });
+
+async function startProfile(): Promise<Session> {
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  return session;
+}
+
+async function writeProfile(session: Session, file: string): Promise<void> {
+  writeFileSync(file, JSON.stringify((await session.post('Profiler.stop')).profile));
+  session.disconnect();
+}
 process.send?.({ event: 'ready' } satisfies ChildMessage);
