@@ -1,6 +1,7 @@
-// Bench child process: many ADS clients playing Envoy, each on its own connection. They subscribe
-// as Envoy does (wildcard listeners and clusters, named routes and endpoints), ACK every response
-// and read little more than the envelope of each response, so the measure is the server's.
+// Bench child process: many ADS clients playing Envoy, each on its own connection with Envoy's
+// HTTP/2 windows. They subscribe as Envoy does (wildcard listeners and clusters, named routes and
+// endpoints), ACK every response and read little more than the envelope of each response, so the
+// measure is the server's.
 // Clients given no names learn them as Envoy does: the endpoints of the EDS clusters they get, the
 // route configurations their listeners' connection managers ask for over RDS (each distinct
 // version decoded once for all of them).
@@ -109,6 +110,14 @@ const METHOD = {
 
 type Message = Record<string, any>;
 
+/**
+ * Envoy's HTTP/2 windows when http2_protocol_options leave them unset, as its gRPC client to an xDS
+ * cluster does: 256 MiB per stream and per connection (Http2ProtocolOptions
+ * initial_stream_window_size and initial_connection_window_size). grpc-js sets both from this one
+ * option; its own default, 64 KiB, would have the server wait a round trip every 64 KiB.
+ */
+const ENVOY_HTTP2_WINDOW = 256 * 1024 * 1024;
+
 const SUBSCRIBED = [TYPE_URL.cluster, TYPE_URL.listener, TYPE_URL.endpoint, TYPE_URL.route];
 const HCM = 'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager';
 const EDS = 3; // Cluster.DiscoveryType
@@ -211,8 +220,10 @@ function connect(command: ConnectCommand, client: ClientSpec, k: number, onSynce
   const requestType = type(method.request);
   const responseType = type(method.response);
   const channel = new grpc.Client(command.address, grpc.credentials.createInsecure(), {
+    // One connection per proxy, as each Envoy has its own.
     'grpc.use_local_subchannel_pool': 1,
     'grpc.max_receive_message_length': -1,
+    'grpc-node.flow_control_window': ENVOY_HTTP2_WINDOW,
   });
   const call = channel.makeBidiStreamRequest<Message | Buffer, Message>(
     method.path,
