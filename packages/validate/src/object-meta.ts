@@ -3,7 +3,7 @@
 // keys and the annotations' total size.
 import { type ErrorList, fieldError } from './field-errors.js';
 import { dns1123Label, dns1123Subdomain, labelValue, qualifiedName } from './names.js';
-import { isPlainObject } from './paths.js';
+import { isPlainObject, keysOf } from './paths.js';
 
 /** apimachinery's TotalAnnotationSizeLimitB: the bytes of every annotation key and value together. */
 export const MAX_ANNOTATIONS_BYTES = 256 * 1024;
@@ -74,14 +74,14 @@ export function objectMetaErrors(metadata: unknown, out: ErrorList): void {
   } else out.push(fieldError.required('metadata.name', 'name or generateName is required'));
   if (typeof namespace === 'string' && namespace !== '') invalidEach('metadata.namespace', namespace, dns1123Label(namespace), out);
   const labels = stringMap(metadata.labels, 'metadata.labels', out);
-  for (const key of Object.keys(labels)) {
+  for (const key of keysOf(labels)) {
     const value = labels[key];
     invalidEach('metadata.labels', key, qualifiedName(key), out);
     if (typeof value !== 'string') out.add(false, () => fieldError.invalid(`metadata.labels[${key}]`, value, 'must be a string'));
     else invalidEach(`metadata.labels[${key}]`, value, labelValue(value), out);
   }
   const annotations = stringMap(metadata.annotations, 'metadata.annotations', out);
-  const keys = Object.keys(annotations);
+  const keys = keysOf(annotations);
   for (const key of keys) invalidEach('metadata.annotations', key, qualifiedName(key.toLowerCase()), out);
   // After the key errors, as ValidateAnnotations adds it; the value is unused, so not shown.
   if (annotationsTooLarge(annotations, keys)) out.push(fieldError.tooLong('metadata.annotations', MAX_ANNOTATIONS_BYTES));

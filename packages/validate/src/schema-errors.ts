@@ -1,7 +1,7 @@
 // Turns ajv's errors into the API server's: kube-openapi's message for the keyword, wrapped the way
 // apiextensions-apiserver's kubeOpenAPIResultToFieldErrors wraps it in a field.Error.
 import { type ErrorList, fieldError, goQuote } from './field-errors.js';
-import { isPlainObject, openApiPath, pointerTokens, type Segment, setOwn } from './paths.js';
+import { isPlainObject, keysOf, openApiPath, pointerTokens, type Segment, setOwn } from './paths.js';
 import type { StructuralSchema } from './structural.js';
 import type { FieldError } from './types.js';
 
@@ -211,7 +211,7 @@ function withoutOversized(plan: LimitPlan, value: unknown, cutting: Cutting): un
   if (!isPlainObject(value)) return value;
   const limit = plan.maxProperties;
   if (limit !== undefined) {
-    const keys = Object.keys(value);
+    const keys = keysOf(value);
     if (keys.length > limit) {
       cutting.sizes.set(cutting.path.map((t) => `/${escapeToken(t)}`).join(''), keys.length);
       const cut: Record<string, unknown> = {};
@@ -222,7 +222,7 @@ function withoutOversized(plan: LimitPlan, value: unknown, cutting: Cutting): un
   let out: Record<string, unknown> | undefined;
   const { properties, additional, known } = plan;
   // A map is walked by its keys; an object only by the properties under which there is a limit.
-  const keys = additional ? Object.keys(value) : plan.keys;
+  const keys = additional ? keysOf(value) : plan.keys;
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i]!;
     if (!Object.hasOwn(value, key)) continue;
