@@ -42,7 +42,7 @@ function run(object: unknown, options: ValidateOptions): ValidationResult {
   const history = old && new Correlated(pruned, old, structure);
   const errors = new ErrorList(options.maxErrors);
   objectMetaErrors(pruned.metadata, errors);
-  schemaErrors(entry.validator, structure, pruned, errors, history && ((pointer) => history.ratchets(pointer)));
+  schemaErrors(entry.validator, entry.capped, structure, pruned, errors, history && ((pointer) => history.ratchets(pointer)));
   listTypeErrors(structure, pruned, errors);
   if (errors.blocking) errors.push(rulesSkipped());
   else celErrors(structure, pruned, history, errors);
