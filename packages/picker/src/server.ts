@@ -364,7 +364,15 @@ export async function startPicker(options: PickerServerOptions): Promise<Running
   // What the load-aware profile scrapes, so an operator can see where its signals come from.
   const scraping = scraper ? { scrape: { port: scrapeOptions.port ?? "each endpoint's own", path: scrapeOptions.path, names: scrapeOptions.names } } : {};
   logger.info(
-    { address, metricsAddress, strategy: picker.strategyName, maxEndpoints: picker.maxEndpoints, ...scraping, ...poolFields(options.pool.endpoints()) },
+    {
+      address,
+      metricsAddress,
+      transport,
+      strategy: picker.strategyName,
+      maxEndpoints: picker.maxEndpoints,
+      ...scraping,
+      ...poolFields(options.pool.endpoints()),
+    },
     'listening',
   );
   return {
