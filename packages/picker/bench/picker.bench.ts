@@ -53,7 +53,7 @@ const REQUEST: ProcessingRequest = {
 
 /** What a server process runs: the picker on one of its gRPC transports, or the bare node:http2 floor. */
 type ServerKind = GrpcTransport | 'bare-http2';
-const KINDS: readonly ServerKind[] = ['node-http2', 'grpc-js', 'bare-http2'];
+const KINDS: readonly ServerKind[] = (process.env.PICKER_KINDS?.split(',') as ServerKind[] | undefined) ?? ['node-http2', 'grpc-js', 'bare-http2'];
 const LABEL: Record<ServerKind, string> = {
   'node-http2': 'picker on node:http2 (default)',
   'grpc-js': 'picker on @grpc/grpc-js',
@@ -218,7 +218,8 @@ interface Server {
 }
 
 async function spawnServer(kind: ServerKind): Promise<Server> {
-  const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', fileURLToPath(import.meta.url), '--serve', kind], {
+  const flags = (process.env.PICKER_SERVER_FLAGS ?? '').split(' ').filter((f) => f !== '');
+  const child = spawn(process.execPath, [...flags, '--expose-gc', '--import', 'tsx', fileURLToPath(import.meta.url), '--serve', kind], {
     stdio: ['pipe', 'pipe', 'inherit'],
   });
   const [first] = (await once(child.stdout, 'data')) as [Buffer];
