@@ -240,11 +240,17 @@ function metadataContext(buf: Buffer, end: number): { filter_metadata: Record<st
     if (valueStart < 0) filter[key] = {};
     else {
       pos = valueStart;
-      filter[key] = wantedKey !== undefined ? struct(buf, valueEnd, wantedKey) : (checked(buf, valueEnd), { fields: {} });
+      filter[key] = wantedKey !== undefined ? struct(buf, valueEnd, wantedKey) : checkedStruct(buf, valueEnd);
     }
     pos = e;
   }
   return { filter_metadata: filter };
+}
+
+/** A Struct of a namespace the picker does not read: framing checked, no entries kept. */
+function checkedStruct(buf: Buffer, end: number): PbStruct {
+  checked(buf, end);
+  return { fields: {} };
 }
 
 /** A Struct, keeping only the entry `wanted` (decoded shallowly: see `value`). */
