@@ -14,7 +14,7 @@ import * as grpc from '@grpc/grpc-js';
 import type { ClientHttp2Session } from 'node:http2';
 import { connect as connectH2, createServer as createH2Server } from 'node:http2';
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
-import { loadavg } from 'node:os';
+import { availableParallelism, loadavg } from 'node:os';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
@@ -269,6 +269,21 @@ function formatRound(r: Round): string {
   );
 }
 
+/**
+ * Which side bounds the rate: the picker and the load generator share the machine's cores, so at
+ * best they make cores / (their CPU per decision together) decisions a second, and the one that
+ * spends more per decision is the one to make cheaper.
+ */
+function bound(r: Round): string {
+  const cores = availableParallelism();
+  const ceiling = (cores * 1e6) / (r.cpu + r.load);
+  const side = r.load > r.cpu ? 'the load generator' : 'the server';
+  return (
+    `${side} is the bound (server ${r.cpu.toFixed(1)} µs, load generator ${r.load.toFixed(1)} µs per decision); ` +
+    `on ${cores} cores with nothing else running the two make at most ${Math.round(ceiling).toLocaleString('en')} decisions/s`
+  );
+}
+
 /** Best of the rounds, each figure on its own (the machine is shared: the least disturbed round is the closest to the cost). */
 function best(rounds: Round[]): Round {
   return {
@@ -305,9 +320,10 @@ async function main(): Promise<void> {
       kind === 'bare-http2'
         ? ''
         : ` — aims: >= 20,000/s ${aim(b.rate >= 20_000)} (${(b.rate / 20_000).toFixed(2)}x), p99 < 5 ms ${aim(b.p99 < 5)}, <= 25 µs ${aim(b.cpu <= 25)}`;
-    const ratio = kind === 'grpc-js' ? '' : ` (${(grpcJs.cpu / b.cpu).toFixed(2)}x less CPU than on grpc-js)`;
+    const ratio = kind === 'grpc-js' || !rounds.has('grpc-js') ? '' : ` (${(grpcJs.cpu / b.cpu).toFixed(2)}x less CPU than on grpc-js)`;
     console.log(`    ${LABEL[kind]}: ${formatRound(b)}${ratio}${aims}`);
   }
+  for (const kind of KINDS) console.log(`  ${LABEL[kind]}: ${bound(best(rounds.get(kind) ?? []))}`);
   console.log('  where the server CPU of a decision goes (one profiled round each, V8 self time; a native call counts for its JavaScript caller):');
   for (const s of servers) {
     const r = await measure(s, frame, 'profile');
