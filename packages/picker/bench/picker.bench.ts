@@ -19,7 +19,7 @@ import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { formatEndpointList, parseEndpointList } from '../src/codec.js';
 import { responseHeaders } from '../src/conformance/answers.js';
 import type { ProcessingRequest, ProcessingResponse } from '../src/messages.js';
@@ -51,11 +51,19 @@ const REQUEST: ProcessingRequest = {
   },
 };
 
-/** What a server process runs: the picker on one of its gRPC transports, or the bare node:http2 floor. */
-type ServerKind = GrpcTransport | 'bare-http2';
-const KINDS: readonly ServerKind[] = (process.env.PICKER_KINDS?.split(',') as ServerKind[] | undefined) ?? ['node-http2', 'grpc-js', 'bare-http2'];
+/**
+ * What a server process runs: the picker on one of its gRPC transports, the bare node:http2 floor,
+ * or (PICKER_BASELINE_DIST=another build's dist/) an earlier build of the picker on node:http2, for
+ * before/after figures from the same run. PICKER_KINDS=a,b picks some of them.
+ */
+type ServerKind = GrpcTransport | 'bare-http2' | 'baseline';
+const BASELINE_DIST = process.env.PICKER_BASELINE_DIST;
+const KINDS: readonly ServerKind[] =
+  (process.env.PICKER_KINDS?.split(',') as ServerKind[] | undefined) ??
+  (BASELINE_DIST ? ['node-http2', 'baseline', 'grpc-js', 'bare-http2'] : ['node-http2', 'grpc-js', 'bare-http2']);
 const LABEL: Record<ServerKind, string> = {
   'node-http2': 'picker on node:http2 (default)',
+  baseline: `picker on node:http2, baseline build (${BASELINE_DIST})`,
   'grpc-js': 'picker on @grpc/grpc-js',
   'bare-http2': 'bare node:http2 (fixed bytes)',
 };
@@ -88,10 +96,12 @@ async function serve(kind: ServerKind): Promise<void> {
   if (kind === 'bare-http2') running = await serveBare();
   else {
     // The built package, as it ships (tsx would wrap every closure the picker makes in a naming helper).
-    const { startPicker } = await import('../dist/server.js');
-    const { staticEndpoints } = await import('../dist/pool-members.js');
+    const dist = kind === 'baseline' ? pathToFileURL(`${BASELINE_DIST}/`).href : new URL('../dist/', import.meta.url).href;
+    const { startPicker } = (await import(`${dist}server.js`)) as typeof import('../dist/server.js');
+    const { staticEndpoints } = (await import(`${dist}pool-members.js`)) as typeof import('../dist/pool-members.js');
     const endpoints = Array.from({ length: 32 }, (_, i) => `10.0.${i >> 4}.${(i & 15) + 1}:8000`).join(',');
-    running = await startPicker({ pool: staticEndpoints(endpoints), strategy: 'least-request', maxEndpoints: 3, transport: kind });
+    const transport = kind === 'baseline' ? 'node-http2' : kind;
+    running = await startPicker({ pool: staticEndpoints(endpoints), strategy: 'least-request', maxEndpoints: 3, transport });
   }
   process.stdout.write(`${running.address}\n`);
   // The load generator resets the CPU clock once warm-up is over, so the CPU figure is the server's own cost.
