@@ -405,6 +405,9 @@ export class Controller {
     });
     this.xdsListening = true;
     await this.informers.start();
+    // Every kind is listed and in the informers' caches: the first full recompute need not wait
+    // out the debounce that batches later changes.
+    this.scheduler.hurry();
     this.elector.start();
     this.log.info({ xdsPort: port, controllerName: this.controllerName }, 'started');
     return { xdsPort: port };
