@@ -6,9 +6,8 @@ import assert from 'node:assert/strict';
 import http2 from 'node:http2';
 import { test } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
-import protobuf from 'protobufjs';
 import { type ResponseInfo, SnapshotCache, TYPE_URL, XdsServer } from '../src/index.js';
-import { bigSnapshot, gatewaySnapshot, names, sotwAnswer, sotwClient, sotwRequest, waitFor } from './helpers.js';
+import { bigSnapshot, framedRequest, gatewaySnapshot, names, sotwAnswer, sotwClient, sotwRequest, waitFor } from './helpers.js';
 
 const GW = 'default/gw';
 
@@ -31,7 +30,7 @@ test('a client that stops reading is held to a bounded queue and counted behind;
   });
   slowStream.on('error', () => {});
   slowStream.pause();
-  slowStream.write(framedRequest('slow'));
+  slowStream.write(framedRequest('slow', GW));
   const fast = sotwClient(`127.0.0.1:${port}`);
   t.after(() => {
     session.destroy();
@@ -81,14 +80,6 @@ test('proxies in the same state are sent the same bytes, encoded once', async (t
 });
 
 /** One gRPC message: the 5-byte prefix and a DiscoveryRequest for wildcard CDS naming a node of the Gateway. */
-function framedRequest(id = 'flood'): Buffer {
-  const node = protobuf.Writer.create().uint32(0x0a).string(id).uint32(0x12).string(GW).finish();
-  const msg = protobuf.Writer.create().uint32(0x12).bytes(node).uint32(0x22).string(TYPE_URL.cluster).finish();
-  const head = Buffer.alloc(5);
-  head.writeUInt32BE(msg.length, 1);
-  return Buffer.concat([head, msg]);
-}
-
 test('a connection opening and resetting streams in a flood is refused past its rate, and a healthy proxy is served on', async (t) => {
   const cache = new SnapshotCache();
   const server = new XdsServer({ cache });
@@ -105,7 +96,7 @@ test('a connection opening and resetting streams in a flood is refused past its 
   t.after(() => session.destroy());
   session.on('error', () => {});
   const statuses = new Map<string, number>();
-  const request = framedRequest('flood');
+  const request = framedRequest('flood', GW);
   await new Promise<void>((resolve) => session.once('connect', () => resolve()));
   /** One stream: HEADERS, DATA, and RST_STREAM as soon as the server answers. */
   let cut = false;
