@@ -306,7 +306,7 @@ export function deltaRequest(
 }
 
 /** A SotW first request (node `id` of `group`, clusters) as gRPC frames it on the wire, for raw HTTP/2 clients. */
-export function framedRequest(id: string, group: string): Buffer {
+export function framedRequest(id: string, group = 'default/gw'): Buffer {
   const node = protobuf.Writer.create().uint32(0x0a).string(id).uint32(0x12).string(group).finish();
   const msg = protobuf.Writer.create().uint32(0x12).bytes(node).uint32(0x22).string(TYPE_URL.cluster).finish();
   const head = Buffer.alloc(5);
