@@ -14,12 +14,12 @@ import * as grpc from '@grpc/grpc-js';
 import type { ClientHttp2Session } from 'node:http2';
 import { connect as connectH2, createServer as createH2Server } from 'node:http2';
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
-import { loadavg } from 'node:os';
+import { availableParallelism, loadavg } from 'node:os';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { formatEndpointList, parseEndpointList } from '../src/codec.js';
 import { responseHeaders } from '../src/conformance/answers.js';
 import type { ProcessingRequest, ProcessingResponse } from '../src/messages.js';
@@ -51,11 +51,19 @@ const REQUEST: ProcessingRequest = {
   },
 };
 
-/** What a server process runs: the picker on one of its gRPC transports, or the bare node:http2 floor. */
-type ServerKind = GrpcTransport | 'bare-http2';
-const KINDS: readonly ServerKind[] = ['node-http2', 'grpc-js', 'bare-http2'];
+/**
+ * What a server process runs: the picker on one of its gRPC transports, the bare node:http2 floor,
+ * or (PICKER_BASELINE_DIST=another build's dist/) an earlier build of the picker on node:http2, for
+ * before/after figures from the same run. PICKER_KINDS=a,b picks some of them.
+ */
+type ServerKind = GrpcTransport | 'bare-http2' | 'baseline';
+const BASELINE_DIST = process.env.PICKER_BASELINE_DIST;
+const KINDS: readonly ServerKind[] =
+  (process.env.PICKER_KINDS?.split(',') as ServerKind[] | undefined) ??
+  (BASELINE_DIST ? ['node-http2', 'baseline', 'grpc-js', 'bare-http2'] : ['node-http2', 'grpc-js', 'bare-http2']);
 const LABEL: Record<ServerKind, string> = {
   'node-http2': 'picker on node:http2 (default)',
+  baseline: `picker on node:http2, baseline build (${BASELINE_DIST})`,
   'grpc-js': 'picker on @grpc/grpc-js',
   'bare-http2': 'bare node:http2 (fixed bytes)',
 };
@@ -88,10 +96,12 @@ async function serve(kind: ServerKind): Promise<void> {
   if (kind === 'bare-http2') running = await serveBare();
   else {
     // The built package, as it ships (tsx would wrap every closure the picker makes in a naming helper).
-    const { startPicker } = await import('../dist/server.js');
-    const { staticEndpoints } = await import('../dist/pool-members.js');
+    const dist = kind === 'baseline' ? pathToFileURL(`${BASELINE_DIST}/`).href : new URL('../dist/', import.meta.url).href;
+    const { startPicker } = (await import(`${dist}server.js`)) as typeof import('../dist/server.js');
+    const { staticEndpoints } = (await import(`${dist}pool-members.js`)) as typeof import('../dist/pool-members.js');
     const endpoints = Array.from({ length: 32 }, (_, i) => `10.0.${i >> 4}.${(i & 15) + 1}:8000`).join(',');
-    running = await startPicker({ pool: staticEndpoints(endpoints), strategy: 'least-request', maxEndpoints: 3, transport: kind });
+    const transport = kind === 'baseline' ? 'node-http2' : kind;
+    running = await startPicker({ pool: staticEndpoints(endpoints), strategy: 'least-request', maxEndpoints: 3, transport });
   }
   process.stdout.write(`${running.address}\n`);
   // The load generator resets the CPU clock once warm-up is over, so the CPU figure is the server's own cost.
@@ -218,7 +228,8 @@ interface Server {
 }
 
 async function spawnServer(kind: ServerKind): Promise<Server> {
-  const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', fileURLToPath(import.meta.url), '--serve', kind], {
+  const flags = (process.env.PICKER_SERVER_FLAGS ?? '').split(' ').filter((f) => f !== '');
+  const child = spawn(process.execPath, [...flags, '--expose-gc', '--import', 'tsx', fileURLToPath(import.meta.url), '--serve', kind], {
     stdio: ['pipe', 'pipe', 'inherit'],
   });
   const [first] = (await once(child.stdout, 'data')) as [Buffer];
@@ -268,6 +279,21 @@ function formatRound(r: Round): string {
   );
 }
 
+/**
+ * Which side bounds the rate: the picker and the load generator share the machine's cores, so at
+ * best they make cores / (their CPU per decision together) decisions a second, and the one that
+ * spends more per decision is the one to make cheaper.
+ */
+function bound(r: Round): string {
+  const cores = availableParallelism();
+  const ceiling = (cores * 1e6) / (r.cpu + r.load);
+  const side = r.load > r.cpu ? 'the load generator' : 'the server';
+  return (
+    `${side} is the bound (server ${r.cpu.toFixed(1)} µs, load generator ${r.load.toFixed(1)} µs per decision); ` +
+    `on ${cores} cores with nothing else running the two make at most ${Math.round(ceiling).toLocaleString('en')} decisions/s`
+  );
+}
+
 /** Best of the rounds, each figure on its own (the machine is shared: the least disturbed round is the closest to the cost). */
 function best(rounds: Round[]): Round {
   return {
@@ -304,9 +330,10 @@ async function main(): Promise<void> {
       kind === 'bare-http2'
         ? ''
         : ` — aims: >= 20,000/s ${aim(b.rate >= 20_000)} (${(b.rate / 20_000).toFixed(2)}x), p99 < 5 ms ${aim(b.p99 < 5)}, <= 25 µs ${aim(b.cpu <= 25)}`;
-    const ratio = kind === 'grpc-js' ? '' : ` (${(grpcJs.cpu / b.cpu).toFixed(2)}x less CPU than on grpc-js)`;
+    const ratio = kind === 'grpc-js' || !rounds.has('grpc-js') ? '' : ` (${(grpcJs.cpu / b.cpu).toFixed(2)}x less CPU than on grpc-js)`;
     console.log(`    ${LABEL[kind]}: ${formatRound(b)}${ratio}${aims}`);
   }
+  for (const kind of KINDS) console.log(`  ${LABEL[kind]}: ${bound(best(rounds.get(kind) ?? []))}`);
   console.log('  where the server CPU of a decision goes (one profiled round each, V8 self time; a native call counts for its JavaScript caller):');
   for (const s of servers) {
     const r = await measure(s, frame, 'profile');
