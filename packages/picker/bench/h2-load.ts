@@ -120,7 +120,10 @@ export class RawH2Client {
 
   /** Opens one stream with the request; `answered` hears of its first DATA frame, after which the stream is half-closed. */
   request(answered: Answered): void {
-    if (this.failed) return answered(this.failed, undefined);
+    if (this.failed) {
+      answered(this.failed, undefined);
+      return;
+    }
     if (this.sendWindow < this.dataLength) {
       this.waitingForWindow.push(() => this.request(answered));
       return;
