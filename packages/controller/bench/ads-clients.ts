@@ -1,10 +1,13 @@
-// Bench child process: many ADS clients playing Envoy, each on its own connection. They subscribe
-// as Envoy does (wildcard listeners and clusters, named routes and endpoints), ACK every response
-// and read little more than the envelope of each response, so the measure is the server's.
+// Bench child process: many ADS clients playing Envoy, each on its own connection with Envoy's
+// HTTP/2 windows. They subscribe as Envoy does (wildcard listeners and clusters, named routes and
+// endpoints), ACK every response and read little more than the envelope of each response, so the
+// measure is the server's.
 // Clients given no names learn them as Envoy does: the endpoints of the EDS clusters they get, the
 // route configurations their listeners' connection managers ask for over RDS (each distinct
 // version decoded once for all of them).
 // Driven over IPC by the benches: {cmd: 'connect', ...}, {cmd: 'expect', ...}, then {cmd: 'close'}.
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import * as grpc from '@grpc/grpc-js';
 import protobuf from 'protobufjs';
 import { TYPE_URL } from '../src/index.js';
@@ -23,6 +26,8 @@ export interface ConnectCommand {
   variant: 'sotw' | 'delta';
   /** One entry per client: its node and what it subscribes to. */
   clients: ClientSpec[];
+  /** Where to write the client process's CPU profile from connecting until every client synced. */
+  profile?: string;
 }
 
 /** Times, for every client, the first response of `typeUrl` carrying `name` from now on. */
@@ -35,7 +40,12 @@ export interface ExpectCommand {
 
 export type ChildMessage =
   | { event: 'ready' }
-  | { event: 'synced'; clients: number; ms: number }
+  /**
+   * Every client has had a response of each type. `cpuMs`: the client process's CPU time since
+   * connecting; `decodeMs`: of it, decoding responses; `firstAt`/`lastAt`: when the first and the
+   * last client synced.
+   */
+  | { event: 'synced'; clients: number; ms: number; cpuMs: number; decodeMs: number; firstAt: number; lastAt: number }
   | { event: 'progress'; synced: number }
   /** `at`: per client, when it had ACKed the expected response (performance.timeOrigin + performance.now()). */
   | { event: 'reached'; id: number; at: number[] };
@@ -100,11 +110,51 @@ const METHOD = {
 
 type Message = Record<string, any>;
 
+/**
+ * Envoy's HTTP/2 windows when http2_protocol_options leave them unset, as its gRPC client to an xDS
+ * cluster does: 256 MiB per stream and per connection (Http2ProtocolOptions
+ * initial_stream_window_size and initial_connection_window_size). grpc-js sets both from this one
+ * option; its own default, 64 KiB, would have the server wait a round trip every 64 KiB.
+ */
+const ENVOY_HTTP2_WINDOW = 256 * 1024 * 1024;
+
 const SUBSCRIBED = [TYPE_URL.cluster, TYPE_URL.listener, TYPE_URL.endpoint, TYPE_URL.route];
 const HCM = 'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager';
 const EDS = 3; // Cluster.DiscoveryType
 const type = (name: string) => root.lookupType(name);
 const now = () => performance.timeOrigin + performance.now();
+const cpuMs = () => {
+  const c = process.cpuUsage();
+  return (c.user + c.system) / 1000;
+};
+/** Time spent decoding responses, over every client. */
+let decodeMs = 0;
+
+/**
+ * A DiscoveryResponse as Envoy first reads it, its envelope: version, type and nonce. Its thousands
+ * of resources are cut out only when asked for (once per version for all clients, or while a
+ * change is timed), so a hundred clients do not make a hundred copies of each resource's bytes.
+ */
+function sotwEnvelope(bytes: Buffer): Message {
+  const reader = protobuf.Reader.create(bytes);
+  const envelope: Message = { version_info: '', type_url: '', nonce: '' };
+  while (reader.pos < reader.len) {
+    const tag = reader.uint32();
+    const field = tag >>> 3;
+    if (field === 1) envelope.version_info = reader.string();
+    else if (field === 4) envelope.type_url = reader.string();
+    else if (field === 5) envelope.nonce = reader.string();
+    else reader.skipType(tag & 7);
+  }
+  let resources: Uint8Array[] | undefined;
+  Object.defineProperty(envelope, 'resources', {
+    get: () => {
+      resources ??= (type('DiscoveryResponse').decode(bytes) as Message).resources ?? [];
+      return resources;
+    },
+  });
+  return envelope;
+}
 
 /** The resources of a response, as Any messages. */
 function anys(r: Message): Message[] {
@@ -194,15 +244,22 @@ function connect(command: ConnectCommand, client: ClientSpec, k: number, onSynce
   const { variant } = command;
   const method = METHOD[variant];
   const requestType = type(method.request);
-  const responseType = type(method.response);
+  const decode = variant === 'sotw' ? sotwEnvelope : (b: Buffer) => type(method.response).decode(b) as unknown as Message;
   const channel = new grpc.Client(command.address, grpc.credentials.createInsecure(), {
+    // One connection per proxy, as each Envoy has its own.
     'grpc.use_local_subchannel_pool': 1,
     'grpc.max_receive_message_length': -1,
+    'grpc-node.flow_control_window': ENVOY_HTTP2_WINDOW,
   });
   const call = channel.makeBidiStreamRequest<Message | Buffer, Message>(
     method.path,
     (m) => (Buffer.isBuffer(m) ? m : Buffer.from(requestType.encode(m).finish())),
-    (b) => responseType.decode(b) as unknown as Message,
+    (b) => {
+      const t = performance.now();
+      const m = decode(b);
+      decodeMs += performance.now() - t;
+      return m;
+    },
   );
   call.on('error', () => {});
   // Where names are not given, endpoints are learned from clusters and routes from listeners.
@@ -281,18 +338,46 @@ process.on('message', (message: ConnectCommand | ExpectCommand | { cmd: 'close' 
     return;
   }
   const start = performance.now();
+  const cpuAtStart = cpuMs();
+  const decodedBefore = decodeMs;
+  const profiling = message.profile ? startProfile() : undefined;
   let synced = 0;
+  let firstAt = 0;
   const progress = setInterval(() => process.send?.({ event: 'progress', synced } satisfies ChildMessage), 5000);
   for (const client of message.clients) {
     channels.push(
       connect(message, client, channels.length, () => {
         synced++;
+        if (synced === 1) firstAt = now();
         if (synced === message.clients.length) {
           clearInterval(progress);
-          process.send?.({ event: 'synced', clients: synced, ms: performance.now() - start } satisfies ChildMessage);
+          const figures = {
+            clients: synced,
+            ms: performance.now() - start,
+            cpuMs: cpuMs() - cpuAtStart,
+            decodeMs: decodeMs - decodedBefore,
+            firstAt,
+            lastAt: now(),
+          };
+          const file = message.profile;
+          const written = profiling && file ? profiling.then((session) => writeProfile(session, file)) : Promise.resolve();
+          void written.then(() => process.send?.({ event: 'synced', ...figures } satisfies ChildMessage));
         }
       }),
     );
   }
 });
+
+async function startProfile(): Promise<Session> {
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  return session;
+}
+
+async function writeProfile(session: Session, file: string): Promise<void> {
+  writeFileSync(file, JSON.stringify((await session.post('Profiler.stop')).profile));
+  session.disconnect();
+}
 process.send?.({ event: 'ready' } satisfies ChildMessage);

@@ -19,6 +19,8 @@ export interface StartCommand {
 export type ControllerCommand =
   | { cmd: 'settle'; quietMs: number }
   | { cmd: 'memory' }
+  /** The process's CPU time so far, in ms; answered before the start too. */
+  | { cmd: 'cpu' }
   /** CPU profiling of one phase: started, then written to `file` (a .cpuprofile Chrome DevTools opens). */
   | { cmd: 'profile'; file?: string }
   | { cmd: 'stop' };
@@ -44,12 +46,20 @@ export interface Memory {
   streams: number;
   /** xDS response bytes sent so far. */
   sentBytes: number;
+  /** The process's CPU time so far. */
+  cpuMs: number;
 }
 
 export type ControllerEvent =
   | { event: 'ready' }
   | { event: 'listening'; port: number }
-  | { event: 'snapshot'; changed: string[]; at: number }
+  /** The informers have listed every kind (the Controller's start resolved). */
+  | { event: 'listed'; at: number }
+  /**
+   * `at`: when the cache had the new snapshot (before the xDS server wrote it to any stream);
+   * `setMs`: all of setSnapshot, the synchronous writes to the streams included.
+   */
+  | { event: 'snapshot'; changed: string[]; at: number; setMs: number; cpuMs: number }
   | { event: 'reply'; id: number; result: unknown };
 
 const send = (m: ControllerEvent) => process.send?.(m);
@@ -80,8 +90,12 @@ async function counters(c: Controller): Promise<Counters> {
   }
   const informerEvents = (await c.metrics.informerEvents.get()).values.reduce((n, v) => n + v.value, 0);
   const statusWrites = Object.fromEntries((await c.metrics.statusWrites.get()).values.map((v) => [String(v.labels.result), v.value]));
+  return { recomputes, informerEvents, statusWrites, cpuMs: cpuMs() };
+}
+
+function cpuMs(): number {
   const cpu = process.cpuUsage();
-  return { recomputes, informerEvents, statusWrites, cpuMs: (cpu.user + cpu.system) / 1000 };
+  return (cpu.user + cpu.system) / 1000;
 }
 
 /** Waits until nothing is pending and no object changed for `quietMs` (statuses written, shadow Services made). */
@@ -109,6 +123,7 @@ function memory(c: Controller): Memory {
     maxRss: process.resourceUsage().maxRSS * 1024,
     streams: c.xds.stats().streamsOpen,
     sentBytes: c.xds.stats().responseBytes,
+    cpuMs: cpuMs(),
   };
 }
 
@@ -124,18 +139,30 @@ async function start(m: StartCommand): Promise<void> {
     provision: { enabled: false },
   });
   controller = c;
+  // Subscribed before the xDS server's own listener (it subscribes when it starts), so `at` falls
+  // between the cache's work and the server's writes to the streams.
+  const changes: { changed: string[]; at: number; cpuMs: number }[] = [];
   c.cache.onChange((snapshot, changed) => {
-    if (snapshot.group === m.group) send({ event: 'snapshot', changed: [...changed], at: now() });
+    if (snapshot.group === m.group) changes.push({ changed: [...changed], at: now(), cpuMs: cpuMs() });
   });
+  const setSnapshot = c.cache.setSnapshot.bind(c.cache);
+  c.cache.setSnapshot = (...args) => {
+    const start = now();
+    const result = setSnapshot(...args);
+    for (const change of changes.splice(0)) send({ event: 'snapshot', ...change, setMs: now() - start });
+    return result;
+  };
   const started = c.start();
   // The port is known once the xDS server listens, before the informers have listed.
   while (c.xds.port === 0) await sleep(2);
   send({ event: 'listening', port: c.xds.port });
   await started;
+  send({ event: 'listed', at: now() });
 }
 
 async function answer(r: ControllerRequest): Promise<unknown> {
   if (r.cmd === 'profile') return profile(r.file);
+  if (r.cmd === 'cpu') return cpuMs();
   const c = controller;
   if (!c) throw new Error('bench: the controller was not started');
   switch (r.cmd) {

@@ -36,6 +36,8 @@ const SCALE = Number(process.env.EXTLB_BENCH_SCALE ?? '1');
 if (!(SCALE > 0 && SCALE <= 1)) throw new Error(`bench: EXTLB_BENCH_SCALE must be a number in (0, 1], got ${process.env.EXTLB_BENCH_SCALE}`);
 const CPU_PROF = process.env.EXTLB_BENCH_CPU_PROF;
 const FRESH = process.env.EXTLB_BENCH_FRESH === '1';
+/** EXTLB_BENCH_START_ONLY=1: only the fleet-sync row (start to the first full snapshot), then stop. */
+const START_ONLY = process.env.EXTLB_BENCH_START_ONLY === '1';
 const VARIANT = process.env.EXTLB_BENCH_VARIANT ?? 'sotw';
 if (VARIANT !== 'sotw' && VARIANT !== 'delta') throw new Error(`bench: EXTLB_BENCH_VARIANT must be sotw or delta, got ${VARIANT}`);
 const scaled = (v: number, min: number) => Math.max(min, Math.round(v * SCALE));
@@ -104,11 +106,14 @@ class Child<M extends { event: string }> {
 class ControllerChild extends Child<ControllerEvent> {
   private lastId = 0;
   /** The watched Gateway's snapshot changes, as they were set. */
-  readonly snapshots: { changed: string[]; at: number }[] = [];
+  readonly snapshots: Extract<ControllerEvent, { event: 'snapshot' }>[] = [];
+  /** When the informers had listed every kind. */
+  listedAt = Number.NaN;
 
   constructor() {
     super('./controller-process.ts', ['--expose-gc'], (m) => {
       if (m.event === 'snapshot') this.snapshots.push(m);
+      if (m.event === 'listed') this.listedAt = m.at;
     });
   }
 
@@ -130,6 +135,8 @@ class ControllerChild extends Child<ControllerEvent> {
   }
 }
 
+type Synced = Extract<ChildMessage, { event: 'synced' }>;
+
 class ClientsChild extends Child<ChildMessage> {
   private lastExpect = 0;
 
@@ -139,10 +146,10 @@ class ClientsChild extends Child<ChildMessage> {
     });
   }
 
-  async connect(command: Omit<ConnectCommand, 'cmd'>): Promise<number> {
-    const synced = this.next<Extract<ChildMessage, { event: 'synced' }>>((m) => m.event === 'synced', `${this.count} ADS clients syncing`);
+  async connect(command: Omit<ConnectCommand, 'cmd'>): Promise<Synced> {
+    const synced = this.next<Synced>((m) => m.event === 'synced', `${this.count} ADS clients syncing`);
     this.send({ cmd: 'connect', ...command } satisfies ConnectCommand);
-    return (await synced).ms;
+    return synced;
   }
 
   /** Arms every client to time the next response of `typeUrl` carrying `name`; resolves with their times. */
@@ -221,6 +228,26 @@ function report(what: string, samples: Sample[], aimMs: number, work: { before: 
 }
 
 /**
+ * Issue 19's fleet-sync row, and where its time went: before the snapshot (the informers' lists,
+ * then the first recompute and setSnapshot) and after it (the push), with the CPU each process
+ * spent on it — the clients run in one process of their own, so their cost shows apart.
+ */
+function reportFleet(fleet: Synced, total: number, cpuBefore: number, after: Memory): void {
+  const first = controller.snapshots[0];
+  const set = (first?.at ?? Number.NaN) - started;
+  const push = total - set;
+  console.log(
+    `start to the first full snapshot at all ${CLIENTS} clients: ${sec(total)} (${(total / FLEET_AIM.ms).toFixed(2)}x the ≤ ${sec(FLEET_AIM.ms)} aim: ${total <= FLEET_AIM.ms ? 'met' : 'not met'}); peak RSS so far ${mb(after.maxRss)} (${(after.maxRss / FLEET_AIM.rss).toFixed(2)}x the ≤ ${mb(FLEET_AIM.rss)} aim: ${after.maxRss <= FLEET_AIM.rss ? 'met' : 'not met'})${loadNote()}`,
+  );
+  console.log(
+    `  before the snapshot, ${sec(set)}: informers listed at ${sec(controller.listedAt - started)}, then the first recompute and the snapshot's encoding until ${sec(set)}; the controller's CPU to there ${ms((first?.cpuMs ?? Number.NaN) - cpuBefore)} ms`,
+  );
+  console.log(
+    `  the push, ${sec(push)} for ${mb(after.sentBytes / CLIENTS)} to each client: setSnapshot's own writes ${ms(first?.setMs ?? Number.NaN)} ms; the first client synced ${ms(fleet.firstAt - (first?.at ?? Number.NaN))} ms after the snapshot, the last ${ms(fleet.lastAt - (first?.at ?? Number.NaN))} ms; CPU during the push: the controller ${ms(after.cpuMs - (first?.cpuMs ?? Number.NaN))} ms, the ${CLIENTS} clients' process ${ms(fleet.cpuMs)} ms from connecting (${ms(fleet.decodeMs)} ms of it decoding responses)`,
+  );
+}
+
+/**
  * What a previous leader would have left: each pool's shadow Service, and the statuses the
  * converter gives the stored objects (with their generations and uids).
  */
@@ -265,19 +292,31 @@ await Promise.all([
 
 // Start to the first full snapshot at every client: clients connect as soon as the xDS server
 // listens, and wait there for their Gateway's snapshot.
+const cpuBeforeStart = await controller.request<number>({ cmd: 'cpu' }, 'the controller figures');
 await controller.phase('start');
 const listening = controller.next<Extract<ControllerEvent, { event: 'listening' }>>((m) => m.event === 'listening', 'the xDS server listening');
 const started = now();
 controller.send({ cmd: 'start', kubeconfig, leaseNamespace: BENCH_NAMESPACE, group: GROUP } satisfies StartCommand);
 const { port } = await listening;
 const clientSpecs = Array.from({ length: CLIENTS }, (_, i) => ({ id: `envoy-${i}`, cluster: GROUP }));
-await clients.connect({ address: `127.0.0.1:${port}`, variant: VARIANT, clients: clientSpecs });
+const fleet = await clients.connect({
+  address: `127.0.0.1:${port}`,
+  variant: VARIANT,
+  clients: clientSpecs,
+  ...(CPU_PROF ? { profile: join(CPU_PROF, 'clients-start.cpuprofile') } : {}),
+});
 const firstSync = now() - started;
-const firstSnapshot = (controller.snapshots[0]?.at ?? Number.NaN) - started;
 const synced = await controller.request<Memory>({ cmd: 'memory' }, 'the controller figures');
-console.log(
-  `start to the first full snapshot at all ${CLIENTS} clients: ${sec(firstSync)} (${(firstSync / FLEET_AIM.ms).toFixed(2)}x the ≤ ${sec(FLEET_AIM.ms)} aim; the snapshot was set at ${sec(firstSnapshot)}: informers listed, a full recompute; then ${sec(firstSync - firstSnapshot)} to push ${mb(synced.sentBytes / CLIENTS)} to each client); peak RSS so far ${mb(synced.maxRss)} (${(synced.maxRss / FLEET_AIM.rss).toFixed(2)}x the ≤ ${mb(FLEET_AIM.rss)} aim)${loadNote()}`,
-);
+reportFleet(fleet, firstSync, cpuBeforeStart, synced);
+if (START_ONLY) {
+  await controller.phase();
+  await clients.close();
+  await controller.request({ cmd: 'stop' }, 'the controller stopping');
+  await controller.exited();
+  await api.close();
+  rmSync(dir, { recursive: true, force: true });
+  process.exit(0);
+}
 
 await controller.phase('settle');
 const settled = await controller.request<Counters>({ cmd: 'settle', quietMs: QUIET_MS }, 'the controller settling');
@@ -361,7 +400,7 @@ const idleSpecs = Array.from({ length: idle }, (_, i) => ({
   cluster: `${BENCH_NAMESPACE}/idle-${Math.floor(i / IDLE_PER_GATEWAY)}`,
 }));
 await controller.phase('idle');
-const idleSyncMs = await idleClients.connect({ address: `127.0.0.1:${port}`, variant: VARIANT, clients: idleSpecs });
+const idleSyncMs = (await idleClients.connect({ address: `127.0.0.1:${port}`, variant: VARIANT, clients: idleSpecs })).ms;
 await new Promise((r) => setTimeout(r, 2000)); // the last ACKs land
 const idleAfter = await controller.request<Memory>({ cmd: 'memory' }, 'the controller memory');
 await idleClients.close();

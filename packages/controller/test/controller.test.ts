@@ -299,6 +299,17 @@ describe('extlb controller', () => {
 
   // Issue 15, faults 1–4, and issue 21.6 and 21.8: the Converter composes every stage; the
   // controller only feeds it, publishes, and writes with retries.
+  it('sets the first snapshot once every kind is listed, without waiting out the debounce of later changes', async () => {
+    const api = await world();
+    // A debounce no test waits for: only the start's own recompute can set the snapshot.
+    const c = controller(api, 'a', { delayMs: 3_600_000, maxDelayMs: 3_600_000 });
+    const { xdsPort } = await c.start();
+    const p = await proxy(xdsPort, `${NS}/gw`);
+    const listeners = await p.get(TYPE_URL.listener);
+    assert.equal(names(listeners).length, 1);
+    assert.ok(c.cache.getSnapshot(`${NS}/gw`));
+  });
+
   it('converts the Gateways of the class naming its --controller-name, and writes Accepted on that class alone', async () => {
     const api = await world();
     const c = controller(api, 'a', { controllerName: 'example.com/other' });
@@ -326,6 +337,21 @@ describe('extlb controller', () => {
     assert.equal(programmed.reason, 'Invalid');
     assert.match(programmed.message, /more than 500 bytes/);
     assert.equal(c.cache.getSnapshot(`${NS}/gw`), undefined, 'no configuration past the limit is served');
+  });
+
+  it('makes again a shadow Service someone deleted, though nothing the Converter reads changed but that Service', async () => {
+    const api = await world();
+    const c = controller(api);
+    await c.start();
+    const first = await until(() => get(api, 'v1', 'Service', 'extlb-bpool-llm', NS), 'the shadow Service');
+    await until(() => c.informers.get('Service', 'extlb-bpool-llm', NS), 'the shadow Service in the cache');
+    await c.idle();
+    assert.equal(api.remove('v1', 'Service', 'extlb-bpool-llm', NS), true);
+    const again = await until(() => {
+      const s = get(api, 'v1', 'Service', 'extlb-bpool-llm', NS);
+      return s && s.metadata.uid !== first.metadata.uid ? s : undefined;
+    }, 'the shadow Service made again');
+    assert.deepEqual(again.spec.selector, first.spec.selector);
   });
 
   it('a NACK changes the status alone, with no recompute, its long message cut to fit the condition', async () => {

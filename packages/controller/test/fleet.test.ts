@@ -7,7 +7,7 @@ import http2 from 'node:http2';
 import { test } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import protobuf from 'protobufjs';
-import { type ResponseInfo, SnapshotCache, TYPE_URL, XdsServer } from '../src/index.js';
+import { envoyProtos, type ResponseInfo, SnapshotCache, TYPE_URL, XdsServer } from '../src/index.js';
 import { bigSnapshot, gatewaySnapshot, names, sotwAnswer, sotwClient, sotwRequest, waitFor } from './helpers.js';
 
 const GW = 'default/gw';
@@ -78,6 +78,92 @@ test('proxies in the same state are sent the same bytes, encoded once', async (t
   const bodies = responses.map((r) => JSON.stringify({ ...r, nonce: undefined }));
   assert.equal(new Set(bodies).size, 1, 'one response but for its nonce');
   assert.deepEqual(names(responses[0] as never).length, 200);
+});
+
+/** A raw HTTP/2 ADS stream for wildcard CDS, on a connection with `window` bytes of HTTP/2 window. */
+function rawStream(port: number, id: string, window = 65535): { session: http2.ClientHttp2Session; stream: http2.ClientHttp2Stream } {
+  const session = http2.connect(`http://127.0.0.1:${port}`, { settings: { initialWindowSize: window } });
+  session.on('error', () => {});
+  const stream = session.request({
+    ':method': 'POST',
+    ':path': '/envoy.service.discovery.v3.AggregatedDiscoveryService/StreamAggregatedResources',
+    'content-type': 'application/grpc',
+    te: 'trailers',
+  });
+  stream.on('error', () => {});
+  stream.write(framedRequest(id));
+  return { session, stream };
+}
+
+/** The gRPC messages in `bytes`, each checked to be whole (its 5-byte prefix, uncompressed, and that many bytes). */
+function grpcMessages(bytes: Buffer): Buffer[] {
+  const messages: Buffer[] = [];
+  for (let at = 0; at < bytes.length; ) {
+    assert.ok(at + 5 <= bytes.length, 'a whole prefix');
+    assert.equal(bytes[at], 0, 'not compressed');
+    const length = bytes.readUInt32BE(at + 1);
+    assert.ok(at + 5 + length <= bytes.length, `a whole message of ${length} bytes at ${at}`);
+    messages.push(bytes.subarray(at + 5, at + 5 + length));
+    at += 5 + length;
+  }
+  return messages;
+}
+
+test('responses reach HTTP/2 as whole gRPC messages, each with its own nonce, then the trailers', async (t) => {
+  const cache = new SnapshotCache();
+  const server = new XdsServer({ cache });
+  const { port } = await server.start();
+  cache.setSnapshot(GW, bigSnapshot(GW, 300, 'v0'));
+  // A small window: every response crosses many DATA frames and window updates.
+  const { session, stream } = rawStream(port, 'raw', 16 * 1024);
+  t.after(() => session.destroy());
+  const chunks: Buffer[] = [];
+  stream.on('data', (b: Buffer) => chunks.push(b));
+  const trailers = new Promise<http2.IncomingHttpHeaders>((resolve) => stream.on('trailers', resolve));
+  await waitFor(() => server.stats().responses === 1);
+  cache.setSnapshot(GW, bigSnapshot(GW, 300, 'v1'));
+  const v1 = cache.getSnapshot(GW)?.types.get(TYPE_URL.cluster)?.version;
+  await waitFor(() => server.stats().responses === 2);
+  await server.stop({ graceMs: 2000 });
+  assert.equal((await trailers)['grpc-status'], String(grpc.status.UNAVAILABLE), 'the status comes after the responses');
+  const type = envoyProtos().lookupType('envoy.service.discovery.v3.DiscoveryResponse');
+  const responses = grpcMessages(Buffer.concat(chunks)).map(
+    (m) => type.toObject(type.decode(m)) as { version_info: string; nonce: string; resources: unknown[] },
+  );
+  assert.deepEqual(
+    responses.map((r) => [r.nonce, r.resources.length]),
+    [
+      ['1', 300],
+      ['2', 300],
+    ],
+  );
+  assert.equal(responses[1]?.version_info, v1);
+});
+
+test('a body queued for many streams that do not read is held once, not once per stream', async (t) => {
+  const cache = new SnapshotCache();
+  const server = new XdsServer({ cache });
+  const { port } = await server.start();
+  t.after(() => server.stop({ graceMs: 100 }));
+  cache.setSnapshot(GW, bigSnapshot(GW, 1000, 'v0'));
+  // The body is encoded for a first reader, so what follows is only what the stalled streams add.
+  const first = sotwClient(`127.0.0.1:${port}`);
+  t.after(() => first.close());
+  first.send(sotwRequest(TYPE_URL.cluster, [], { node: { id: 'first', cluster: GW } }));
+  const body = (await first.next()) as { resources?: unknown[] };
+  assert.equal(body.resources?.length, 1000);
+  const size = server.stats().responseBytes;
+  const before = process.memoryUsage().arrayBuffers;
+  // Twenty proxies on their own connections, reading nothing: each one's 64 KiB window lets a
+  // sliver out and the server holds the rest of the response.
+  const stalled = Array.from({ length: 20 }, (_, i) => rawStream(port, `stalled-${i}`));
+  t.after(() => {
+    for (const s of stalled) s.session.destroy();
+  });
+  for (const s of stalled) s.stream.pause();
+  await waitFor(() => server.stats().responses === 21);
+  const held = process.memoryUsage().arrayBuffers - before;
+  assert.ok(held < 5 * size, `20 streams hold ${(held / 1e6).toFixed(1)} MB of a ${(size / 1e6).toFixed(1)} MB response queued (less than 5 copies)`);
 });
 
 /** One gRPC message: the 5-byte prefix and a DiscoveryRequest for wildcard CDS naming a node of the Gateway. */

@@ -34,4 +34,21 @@ describe('Scheduler', () => {
     );
     await s.stop();
   });
+
+  it('runs what is pending at once when hurried, and debounces what comes after as before', { timeout: 30_000 }, async () => {
+    const runs: Batch[] = [];
+    const s = new Scheduler(async (b) => void runs.push(b), { delayMs: HOUR, maxDelayMs: HOUR });
+    s.touch('HTTPRoute');
+    s.touch('Gateway');
+    s.hurry();
+    await s.idle();
+    assert.deepEqual(
+      runs.map((b) => [...b.kinds].sort()),
+      [['Gateway', 'HTTPRoute']],
+    );
+    s.touch('HTTPRoute');
+    assert.equal(s.busy(), true, 'a later change waits for its debounce');
+    assert.equal(runs.length, 1);
+    await s.stop();
+  });
 });

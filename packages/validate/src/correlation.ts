@@ -7,7 +7,7 @@
 // One tree of correlated pairs serves a whole validation: it grows only where it is asked about,
 // remembers every comparison, and builds each list-map index once, so asking about each of 100,000
 // errors costs one comparison of every value in all, not one walk of the object per error.
-import { isPlainObject, pointerTokens } from './paths.js';
+import { isPlainObject, keysOf, pointerTokens } from './paths.js';
 import { propertyOf, type StructuralSchema } from './structural.js';
 
 /** Deep equality of decoded JSON (or CEL) values, with a stack of its own: nesting cannot overflow it. */
@@ -20,8 +20,8 @@ function deepEqual(a: unknown, b: unknown): boolean {
       if (!Array.isArray(y) || x.length !== y.length) return false;
       for (let i = 0; i < x.length; i++) pending.push([x[i], y[i]]);
     } else if (isPlainObject(x) && isPlainObject(y)) {
-      const keys = Object.keys(x);
-      if (keys.length !== Object.keys(y).length) return false;
+      const keys = keysOf(x);
+      if (keys.length !== keysOf(y).length) return false;
       for (const k of keys) {
         if (!Object.hasOwn(y, k)) return false;
         pending.push([x[k], y[k]]);
@@ -115,8 +115,8 @@ export class Correlated {
     }
     if (isPlainObject(value)) {
       if (!isPlainObject(old)) return false;
-      const keys = Object.keys(value);
-      return keys.length === Object.keys(old).length && keys.every((k) => this.key(k)?.unchanged() ?? false);
+      const keys = keysOf(value);
+      return keys.length === keysOf(old).length && keys.every((k) => this.key(k)?.unchanged() ?? false);
     }
     return value === old;
   }

@@ -74,8 +74,11 @@ interface KindState {
   pause?: { timer: NodeJS.Timeout; cancel(): void };
   /** A named watch that was stopped: a failure still in flight restarts nothing. */
   removed?: boolean;
-  /** For kinds whose status the controller writes: each object without its status, to tell a status-only update. */
-  inputs: Map<string, string>;
+  /**
+   * For kinds whose status the controller writes, to tell a status-only update: each object as it
+   * was added, or once an update came, its input (without its status) as JSON.
+   */
+  inputs: Map<string, string | KubernetesObject>;
   /** Settles at the first list (or the first failure). */
   firstList: Promise<void>;
 }
@@ -217,14 +220,16 @@ export class Informers {
     state.informer = new ListWatch<KubernetesObject>(path, watch, list, false, labelSelector, fieldSelector);
     const typed = (o: KubernetesObject) => (o.apiVersion ? o : (withKind(kind, o) as KubernetesObject));
     state.informer.on('add', (o) => {
-      if (kind.statusWritten) state.inputs.set(keyOf(o), inputOf(o));
+      // The object itself: its input is made only if an update comes to compare (most never change).
+      if (kind.statusWritten) state.inputs.set(keyOf(o), o);
       this.events.onChange?.(kind, 'add', typed(o));
     });
     state.informer.on('update', (o) => {
       if (kind.statusWritten) {
         const input = inputOf(o);
-        if (state.inputs.get(keyOf(o)) === input) return this.events.onStatusOnly?.(kind, typed(o));
+        const before = state.inputs.get(keyOf(o));
         state.inputs.set(keyOf(o), input);
+        if (before !== undefined && (typeof before === 'string' ? before : inputOf(before)) === input) return this.events.onStatusOnly?.(kind, typed(o));
       }
       this.events.onChange?.(kind, 'update', typed(o));
     });

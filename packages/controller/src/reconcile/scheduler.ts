@@ -50,6 +50,16 @@ export class Scheduler {
     this.arm();
   }
 
+  /**
+   * Runs what is pending on the next turn instead of after the debounce: nothing else is coming
+   * (the informers have just listed everything, and proxies wait for their first snapshot).
+   */
+  hurry(): void {
+    if (this.stopped || this.running || this.pending.size === 0) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.fire(), 0);
+  }
+
   private arm(): void {
     if (this.running || this.pending.size === 0) return;
     if (this.timer) clearTimeout(this.timer);

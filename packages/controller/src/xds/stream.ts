@@ -7,6 +7,7 @@ import type { JsonObject } from './proto-json.js';
 import { isTypeUrl, PUSH_ORDER, shortTypeName, TYPE_URL, type TypeUrl } from './resource-types.js';
 import type { EncodedResource, Snapshot, SnapshotCache, TypeResources } from './snapshot.js';
 import type { Response } from './wire.js';
+import { type ResponseWriter, responseWriter } from './response-writer.js';
 import { clip, MAX_NACK_MESSAGE_CHARS, type XdsLimits } from './limits.js';
 import type { Subscription } from './subscription.js';
 
@@ -197,6 +198,7 @@ export abstract class AdsStream<Req extends DecodedRequest> {
   private readonly held = new Set<TypeUrl>();
   private readonly ignoredTypes = new Set<string>();
   private expiry: NodeJS.Timeout | undefined;
+  private readonly writer: ResponseWriter;
 
   constructor(
     protected readonly ctx: StreamContext,
@@ -204,13 +206,9 @@ export abstract class AdsStream<Req extends DecodedRequest> {
     readonly id: number,
     readonly variant: XdsVariant,
   ) {
+    this.writer = responseWriter(call);
     call.on('data', (req: Req) => this.guard(() => this.receive(req)));
     call.on('end', () => call.end());
-    call.on('drain', () => {
-      if (this.queuedBytes >= this.ctx.limits.maxQueuedBytes) return;
-      this.blocked = false;
-      this.guard(() => this.flush());
-    });
     call.on('close', () => this.dispose(call.cancelled ? 'the client went away' : 'the stream ended'));
   }
 
@@ -279,8 +277,8 @@ export abstract class AdsStream<Req extends DecodedRequest> {
     // A bounded queue: past maxQueuedBytes not yet taken by the client (HTTP/2 flow control holds
     // it), nothing more is written until it drains; then only the newest version of each type goes.
     this.queuedBytes += size;
-    const ok = this.call.write(response, () => this.written(size));
-    if (!ok || this.queuedBytes >= this.ctx.limits.maxQueuedBytes) this.blocked = true;
+    this.writer.write(response, () => this.written(size));
+    if (this.queuedBytes >= this.ctx.limits.maxQueuedBytes) this.blocked = true;
     this.ctx.stats.counts.responses++;
     this.ctx.stats.counts.responseBytes += size;
     const info = this.info;
@@ -291,7 +289,7 @@ export abstract class AdsStream<Req extends DecodedRequest> {
   /** A response left for the client: what waited goes once the queue is below its bound. */
   private written(size: number): void {
     this.queuedBytes -= size;
-    if (this.blocked && this.queuedBytes < this.ctx.limits.maxQueuedBytes && !this.call.writableNeedDrain) {
+    if (this.blocked && this.queuedBytes < this.ctx.limits.maxQueuedBytes) {
       this.blocked = false;
       this.guard(() => this.flush());
     }

@@ -180,5 +180,6 @@ export function statuses(outcomes: Outcomes, ctx: StatusOptions): JsonObject[] {
     ...outcomes.backendTlsPolicies.map((o) => backendTlsPolicyStatus(ctx, o)),
     ...outcomes.listenerSets.map((o) => listenerSetStatus(ctx, o)),
   ];
-  return out.sort((a, b) => compare(statusKey(a), statusKey(b)));
+  const keyed = out.map((s) => ({ key: statusKey(s), s }));
+  return keyed.sort((a, b) => compare(a.key, b.key)).map((k) => k.s);
 }
