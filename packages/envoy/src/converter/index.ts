@@ -16,7 +16,17 @@ import { DEFAULT_MAX_OUTPUT_BYTES, itemSize, listsSize } from '../output-size.js
 import { type EndpointSlice, type Inputs, key, ReadCache, readInputs, textOf } from '../read/index.js';
 import { byName, namespaceOf } from '../read/meta.js';
 import { InputEndpoints } from '../resolve/endpoints.js';
-import { CompileMemo, DEFAULT_CONTROLLER, type Gateway, type IR, InputCertificates, ListenerMemo, type Resolved, resolve } from '../resolve/index.js';
+import {
+  AttachMemo,
+  CompileMemo,
+  DEFAULT_CONTROLLER,
+  type Gateway,
+  type IR,
+  InputCertificates,
+  ListenerMemo,
+  type Resolved,
+  resolve,
+} from '../resolve/index.js';
 import { keyedStatuses } from '../status/index.js';
 import { type ClusterNeeds, clusterNeeds, keptNeeds } from './cluster-needs.js';
 import { type GatewayProxyFacts, notProgrammed, withProxyFacts } from './proxy-facts.js';
@@ -124,6 +134,13 @@ function objectId(raw: unknown): string | undefined {
 }
 
 const isList = (raw: unknown) => isObject(raw) && typeof raw.kind === 'string' && raw.kind.endsWith('List') && Array.isArray(raw.items);
+const ROUTE_KINDS = new Set(['HTTPRoute', 'GRPCRoute', 'TLSRoute', 'TCPRoute', 'UDPRoute']);
+const isRoute = (raw: unknown) =>
+  isObject(raw) &&
+  typeof raw.kind === 'string' &&
+  ROUTE_KINDS.has(raw.kind) &&
+  typeof raw.apiVersion === 'string' &&
+  raw.apiVersion.startsWith('gateway.networking.k8s.io/');
 const isSlice = (raw: unknown) =>
   isObject(raw) && raw.kind === 'EndpointSlice' && typeof raw.apiVersion === 'string' && raw.apiVersion.startsWith('discovery.k8s.io/');
 
@@ -228,7 +245,7 @@ export class Converter {
   private statusNow = '';
   private diagnostics: Diagnostic[] = [];
   private readonly reads = new ReadCache();
-  private readonly resolveMemo = { compiles: new CompileMemo(), listeners: new ListenerMemo(), routes: new WeakMap() };
+  private readonly resolveMemo = { attach: new AttachMemo(), compiles: new CompileMemo(), listeners: new ListenerMemo(), routes: new WeakMap() };
   /** Status keys of the objects changed since the last update, or all of them. */
   private touched: Set<string> | 'all' = 'all';
   /** Per Gateway, what its last Envoy build made (reused where its inputs are unchanged). */
@@ -259,6 +276,7 @@ export class Converter {
   /** Records a change; returns the slices changed when nothing else did (`namespace/name` → object or undefined if gone). */
   private apply(change: ConverterChange): Map<string, unknown> | undefined {
     if ('objects' in change) {
+      this.resolveMemo.attach.epoch++;
       this.touched = 'all';
       this.dirty = allDirty();
       this.objects.clear();
@@ -270,6 +288,8 @@ export class Converter {
     let others = false;
     const note = (raw: unknown, gone: boolean) => {
       this.noteDirty(raw);
+      // Routes attach to what Gateways, ListenerSets and Namespaces are: any other change may move them.
+      if (!isRoute(raw)) this.resolveMemo.attach.epoch++;
       if (this.touched !== 'all' && isObject(raw) && isObject(raw.metadata)) {
         const kind = textOf(raw.kind);
         const name = textOf(raw.metadata.name);
