@@ -155,7 +155,7 @@ export function attachRoutes(
     if (kept) {
       const listeners = kept.placements.map((p) => gateways.get(p.gateway)?.listeners.active[p.index]);
       if (listeners.every((l) => l !== undefined && holders.get(l)?.get(otherKind(route)) === undefined)) {
-        kept.placements.forEach((p, i) => place(listeners[i] as ActiveListener, route, p.hostnames));
+        for (const [i, p] of kept.placements.entries()) place(listeners[i] as ActiveListener, route, p.hostnames);
         for (const d of kept.diagnostics) diags.list.push(d);
         parents.set(route, kept.outcomes);
         continue;
