@@ -1,19 +1,32 @@
 // The Converter: the one composition of the stages (read → resolve → Envoy → status). It holds the
 // objects it was given, the resolved IR and the last Envoy configuration of each Gateway, so a
 // change costs what it touches: EndpointSlices alone rebuild only the ClusterLoadAssignments of the
-// Gateways whose backends they feed; anything else reads and resolves again. Statuses are settled
-// after the Envoy stage (a configuration past the size limit is not Programmed), and proxy facts
-// (NACKs, infrastructure) merge into them without running any stage again.
+// Gateways whose backends they feed; anything else reads and resolves again, where every object,
+// route compile, port listener and Envoy resource whose inputs are unchanged is the one of before
+// (so a route change rebuilds the port it is on), and statuses whose outcome is the one of before
+// are not compared again. Statuses are settled after the Envoy stage (a configuration past the
+// size limit is not Programmed), and proxy facts (NACKs, infrastructure) merge into them without
+// running any stage again.
 import { type Diagnostic, Diagnostics } from '../diagnostics.js';
 import { parseDuration } from '../gateway-duration.js';
 import type { EndpointMode, EnvoyTarget } from '../envoy-target.js';
 import { type Dirty, type EnvoyConfig, type EnvoyMemo, type EnvoyOptions, emptyMemo, endpointAssignmentsOf, toEnvoy } from '../envoy/index.js';
-import { compare, isObject, type JsonObject } from '../json.js';
+import { compare, isObject, type JsonObject, sameJson } from '../json.js';
 import { DEFAULT_MAX_OUTPUT_BYTES, itemSize, listsSize } from '../output-size.js';
 import { type EndpointSlice, type Inputs, key, ReadCache, readInputs, textOf } from '../read/index.js';
 import { byName, namespaceOf } from '../read/meta.js';
 import { InputEndpoints } from '../resolve/endpoints.js';
-import { CompileMemo, DEFAULT_CONTROLLER, type Gateway, type IR, InputCertificates, ListenerMemo, type Resolved, resolve } from '../resolve/index.js';
+import {
+  AttachMemo,
+  CompileMemo,
+  DEFAULT_CONTROLLER,
+  type Gateway,
+  type IR,
+  InputCertificates,
+  ListenerMemo,
+  type Resolved,
+  resolve,
+} from '../resolve/index.js';
 import { keyedStatuses } from '../status/index.js';
 import { type ClusterNeeds, clusterNeeds, keptNeeds } from './cluster-needs.js';
 import { type GatewayProxyFacts, notProgrammed, withProxyFacts } from './proxy-facts.js';
@@ -121,6 +134,13 @@ function objectId(raw: unknown): string | undefined {
 }
 
 const isList = (raw: unknown) => isObject(raw) && typeof raw.kind === 'string' && raw.kind.endsWith('List') && Array.isArray(raw.items);
+const ROUTE_KINDS = new Set(['HTTPRoute', 'GRPCRoute', 'TLSRoute', 'TCPRoute', 'UDPRoute']);
+const isRoute = (raw: unknown) =>
+  isObject(raw) &&
+  typeof raw.kind === 'string' &&
+  ROUTE_KINDS.has(raw.kind) &&
+  typeof raw.apiVersion === 'string' &&
+  raw.apiVersion.startsWith('gateway.networking.k8s.io/');
 const isSlice = (raw: unknown) =>
   isObject(raw) && raw.kind === 'EndpointSlice' && typeof raw.apiVersion === 'string' && raw.apiVersion.startsWith('discovery.k8s.io/');
 
@@ -135,26 +155,9 @@ const gatewayStatusKey = (gateway: string) => {
  * status writer keeps the time it had). Fields are compared as JSON would write them.
  */
 function sameStatus(a: unknown, aNow: string, b: unknown, bNow: string): boolean {
-  if (a === b && aNow === bNow) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return a === b;
-  if (Array.isArray(a) || Array.isArray(b)) {
-    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
-    return a.every((x, i) => sameStatus(x ?? null, aNow, b[i] ?? null, bNow));
-  }
-  const x = a as Record<string, unknown>;
-  const y = b as Record<string, unknown>;
-  let fields = 0;
-  for (const k in x) {
-    const v = x[k];
-    if (v === undefined) continue;
-    fields++;
-    const w = y[k];
-    if (k === 'lastTransitionTime' && typeof v === 'string' && typeof w === 'string') {
-      if ((v === aNow ? '' : v) !== (w === bNow ? '' : w)) return false;
-    } else if (w === undefined || !sameStatus(v, aNow, w, bNow)) return false;
-  }
-  for (const k in y) if (y[k] !== undefined) fields--;
-  return fields === 0;
+  return sameJson(a, b, (k, v, w) =>
+    k === 'lastTransitionTime' && typeof v === 'string' && typeof w === 'string' ? (v === aNow ? '' : v) === (w === bNow ? '' : w) : undefined,
+  );
 }
 
 /** The JSON size of some list items, without the list's brackets and commas. */
@@ -242,7 +245,7 @@ export class Converter {
   private statusNow = '';
   private diagnostics: Diagnostic[] = [];
   private readonly reads = new ReadCache();
-  private readonly resolveMemo = { compiles: new CompileMemo(), listeners: new ListenerMemo(), routes: new WeakMap() };
+  private readonly resolveMemo = { attach: new AttachMemo(), compiles: new CompileMemo(), listeners: new ListenerMemo(), routes: new WeakMap() };
   /** Status keys of the objects changed since the last update, or all of them. */
   private touched: Set<string> | 'all' = 'all';
   /** Per Gateway, what its last Envoy build made (reused where its inputs are unchanged). */
@@ -273,6 +276,7 @@ export class Converter {
   /** Records a change; returns the slices changed when nothing else did (`namespace/name` → object or undefined if gone). */
   private apply(change: ConverterChange): Map<string, unknown> | undefined {
     if ('objects' in change) {
+      this.resolveMemo.attach.epoch++;
       this.touched = 'all';
       this.dirty = allDirty();
       this.objects.clear();
@@ -284,6 +288,8 @@ export class Converter {
     let others = false;
     const note = (raw: unknown, gone: boolean) => {
       this.noteDirty(raw);
+      // Routes attach to what Gateways, ListenerSets and Namespaces are: any other change may move them.
+      if (!isRoute(raw)) this.resolveMemo.attach.epoch++;
       if (this.touched !== 'all' && isObject(raw) && isObject(raw.metadata)) {
         const kind = textOf(raw.kind);
         const name = textOf(raw.metadata.name);

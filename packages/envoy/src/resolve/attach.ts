@@ -1,7 +1,7 @@
 // Routes to listeners: which parentRefs a route can attach through, under which hostnames, and
 // the outcome of each parentRef for the route's status. HTTPRoutes and GRPCRoutes attach alike, but
 // never share a hostname on a listener: the older route keeps it (GEP-1016).
-import type { Diagnostics } from '../diagnostics.js';
+import { type Diagnostic, Diagnostics } from '../diagnostics.js';
 import {
   GATEWAY_GROUP,
   type GatewayRecord,
@@ -29,6 +29,35 @@ export interface Attachments {
   parents: Map<RouteRecord, ParentOutcome[]>;
   /** Per listener, the routes attached to it, in route order. */
   routes: Map<ActiveListener, Attachment[]>;
+}
+
+/**
+ * How each route attached at the last resolve, for the next one while nothing but routes changed
+ * (same `epoch`): a route whose record is the same attaches as it did, unless a route of the other
+ * kind (HTTPRoute, GRPCRoute) now holds hostnames on a listener it is on — it is then attached
+ * afresh. A route that met such holders is not remembered at all.
+ */
+export class AttachMemo {
+  /** Bumped by the memo's owner whenever anything but routes changed. */
+  epoch = 0;
+  private byRoute = new WeakMap<RouteRecord, AttachEntry>();
+
+  get(route: RouteRecord): AttachEntry | undefined {
+    const entry = this.byRoute.get(route);
+    return entry?.epoch === this.epoch ? entry : undefined;
+  }
+
+  set(route: RouteRecord, entry: Omit<AttachEntry, 'epoch'>): void {
+    this.byRoute.set(route, { ...entry, epoch: this.epoch });
+  }
+}
+
+interface AttachEntry {
+  epoch: number;
+  outcomes: ParentOutcome[];
+  /** Where it attached: the Gateway, the listener's index among its active ones, the hostnames. */
+  placements: { gateway: string; index: number; hostnames: string[] }[];
+  diagnostics: readonly Diagnostic[];
 }
 
 /** The namespace `Same` means for a listener: its ListenerSet's, or its Gateway's. */
@@ -95,6 +124,7 @@ export function attachRoutes(
   sets: Map<string, { set: ListenerSet; gateway: string }> = new Map(),
   /** Every ListenerSet this controller answers for, accepted or not, by `namespace/name`. */
   knownSets: Set<string> = new Set(),
+  memo?: AttachMemo,
 ): Attachments {
   const parents = new Map<RouteRecord, ParentOutcome[]>();
   const routes = new Map<ActiveListener, Map<RouteRecord, Attachment>>();
@@ -107,7 +137,34 @@ export function attachRoutes(
     byKind.set(kind, h);
     return h;
   };
+  const place = (l: ActiveListener, route: RouteRecord, hostnames: string[]) => {
+    let attached = routes.get(l);
+    if (!attached) {
+      attached = new Map();
+      routes.set(l, attached);
+    }
+    const existing = attached.get(route);
+    if (existing) existing.hostnames = [...new Set([...existing.hostnames, ...hostnames])];
+    else attached.set(route, { route, hostnames });
+    // A route whose every match was invalid serves nothing, so it holds no hostname.
+    if (route.rules.some((r) => r.matches.length > 0)) for (const h of hostnames) held(l, route.kind).add(h, route);
+  };
+  const otherKind = (route: RouteRecord): RouteKind => (route.kind === 'HTTPRoute' ? 'GRPCRoute' : 'HTTPRoute');
   for (const route of inputs.routes) {
+    const kept = memo?.get(route);
+    if (kept) {
+      const listeners = kept.placements.map((p) => gateways.get(p.gateway)?.listeners.active[p.index]);
+      if (listeners.every((l) => l !== undefined && holders.get(l)?.get(otherKind(route)) === undefined)) {
+        for (const [i, p] of kept.placements.entries()) place(listeners[i] as ActiveListener, route, p.hostnames);
+        for (const d of kept.diagnostics) diags.list.push(d);
+        parents.set(route, kept.outcomes);
+        continue;
+      }
+    }
+    const own = memo ? new Diagnostics() : diags;
+    const placements: AttachEntry['placements'] = [];
+    /** Whether it met hostnames held by the other kind (then its attachment depends on other routes). */
+    let metHolders = false;
     const outcomes: ParentOutcome[] = [];
     const reject = (parent: ParentRef, reason: string, message: string) => outcomes.push({ parent, accepted: verdict(false, reason, message) });
     for (const parent of route.parentRefs) {
@@ -116,7 +173,7 @@ export function attachRoutes(
       const viaSet = parent.group === GATEWAY_GROUP && parent.kind === 'ListenerSet';
       if (parent.group !== GATEWAY_GROUP || (parent.kind !== 'Gateway' && !viaSet)) {
         const gk = parent.group === '' ? parent.kind : `${parent.kind}.${parent.group}`;
-        diags.warning('UnsupportedParent', `a parent of kind ${gk} is not supported; only Gateways and ListenerSets are`, route.ref, path);
+        own.warning('UnsupportedParent', `a parent of kind ${gk} is not supported; only Gateways and ListenerSets are`, route.ref, path);
         reject(parent, 'NoMatchingParent', `parent kind ${parent.kind} is not supported`);
         continue;
       }
@@ -127,12 +184,12 @@ export function attachRoutes(
           // A set of another controller's Gateway is not ours to answer for.
           if (!knownSets.has(setName)) {
             if (!inputs.listenerSets.some((x) => `${x.meta.namespace}/${x.meta.name}` === setName)) {
-              diags.error('ParentNotFound', `ListenerSet ${setName} not found`, route.ref, path);
+              own.error('ParentNotFound', `ListenerSet ${setName} not found`, route.ref, path);
               reject(parent, 'NoMatchingParent', `ListenerSet ${setName} not found`);
             }
             continue;
           }
-          diags.warning('NotAllowedByListeners', `ListenerSet ${setName} is not accepted by its Gateway, so its listeners take no route`, route.ref, path);
+          own.warning('NotAllowedByListeners', `ListenerSet ${setName} is not accepted by its Gateway, so its listeners take no route`, route.ref, path);
           reject(parent, 'NotAllowedByListeners', `ListenerSet ${setName} is not accepted by its Gateway`);
           continue;
         }
@@ -140,12 +197,12 @@ export function attachRoutes(
       }
       const other = others.get(gwName);
       if (other) {
-        diags.info('OtherGatewayClass', `Gateway ${gwName} is of class ${other.gatewayClassName}, which is not converted`, route.ref, path);
+        own.info('OtherGatewayClass', `Gateway ${gwName} is of class ${other.gatewayClassName}, which is not converted`, route.ref, path);
         continue;
       }
       const entry = gateways.get(gwName);
       if (!entry) {
-        diags.error('ParentNotFound', `Gateway ${gwName} not found`, route.ref, path);
+        own.error('ParentNotFound', `Gateway ${gwName} not found`, route.ref, path);
         reject(parent, 'NoMatchingParent', `Gateway ${gwName} not found`);
         continue;
       }
@@ -158,7 +215,7 @@ export function attachRoutes(
       );
       const parentName = set ? `ListenerSet ${setName}` : `Gateway ${gwName}`;
       if (named.length === 0) {
-        diags.error('NoMatchingParent', `${parentName} has no ${wanted(parent)}`, route.ref, path);
+        own.error('NoMatchingParent', `${parentName} has no ${wanted(parent)}`, route.ref, path);
         reject(parent, 'NoMatchingParent', `the ${set ? 'ListenerSet' : 'Gateway'} has no ${wanted(parent)}`);
         continue;
       }
@@ -167,7 +224,7 @@ export function attachRoutes(
       const allowed = listeners.active.filter((a) => taking.has(a.spec));
       if (allowed.length === 0) {
         const why = refusals.join('; ');
-        diags.warning('NotAllowedByListeners', `no listener of ${parentName} takes the route: ${why}`, route.ref, path);
+        own.warning('NotAllowedByListeners', `no listener of ${parentName} takes the route: ${why}`, route.ref, path);
         reject(parent, 'NotAllowedByListeners', why);
         continue;
       }
@@ -177,11 +234,12 @@ export function attachRoutes(
         const hostnames =
           route.hostnames.length === 0 ? [l.spec.hostname ?? '*'] : [...new Set(route.hostnames.flatMap((h) => intersect(l.spec.hostname, h) ?? []))];
         if (hostnames.length === 0) continue;
-        const others = holders.get(l)?.get(route.kind === 'HTTPRoute' ? 'GRPCRoute' : 'HTTPRoute');
+        const others = holders.get(l)?.get(otherKind(route));
+        if (others) metHolders = true;
         const holder = others && hostnames.map((h) => others.holder(h)).find((r) => r !== undefined);
         if (holder) {
           conflict = holder;
-          diags.warning(
+          own.warning(
             'HostnameConflict',
             `${holder.kind} ${holder.meta.namespace}/${holder.meta.name}, which is older (or first by name), already serves these hostnames on listener "${l.spec.name}" of Gateway ${gwName}; a hostname is served by HTTPRoutes or by GRPCRoutes, not both`,
             route.ref,
@@ -190,29 +248,25 @@ export function attachRoutes(
           continue;
         }
         any = true;
-        let attached = routes.get(l);
-        if (!attached) {
-          attached = new Map();
-          routes.set(l, attached);
-        }
-        const existing = attached.get(route);
-        if (existing) existing.hostnames = [...new Set([...existing.hostnames, ...hostnames])];
-        else attached.set(route, { route, hostnames });
-        // A route whose every match was invalid serves nothing, so it holds no hostname.
-        if (route.rules.some((r) => r.matches.length > 0)) for (const h of hostnames) held(l, route.kind).add(h, route);
+        place(l, route, hostnames);
+        placements.push({ gateway: gwName, index: listeners.active.indexOf(l), hostnames });
       }
       if (!any && conflict) {
         reject(parent, 'HostnameConflict', `${conflict.kind} ${conflict.meta.namespace}/${conflict.meta.name} already serves these hostnames`);
         continue;
       }
       if (!any) {
-        diags.warning('NoMatchingListenerHostname', `no hostname of the route matches a listener of ${parentName}`, route.ref, 'spec.hostnames');
+        own.warning('NoMatchingListenerHostname', `no hostname of the route matches a listener of ${parentName}`, route.ref, 'spec.hostnames');
         reject(parent, 'NoMatchingListenerHostname', 'no route hostname matches a listener hostname');
         continue;
       }
       outcomes.push({ parent, accepted: verdict(true, 'Accepted', 'Route is accepted') });
     }
     parents.set(route, outcomes);
+    if (memo) {
+      for (const d of own.list) diags.list.push(d);
+      if (!metHolders) memo.set(route, { outcomes, placements, diagnostics: own.list });
+    }
   }
   const lists = new Map<ActiveListener, Attachment[]>();
   for (const [l, attached] of routes) {

@@ -5,7 +5,7 @@ import { type Diagnostics, describeRef } from '../diagnostics.js';
 import { compare, sameJson } from '../json.js';
 import { type GatewayRecord, type RouteRecord, type Inputs, type ListenerSet, type Policy, isStreamRoute } from '../read/index.js';
 import { acceptedSetOutcome, listenerSetsOf, refusedSetOutcome } from './listener-sets.js';
-import { type Attachments, attachRoutes } from './attach.js';
+import { type AttachMemo, type Attachments, attachRoutes } from './attach.js';
 import { Backends } from './backends.js';
 import { TlsRefs } from './certificates.js';
 import type { CompileMemo } from './compile-memo.js';
@@ -33,6 +33,7 @@ import { buildListeners, type ListenerMemo } from './servers.js';
 import { compileStreamRoute } from './stream-routes.js';
 
 export { shadowServiceName, usesPicker } from './backends.js';
+export { AttachMemo } from './attach.js';
 export { backendJsonOf, CompileMemo } from './compile-memo.js';
 export { ListenerMemo } from './servers.js';
 export { composeHeaders } from './filters.js';
@@ -162,6 +163,8 @@ function policyAccepted(policy: Policy, backends: Backends): Verdict {
 
 /** What resolve remembers across calls: route compiles, and each port's proxy listener. */
 export interface ResolveMemo {
+  /** How routes attached, while nothing but routes changes (its owner bumps its epoch otherwise). */
+  attach: AttachMemo;
   compiles: CompileMemo;
   listeners: ListenerMemo;
   /**
@@ -214,7 +217,7 @@ export function resolve(inputs: Inputs, options: ResolveOptions, diags: Diagnost
     }
   }
   const backends = new Backends(inputs, diags);
-  const attachments = attachRoutes(inputs, converted, others, diags, setEntries, knownSets);
+  const attachments = attachRoutes(inputs, converted, others, diags, setEntries, knownSets, memo?.attach);
   for (const { set, gateway } of setEntries.values()) setOutcomes.push(acceptedSetOutcome(set, converted.get(gateway)?.listeners.outcomes ?? []));
   for (const set of inputs.listenerSets) {
     const key = `${set.meta.namespace}/${set.meta.name}`;

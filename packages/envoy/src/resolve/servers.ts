@@ -186,26 +186,24 @@ export class ListenerMemo {
 }
 
 function portListener(gatewayName: string, group: PortGroup, inputs: ServerInputs): Listener[] {
-  {
-    const name = group.protocol === 'UDP' ? `${gatewayName}/udp/${group.port}` : `${gatewayName}/${group.port}`;
-    // HTTP's hostnames and 421s are among the HTTP and HTTPS listeners of the port alone.
-    const http = { ...group, listeners: group.listeners.filter((l) => l.protocol === 'HTTP' || l.protocol === 'HTTPS') };
-    const servers: Server[] =
-      group.protocol === 'HTTP'
-        ? [{ name, virtualHosts: virtualHosts(group.listeners, group, inputs) }]
-        : http.listeners.flatMap((l) => {
-            if (!l.outcome.programmed.status || !l.tls) return [];
-            const tls: NonNullable<Server['tls']> = { ...l.tls };
-            if (l.spec.hostname) tls.hostname = l.spec.hostname;
-            return [{ name: `${name}/${listenerName(l.spec)}`, tls, virtualHosts: virtualHosts([l], http, inputs) }];
-          });
-    const streams = group.protocol === 'HTTP' ? [] : buildStreams(name, group, inputs);
-    // A served TLS, TCP or UDP listener with no route yet still has its port open (refusing every
-    // connection), so that its Programmed condition is a fact; an HTTPS port without a server has none.
-    const open = group.listeners.some((l) => l.protocol !== 'HTTP' && l.protocol !== 'HTTPS' && l.outcome.programmed.status);
-    if (servers.length === 0 && streams.length === 0 && !open) return [];
-    const listener: Listener = { name, port: group.port, protocol: group.protocol, servers };
-    if (streams.length > 0 || servers.length === 0) listener.streams = streams;
-    return [listener];
-  }
+  const name = group.protocol === 'UDP' ? `${gatewayName}/udp/${group.port}` : `${gatewayName}/${group.port}`;
+  // HTTP's hostnames and 421s are among the HTTP and HTTPS listeners of the port alone.
+  const http = { ...group, listeners: group.listeners.filter((l) => l.protocol === 'HTTP' || l.protocol === 'HTTPS') };
+  const servers: Server[] =
+    group.protocol === 'HTTP'
+      ? [{ name, virtualHosts: virtualHosts(group.listeners, group, inputs) }]
+      : http.listeners.flatMap((l) => {
+          if (!l.outcome.programmed.status || !l.tls) return [];
+          const tls: NonNullable<Server['tls']> = { ...l.tls };
+          if (l.spec.hostname) tls.hostname = l.spec.hostname;
+          return [{ name: `${name}/${listenerName(l.spec)}`, tls, virtualHosts: virtualHosts([l], http, inputs) }];
+        });
+  const streams = group.protocol === 'HTTP' ? [] : buildStreams(name, group, inputs);
+  // A served TLS, TCP or UDP listener with no route yet still has its port open (refusing every
+  // connection), so that its Programmed condition is a fact; an HTTPS port without a server has none.
+  const open = group.listeners.some((l) => l.protocol !== 'HTTP' && l.protocol !== 'HTTPS' && l.outcome.programmed.status);
+  if (servers.length === 0 && streams.length === 0 && !open) return [];
+  const listener: Listener = { name, port: group.port, protocol: group.protocol, servers };
+  if (streams.length > 0 || servers.length === 0) listener.streams = streams;
+  return [listener];
 }
