@@ -104,6 +104,8 @@ export interface XdsStats {
   streamsExhausted: number;
   /** Streams refused at once, before gRPC saw them, because their connection (or the server) opened streams faster than its rate. */
   streamsRateLimited: number;
+  /** New streams their client reset while they waited their turn: dropped, no response made for them. */
+  streamsResetWaiting: number;
   /** Connections closed (GOAWAY ENHANCE_YOUR_CALM) for opening streams past their own rate again and again; their addresses are held back. */
   connectionsClosed: number;
   /** Connections from a held-back address, made to wait before their TLS handshake until the hold ended. */
@@ -133,6 +135,7 @@ export class StatsRecorder {
     heldForWarming: 0,
     streamsExhausted: 0,
     streamsRateLimited: 0,
+    streamsResetWaiting: 0,
     connectionsClosed: 0,
     connectionsHeld: 0,
     connectionsDropped: 0,

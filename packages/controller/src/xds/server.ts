@@ -8,6 +8,7 @@ import { DeltaStream, type DeltaRequest } from './delta-stream.js';
 import { type RejectedFacts, silentXdsLogger, StatsRecorder, type XdsCallbacks, type XdsLogger, type XdsStats } from './events.js';
 import { ConnectionGate } from './connection-gate.js';
 import { connectionInjector } from './grpc-injector.js';
+import { Newcomers } from './newcomers.js';
 import { clip, DEFAULT_XDS_LIMITS, type XdsLimits } from './limits.js';
 import { groupOfNode, type XdsNode } from './node.js';
 import { ProtoJson, type JsonObject } from './proto-json.js';
@@ -131,6 +132,12 @@ function adsService(root: protobuf.Root): grpc.ServiceDefinition {
   };
 }
 
+/** A stream gRPC has handed over, not yet taken up. */
+interface Newcomer {
+  call: grpc.ServerDuplexStream<DecodedRequest, Response>;
+  make(): AdsStream<DecodedRequest>;
+}
+
 export class XdsServer {
   private server: grpc.Server | undefined;
   private readonly open = new Set<AdsStream<DecodedRequest>>();
@@ -149,6 +156,12 @@ export class XdsServer {
 
   readonly limits: Readonly<XdsLimits>;
   private gate: ConnectionGate | undefined;
+  /** Streams gRPC has handed over, each taken up on an event-loop turn of its own. */
+  private readonly newcomers = new Newcomers<Newcomer>(
+    (n) => this.accept(n.make()),
+    (n) => n.call.cancelled || n.call.destroyed,
+    () => this.recorder.counts.streamsResetWaiting++,
+  );
 
   constructor(private readonly options: XdsServerOptions) {
     this.log = options.logger ?? silentXdsLogger;
@@ -171,10 +184,10 @@ export class XdsServer {
     const server = new grpc.Server({ ...grpcOptions(this.limits), ...this.options.grpcOptions });
     server.addService(adsService(root), {
       StreamAggregatedResources: (call: grpc.ServerDuplexStream<SotwRequest, Response>) => {
-        this.accept(new SotwStream(context, call, ++this.streamIds, 'sotw'));
+        this.newcomers.add({ call, make: () => new SotwStream(context, call, ++this.streamIds, 'sotw') });
       },
       DeltaAggregatedResources: (call: grpc.ServerDuplexStream<DeltaRequest, Response>) => {
-        this.accept(new DeltaStream(context, call, ++this.streamIds, 'delta'));
+        this.newcomers.add({ call, make: () => new DeltaStream(context, call, ++this.streamIds, 'delta') });
       },
     });
     // Connections come through the gate, which refuses streams past their rate before gRPC sees them.
@@ -217,6 +230,10 @@ export class XdsServer {
     }
     this.factsTimers.clear();
     for (const stream of this.open) stream.fail(grpc.status.UNAVAILABLE, 'the xDS server is shutting down; reconnect');
+    for (const { call } of this.newcomers.clear()) {
+      call.on('error', () => {});
+      call.emit('error', { code: grpc.status.UNAVAILABLE, details: 'the xDS server is shutting down; reconnect' });
+    }
     await new Promise<void>((resolve) => {
       const timer = setTimeout(() => {
         server.forceShutdown();
