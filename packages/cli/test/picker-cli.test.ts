@@ -135,6 +135,23 @@ test('extlb picker + extlb conformance: the reference picker passes, the YAML re
   assert.equal(picker.lines.at(-1)?.msg, 'stopped');
 });
 
+test('extlb picker --transport grpc-js serves on @grpc/grpc-js and passes conformance; the default is the node:http2 server', async () => {
+  const byDefault = await startPicker('--endpoints', '10.0.0.1:8000');
+  assert.equal(byDefault.listening.transport, 'node-http2');
+  assert.equal(await stop(byDefault.child), 0);
+  for (const [flag, transport] of [
+    ['grpc-js', 'grpc-js'],
+    ['h2', 'node-http2'],
+  ]) {
+    const picker = await startPicker('--endpoints', '10.0.0.1:8000,10.0.0.2:8000', '--max-endpoints', '2', '--transport', flag as string);
+    assert.equal(picker.listening.transport, transport);
+    const run = await cli('conformance', '--picker', picker.address, '--timeout', '2000');
+    assert.equal(run.code, 0, run.stdout + run.stderr);
+    assert.match(run.stdout, /17 passed, 0 failed, 0 skipped/);
+    assert.equal(await stop(picker.child), 0);
+  }
+});
+
 test('extlb picker survives a request header without a name: that stream ends with INVALID_ARGUMENT, the process keeps picking', async () => {
   const picker = await startPicker('--endpoints', '10.0.0.1:8000');
   const client = extProcClient(picker.address);
@@ -243,6 +260,7 @@ test('extlb picker refuses bad flags with exit 2 and bad endpoints with exit 1',
     [['picker', '--listen', '127.0.0.1:0', '--endpoints', '10.0.0.1:80', '--strategy', 'consistent-hash'], 2, /needs --hash-header/],
     [['picker', '--listen', '127.0.0.1:0', '--from-cluster'], 2, /--from-cluster needs --selector/],
     [['picker', '--listen', '127.0.0.1:0', '--endpoints', '10.0.0.1:80', '--nope'], 2, /Unknown option '--nope'/],
+    [['picker', '--listen', '127.0.0.1:0', '--endpoints', '10.0.0.1:80', '--transport', 'quic'], 2, /--transport must be one of h2, grpc-js, not "quic"/],
     [
       ['picker', '--listen', '127.0.0.1:0', '--endpoints', '10.0.0.1:80', '--metrics-listen', '9090'],
       2,

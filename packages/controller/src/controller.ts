@@ -118,20 +118,28 @@ const FIELDS = {
   secrets: TYPE_URL.secret,
 } as const;
 
+/** Each list rendered once too: a list the Converter kept is the same list, which the cache then skips. */
+const renderedLists = new WeakMap<readonly object[], readonly XdsResource[]>();
+
 /** A Gateway's configuration as the snapshot its proxies get (what toXds renders, resource by resource). */
 function snapshotOf(config: EnvoyConfig): SnapshotResources {
   const out: SnapshotResources = {};
   for (const [field, type] of Object.entries(FIELDS) as [keyof typeof FIELDS, string][]) {
     const list = config[field] as readonly object[];
     if (field === 'secrets' && list.length === 0) continue;
-    out[field] = list.map((r) => {
-      let x = rendered.get(r);
-      if (!x) {
-        x = { '@type': type, ...r } as XdsResource;
-        rendered.set(r, x);
-      }
-      return x;
-    });
+    let xds = renderedLists.get(list);
+    if (!xds) {
+      xds = list.map((r) => {
+        let x = rendered.get(r);
+        if (!x) {
+          x = { '@type': type, ...r } as XdsResource;
+          rendered.set(r, x);
+        }
+        return x;
+      });
+      renderedLists.set(list, xds);
+    }
+    out[field] = xds;
   }
   return out;
 }
@@ -169,6 +177,9 @@ export class Controller {
   /** Changes since the last update, by object; `resync`: hand the Converter every object instead. */
   private pending = new Map<string, { event: 'add' | 'update' | 'delete'; object: JsonObject }>();
   private resync = true;
+  /** The shadow Services last queued for writing, and whether some Service changed since (one may be a shadow someone edited). */
+  private shadowsQueued?: ConverterUpdate['needs']['shadowServices'];
+  private servicesChanged = true;
   /** The last update's answer, and what the work queue is to bring about. */
   private last?: ConverterUpdate;
   private readonly desiredStatus = new Map<string, JsonObject>();
@@ -219,6 +230,7 @@ export class Controller {
         // An object added and deleted before the Converter saw it was never there.
         if (event === 'delete' && this.pending.get(k)?.event === 'add') this.pending.delete(k);
         else this.pending.set(k, { event, object: o });
+        if (kind.kind === 'Service') this.servicesChanged = true;
         this.scheduler.touch(kind.kind);
         // A Gateway's Service gaining or losing a load balancer address is a fact of its status now,
         // whether or not the Converter finds anything else changed.
@@ -231,6 +243,7 @@ export class Controller {
         this.metrics.informerLists.inc({ kind: kind.kind });
         this.log.debug({ kind: kind.kind, count }, 'listed');
         this.resync = true;
+        this.servicesChanged = true;
         this.scheduler.touch(kind.kind);
       },
       onRelist: (kind, waitMs) => {
@@ -520,8 +533,10 @@ export class Controller {
         this.log.info({ errors: errors.length, first: errors.slice(0, 5) }, 'the cluster has objects extlb cannot use as written; their statuses say why');
     }
     // The statuses that changed and those of the objects changed (all after a relist): writing
-    // every status on every full update would cost a merge and compare per object per change.
-    this.queueWrites(update.changedStatuses, full);
+    // every status on every full update would cost a merge and compare per object per change. The
+    // shadow Services likewise, when the wanted ones or some Service changed.
+    const shadows = full && (this.servicesChanged || update.needs.shadowServices !== this.shadowsQueued);
+    this.queueWrites(update.changedStatuses, shadows);
     if (full) {
       // After the update's statuses: those merged the facts held before this update, so a Gateway
       // whose facts first come now (one just accepted) must have its merged status queued last.
@@ -538,6 +553,8 @@ export class Controller {
     if (!last || !this.elector.isLeader()) return;
     for (const s of statuses ?? last.statuses) this.queueStatus(s);
     if (!shadows) return;
+    this.shadowsQueued = last.needs.shadowServices;
+    this.servicesChanged = false;
     const wanted = new Map(last.needs.shadowServices.map((s) => [serviceKey(s), s] as const));
     for (const s of this.informers.list('Service')) if (isShadowService(s) && !wanted.has(serviceKey(s))) wanted.set(serviceKey(s), undefined as never);
     this.desiredShadow.clear();

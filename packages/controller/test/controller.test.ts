@@ -339,6 +339,21 @@ describe('extlb controller', () => {
     assert.equal(c.cache.getSnapshot(`${NS}/gw`), undefined, 'no configuration past the limit is served');
   });
 
+  it('makes again a shadow Service someone deleted, though nothing the Converter reads changed but that Service', async () => {
+    const api = await world();
+    const c = controller(api);
+    await c.start();
+    const first = await until(() => get(api, 'v1', 'Service', 'extlb-bpool-llm', NS), 'the shadow Service');
+    await until(() => c.informers.get('Service', 'extlb-bpool-llm', NS), 'the shadow Service in the cache');
+    await c.idle();
+    assert.equal(api.remove('v1', 'Service', 'extlb-bpool-llm', NS), true);
+    const again = await until(() => {
+      const s = get(api, 'v1', 'Service', 'extlb-bpool-llm', NS);
+      return s && s.metadata.uid !== first.metadata.uid ? s : undefined;
+    }, 'the shadow Service made again');
+    assert.deepEqual(again.spec.selector, first.spec.selector);
+  });
+
   it('a NACK changes the status alone, with no recompute, its long message cut to fit the condition', async () => {
     const api = await world();
     const c = controller(api);

@@ -73,6 +73,40 @@ test('a snapshot made from the last one reads only its new objects', () => {
   );
 });
 
+test('a list given again as the same list is not looked at: what an endpoint change costs does not grow with the listeners, routes and clusters', () => {
+  const cache = new SnapshotCache();
+  const first = gatewaySnapshot(GW);
+  let reads = 0;
+  const watched = (list: readonly Record<string, unknown>[] | undefined) =>
+    (list ?? []).map(
+      (r) =>
+        new Proxy(r, {
+          get(target, key, receiver) {
+            reads++;
+            return Reflect.get(target, key, receiver);
+          },
+          ownKeys(target) {
+            reads++;
+            return Reflect.ownKeys(target);
+          },
+        }),
+    );
+  const lists: SnapshotResources = { ...first, listeners: watched(first.listeners), routes: watched(first.routes), clusters: watched(first.clusters) };
+  cache.setSnapshot(GW, lists);
+  assert.ok(reads > 0, 'read when first set');
+  reads = 0;
+  const moved = gatewaySnapshot(GW, { backends: { 'default/gw/backend': ['10.0.0.2:8080'] } });
+  assert.deepEqual(cache.setSnapshot(GW, { ...lists, endpoints: moved.endpoints }).changed, [TYPE_URL.endpoint]);
+  assert.equal(reads, 0, 'the listeners, routes and clusters were not read again');
+  // The references are still checked against the lists that changed.
+  const error = rejected(() => cache.setSnapshot(GW, { ...lists, endpoints: [] }));
+  assert.ok(
+    error.issues.some((i) => i.kind === 'clusters' && /ClusterLoadAssignment/.test(i.message)),
+    error.message,
+  );
+  assert.equal(reads, 0);
+});
+
 test('identical resources are encoded once for every Gateway holding them, and released when no snapshot does', () => {
   const cache = new SnapshotCache();
   const shared = (gw: string) => {

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { convert, type EnvoyConfig, toBootstrap } from '../src/index.js';
+import { Converter, convert, type EnvoyConfig, toBootstrap } from '../src/index.js';
 import { loadEnvoyValidator } from '../src/validator/index.js';
 import { envoyOf, readObjects } from './golden.js';
 
@@ -195,6 +195,25 @@ test("GatewayParameters choose the format: the class's Text, the Gateway's own o
 
   const gatewayJson = envoyOf(convert(withParameters(input, { format: 'Off' }, { format: 'JSON' }), { now: '2026-01-01T00:00:00Z' }));
   for (const m of hcms(gatewayJson)) assert.ok(m.typed_config.access_log[0].typed_config.log_format.json_format);
+});
+
+test('a Converter given a new access log format rebuilds the listeners and clusters that write it', () => {
+  const before = withParameters(scenario('backendpool-picker'), { format: 'JSON' }, undefined) as Json[];
+  const params = before.find((o) => o.kind === 'GatewayParameters') as Json;
+  const off = { ...params, spec: { accessLog: { format: 'Off' } } };
+  const after = before.map((o) => (o === params ? off : o));
+  const options = { now: '2026-01-01T00:00:00Z', endpoints: 'eds' } as const;
+  const converter = new Converter(options);
+  converter.update({ objects: before });
+  const u = converter.update({ updated: [off] });
+  assert.deepEqual(Object.fromEntries(u.gateways), Object.fromEntries(new Converter(options).update({ objects: after }).gateways));
+  const [config] = u.gateways.values();
+  assert.ok(config && hcms(config).length > 0);
+  for (const m of hcms(config)) assert.equal(m.typed_config.access_log, undefined);
+  assert.ok(
+    config.clusters.every((cl) => (cl as Json).metadata === undefined),
+    'no cluster keeps the JSON log’s failure-mode metadata',
+  );
 });
 
 test("Envoy's protos refuse an access log whose logger config is not the logger's message", () => {

@@ -276,64 +276,254 @@ const INCREMENTAL_SCENARIOS: [string, ConvertOptions][] = [
   ['route-features', {}],
 ];
 
+const GATEWAY_API = 'gateway.networking.k8s.io/v1';
+const ROUTE_KINDS = new Set(['HTTPRoute', 'GRPCRoute', 'TLSRoute', 'TCPRoute', 'UDPRoute']);
+const pick = <T>(rand: () => number, xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)] as T;
+
+/**
+ * An estate for routes moving about: two Gateways with listeners on shared and separate ports
+ * (with and without hostnames, one taking routes from its own namespace only), a ListenerSet of
+ * another namespace on the first, HTTPRoutes and GRPCRoutes that share Services (a GRPCRoute turns
+ * a Service's backend to HTTP/2 for every route using it) and hostnames (the older kind keeps a
+ * hostname), some with several parents.
+ */
+function movesEstate(): Json[] {
+  const ns = (name: string, labels: Json = {}) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels } });
+  const svc = (name: string, appProtocol?: string) => ({
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name, namespace: 'default' },
+    spec: { selector: { app: name }, ports: [{ name: 'http', port: 80, targetPort: 8080, ...(appProtocol ? { appProtocol } : {}) }] },
+  });
+  const gw = (name: string, listeners: Json[], extra: Json = {}) => ({
+    apiVersion: GATEWAY_API,
+    kind: 'Gateway',
+    metadata: { name, namespace: 'default', generation: 1 },
+    spec: { gatewayClassName: 'extlb', listeners, ...extra },
+  });
+  const route = (kind: string, name: string, i: number, parentRefs: Json[], hostnames: string[], service: string) => ({
+    apiVersion: GATEWAY_API,
+    kind,
+    metadata: { name, namespace: i % 3 === 2 ? 'team' : 'default', generation: 1, creationTimestamp: `2026-01-01T00:00:0${i}Z` },
+    spec: {
+      parentRefs,
+      hostnames,
+      rules: [
+        kind === 'GRPCRoute'
+          ? { matches: [{ method: { service: `svc.${name}` } }], backendRefs: [{ name: service, namespace: 'default', port: 80 }] }
+          : { matches: [{ path: { type: 'PathPrefix', value: `/${name}` } }], backendRefs: [{ name: service, namespace: 'default', port: 80 }] },
+      ],
+    },
+  });
+  return [
+    { apiVersion: GATEWAY_API, kind: 'GatewayClass', metadata: { name: 'extlb' }, spec: { controllerName: 'extlb.dev/gateway-controller' } },
+    ns('default'),
+    ns('team', { listeners: 'allowed' }),
+    {
+      apiVersion: 'gateway.networking.k8s.io/v1beta1',
+      kind: 'ReferenceGrant',
+      metadata: { name: 'team-to-default', namespace: 'default' },
+      spec: {
+        from: [
+          { group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', namespace: 'team' },
+          { group: 'gateway.networking.k8s.io', kind: 'GRPCRoute', namespace: 'team' },
+        ],
+        to: [{ group: '', kind: 'Service' }],
+      },
+    },
+    gw(
+      'a',
+      [
+        { name: 'http', port: 80, protocol: 'HTTP', allowedRoutes: { namespaces: { from: 'All' } } },
+        { name: 'web', port: 80, protocol: 'HTTP', hostname: 'web.example.com', allowedRoutes: { namespaces: { from: 'All' } } },
+        { name: 'alt', port: 8080, protocol: 'HTTP', hostname: '*.alt.example.com', allowedRoutes: { namespaces: { from: 'Same' } } },
+      ],
+      { allowedListeners: { namespaces: { from: 'Selector', selector: { matchLabels: { listeners: 'allowed' } } } } },
+    ),
+    gw('b', [
+      { name: 'http', port: 80, protocol: 'HTTP', hostname: '*.example.com', allowedRoutes: { namespaces: { from: 'All' } } },
+      { name: 'rpc', port: 9090, protocol: 'HTTP', allowedRoutes: { namespaces: { from: 'All' } } },
+    ]),
+    {
+      apiVersion: GATEWAY_API,
+      kind: 'ListenerSet',
+      metadata: { name: 'extra', namespace: 'team', generation: 1, creationTimestamp: '2026-01-01T00:00:00Z' },
+      spec: {
+        parentRef: { name: 'a', namespace: 'default' },
+        listeners: [
+          { name: 'team', port: 8081, protocol: 'HTTP', hostname: 'team.example.com', allowedRoutes: { namespaces: { from: 'All' } } },
+          { name: 'shared', port: 80, protocol: 'HTTP', hostname: 'shared.example.com', allowedRoutes: { namespaces: { from: 'All' } } },
+        ],
+      },
+    },
+    svc('plain'),
+    svc('other'),
+    svc('h2', 'kubernetes.io/h2c'),
+    slice('plain-1', 'plain', ['10.0.0.1']),
+    slice('other-1', 'other', ['10.0.0.2']),
+    slice('h2-1', 'h2', ['10.0.0.3']),
+    route('HTTPRoute', 'r0', 0, [{ name: 'a', namespace: 'default' }], [], 'plain'),
+    route('HTTPRoute', 'r1', 1, [{ name: 'a', namespace: 'default', sectionName: 'web' }], ['web.example.com'], 'other'),
+    route('HTTPRoute', 'r2', 2, [{ kind: 'ListenerSet', name: 'extra', namespace: 'team', sectionName: 'team' }], [], 'plain'),
+    route('GRPCRoute', 'g3', 3, [{ name: 'b', namespace: 'default', sectionName: 'rpc' }], [], 'h2'),
+    route(
+      'GRPCRoute',
+      'g4',
+      4,
+      [
+        { name: 'b', namespace: 'default' },
+        { name: 'a', namespace: 'default', port: 80 },
+      ],
+      ['api.example.com'],
+      'other',
+    ),
+    route('HTTPRoute', 'r5', 5, [{ name: 'b', namespace: 'default', sectionName: 'http' }], ['api.example.com', 'www.example.com'], 'plain'),
+    route('HTTPRoute', 'r6', 6, [{ name: 'a', namespace: 'default', sectionName: 'alt' }], ['x.alt.example.com'], 'other'),
+    route('GRPCRoute', 'g7', 7, [{ kind: 'ListenerSet', name: 'extra', namespace: 'team' }], ['shared.example.com'], 'plain'),
+  ];
+}
+
+/** Where a route can be pointed: every listener, port, Gateway and ListenerSet of the estates, and some that are not there. */
+const PARENTS: Json[] = [
+  { name: 'a', namespace: 'default' },
+  { name: 'a', namespace: 'default', sectionName: 'web' },
+  { name: 'a', namespace: 'default', sectionName: 'alt' },
+  { name: 'a', namespace: 'default', port: 8080 },
+  { name: 'b', namespace: 'default' },
+  { name: 'b', namespace: 'default', sectionName: 'rpc' },
+  { name: 'b', namespace: 'default', sectionName: 'nope' },
+  { kind: 'ListenerSet', name: 'extra', namespace: 'team' },
+  { kind: 'ListenerSet', name: 'extra', namespace: 'team', sectionName: 'shared' },
+  { name: 'gone', namespace: 'default' },
+];
+const HOSTNAMES: string[][] = [
+  [],
+  ['web.example.com'],
+  ['api.example.com'],
+  ['x.alt.example.com', 'team.example.com'],
+  ['*.example.com'],
+  ['shared.example.com'],
+];
+const SERVICES = ['plain', 'other', 'h2', 'missing'];
+
+/**
+ * A route moved the ways users move them: to another Gateway, listener, port or ListenerSet (the
+ * estate's own parents among them), given a second parent or losing one, its hostnames swapped
+ * for others (some held by routes of the other kind), its backends for another route's; a
+ * ListenerSet moved to another Gateway, or a listener of it to another port or hostname.
+ */
+function move(o: Json, rand: () => number, universe: readonly Json[]): Json {
+  const copy = structuredClone(o);
+  const spec = copy.spec ?? {};
+  copy.spec = spec;
+  const others = universe.filter((x) => x.kind === o.kind && x.spec);
+  if (o.kind === 'ListenerSet') {
+    const r = rand();
+    if (r < 0.3) spec.parentRef = { name: pick(rand, ['a', 'b', 'gone']), namespace: 'default' };
+    else if (Array.isArray(spec.listeners) && spec.listeners.length > 0) {
+      const l = pick(rand, spec.listeners as Json[]);
+      if (r < 0.6) l.port = pick(rand, [80, 8080, 8081, 9090]);
+      else if (r < 0.8) l.hostname = pick(rand, ['web.example.com', 'team.example.com', 'shared.example.com', '*.example.com']);
+      else l.name = pick(rand, ['http', 'web', 'team', 'shared']);
+    }
+    return copy;
+  }
+  const parents: Json[] = Array.isArray(spec.parentRefs) ? spec.parentRefs : [];
+  spec.parentRefs = parents;
+  const r = rand();
+  const ownParents = others.flatMap((x) => (Array.isArray(x.spec.parentRefs) ? x.spec.parentRefs : []));
+  const parent = () => structuredClone(pick(rand, [...PARENTS, ...ownParents]));
+  if (r < 0.3) parents.splice(0, parents.length, parent());
+  else if (r < 0.4) parents.push(parent());
+  else if (r < 0.5) parents.pop();
+  else if (r < 0.7) {
+    const own = others.flatMap((x) => (Array.isArray(x.spec.hostnames) ? [x.spec.hostnames] : []));
+    spec.hostnames = structuredClone(pick(rand, [...HOSTNAMES, ...own]));
+  } else if (Array.isArray(spec.rules) && spec.rules.length > 0) {
+    const rule = pick(rand, spec.rules as Json[]);
+    const theirs = others.flatMap((x) => (Array.isArray(x.spec.rules) ? x.spec.rules.flatMap((y: Json) => y.backendRefs ?? []) : []));
+    rule.backendRefs = r < 0.85 && theirs.length > 0 ? [structuredClone(pick(rand, theirs))] : [{ name: pick(rand, SERVICES), namespace: 'default', port: 80 }];
+  }
+  return copy;
+}
+
+/**
+ * Random steps over an estate: each adds, deletes or changes one or two objects (a route or a
+ * ListenerSet moved half the time), and after each the Converter must give what a fresh
+ * conversion of the objects it holds gives: configurations, statuses, diagnostics and IR, and
+ * every status that changed among the changed ones.
+ */
+function randomWalk(universe: Json[], options: ConvertOptions, seed: number, steps: number): void {
+  const values = valuesByKey(universe);
+  const held = new Map(universe.map((o) => [idOf(o), o]));
+  const gone = new Map<string, Json>();
+  const converter = new Converter(options);
+  let last = converter.update({ objects: [...held.values()] }).statuses as Json[];
+  const rand = random(seed);
+  for (let step = 0; step < steps; step++) {
+    const added: Json[] = [];
+    const updated: Json[] = [];
+    const deleted: Json[] = [];
+    const changes = 1 + Math.floor(rand() * 2);
+    const log: string[] = [];
+    for (let c = 0; c < changes; c++) {
+      const r = rand();
+      const present = [...held.values()].filter((o) => !added.includes(o) && !updated.includes(o));
+      if (r < 0.15 && present.length > 0) {
+        const o = present[Math.floor(rand() * present.length)] as Json;
+        held.delete(idOf(o));
+        gone.set(idOf(o), o);
+        deleted.push(o);
+        log.push(`delete ${idOf(o)}`);
+      } else if (r < 0.3 && gone.size > 0) {
+        const o = [...gone.values()][Math.floor(rand() * gone.size)] as Json;
+        if (deleted.includes(o)) continue;
+        gone.delete(idOf(o));
+        held.set(idOf(o), o);
+        added.push(o);
+        log.push(`add ${idOf(o)}`);
+      } else if (present.length > 0) {
+        const o = present[Math.floor(rand() * present.length)] as Json;
+        if (deleted.some((d) => idOf(d) === idOf(o))) continue;
+        const movable = ROUTE_KINDS.has(o.kind) || o.kind === 'ListenerSet';
+        const next = movable && rand() < 0.5 ? move(o, rand, [...held.values()]) : mutate(o, rand, values);
+        held.set(idOf(o), next);
+        updated.push(next);
+        log.push(`update ${idOf(o)}`);
+      }
+    }
+    const u = converter.update({ added, updated, deleted });
+    const full = new Converter(options).update({ objects: [...held.values()] });
+    const at = `step ${step}: ${log.join(', ')}`;
+    // Every status that is not what it was is among the changed ones.
+    const key = (x: Json) => `${x.kind}/${x.metadata.namespace ?? ''}/${x.metadata.name}`;
+    const before = new Map(last.map((x) => [key(x), x]));
+    const changed = new Set(u.changedStatuses.map(key));
+    for (const x of u.statuses as Json[]) if (!isDeepStrictEqual(before.get(key(x)), x)) assert.ok(changed.has(key(x)), `${at}: ${key(x)} changed`);
+    last = u.statuses as Json[];
+    assert.deepEqual(Object.fromEntries(u.gateways), Object.fromEntries(full.gateways), `${at}: gateways`);
+    assert.deepEqual(u.statuses, full.statuses, `${at}: statuses`);
+    assert.deepEqual(u.diagnostics, full.diagnostics, `${at}: diagnostics`);
+    assert.deepEqual(u.ir, full.ir, `${at}: IR`);
+    // A Gateway the change did not reach keeps its configuration object, and is not "changed".
+    for (const g of full.gateways.keys()) if (!u.changedGateways.includes(g)) assert.ok(u.gateways.has(g), `${at}: ${g} kept`);
+  }
+}
+
 describe('Converter: a change costs what it touches, and gives what a full conversion gives', () => {
   for (const [name, extra] of INCREMENTAL_SCENARIOS) {
     it(`${name} (${extra.endpoints ?? 'static'}): random changes, each step equal to convert() of the set it leaves`, () => {
-      const options: ConvertOptions = { now: NOW, ...extra };
       const universe = readObjects(fileURLToPath(new URL(`./scenarios/${name}/input.yaml`, import.meta.url))) as Json[];
-      const values = valuesByKey(universe);
-      const held = new Map(universe.map((o) => [idOf(o), o]));
-      const gone = new Map<string, Json>();
-      const converter = new Converter(options);
-      let last = converter.update({ objects: [...held.values()] }).statuses as Json[];
-      const rand = random(name.length * 7919 + (extra.endpoints ?? 'static').length);
-      for (let step = 0; step < 60; step++) {
-        const added: Json[] = [];
-        const updated: Json[] = [];
-        const deleted: Json[] = [];
-        const changes = 1 + Math.floor(rand() * 2);
-        const log: string[] = [];
-        for (let c = 0; c < changes; c++) {
-          const r = rand();
-          const present = [...held.values()].filter((o) => !added.includes(o) && !updated.includes(o));
-          if (r < 0.15 && present.length > 0) {
-            const o = present[Math.floor(rand() * present.length)] as Json;
-            held.delete(idOf(o));
-            gone.set(idOf(o), o);
-            deleted.push(o);
-            log.push(`delete ${idOf(o)}`);
-          } else if (r < 0.3 && gone.size > 0) {
-            const o = [...gone.values()][Math.floor(rand() * gone.size)] as Json;
-            if (deleted.includes(o)) continue;
-            gone.delete(idOf(o));
-            held.set(idOf(o), o);
-            added.push(o);
-            log.push(`add ${idOf(o)}`);
-          } else if (present.length > 0) {
-            const o = present[Math.floor(rand() * present.length)] as Json;
-            if (deleted.some((d) => idOf(d) === idOf(o))) continue;
-            const next = mutate(o, rand, values);
-            held.set(idOf(o), next);
-            updated.push(next);
-            log.push(`update ${idOf(o)}`);
-          }
-        }
-        const u = converter.update({ added, updated, deleted });
-        const full = new Converter(options).update({ objects: [...held.values()] });
-        const at = `step ${step}: ${log.join(', ')}`;
-        // Every status that is not what it was is among the changed ones.
-        const key = (x: Json) => `${x.kind}/${x.metadata.namespace ?? ''}/${x.metadata.name}`;
-        const before = new Map(last.map((x) => [key(x), x]));
-        const changed = new Set(u.changedStatuses.map(key));
-        for (const x of u.statuses as Json[]) if (!isDeepStrictEqual(before.get(key(x)), x)) assert.ok(changed.has(key(x)), `${at}: ${key(x)} changed`);
-        last = u.statuses as Json[];
-        assert.deepEqual(Object.fromEntries(u.gateways), Object.fromEntries(full.gateways), `${at}: gateways`);
-        assert.deepEqual(u.statuses, full.statuses, `${at}: statuses`);
-        assert.deepEqual(u.ir, full.ir, `${at}: IR`);
-        // A Gateway the change did not reach keeps its configuration object, and is not "changed".
-        for (const g of full.gateways.keys()) if (!u.changedGateways.includes(g)) assert.ok(u.gateways.has(g), `${at}: ${g} kept`);
-      }
+      randomWalk(universe, { now: NOW, ...extra }, name.length * 7919 + (extra.endpoints ?? 'static').length, 60);
     });
+  }
+
+  for (const endpoints of ['static', 'eds'] as const) {
+    for (let seed = 1; seed <= 4; seed++) {
+      it(`routes and ListenerSets moving between Gateways, listeners, ports and hostnames (${endpoints}, seed ${seed}): each step equal to convert()`, () => {
+        randomWalk(movesEstate(), { now: NOW, endpoints }, seed * 104_729, 80);
+      });
+    }
   }
 
   it('keeps the IR and Envoy resources of an untouched Gateway, and of untouched resources of a touched one', () => {

@@ -17,8 +17,12 @@ interface Profile {
 }
 
 export const PARTS = [
-  'picker (read, decide, answer)',
-  'picker gRPC server',
+  'protobuf decode/encode',
+  'header reading',
+  'strategy',
+  'exchange (answers, pass-through)',
+  'metrics',
+  'gRPC framing (picker server)',
   'bench server',
   'grpc-js',
   'node:http2',
@@ -29,27 +33,41 @@ export const PARTS = [
 ] as const;
 export type Part = (typeof PARTS)[number];
 
-function partOf(url: string): Part | undefined {
+/** The picker's own modules, by what they do in a decision. */
+const PICKER_MODULES: ReadonlyArray<readonly [RegExp, Part]> = [
+  [/\/(wire|protos)\./, 'protobuf decode/encode'],
+  [/\/(requests|messages)\./, 'header reading'],
+  [/\/(picker|strategies|codec|pool-members|scoring)\./, 'strategy'],
+  [/\/(server|stream)\./, 'exchange (answers, pass-through)'],
+  [/\/metrics\./, 'metrics'],
+  [/\/h2-server\./, 'gRPC framing (picker server)'],
+];
+
+/** The profiler's own frames (node:inspector and the natives it calls): not the measured process's work. */
+const PROFILER = 'profiler';
+
+function partOf(url: string): Part | typeof PROFILER | undefined {
   if (url === '') return undefined;
   if (url.includes('/packages/picker/bench/')) return 'bench server';
-  if (url.includes('/packages/picker/') && url.includes('/h2-server.')) return 'picker gRPC server';
-  if (url.includes('/packages/picker/')) return 'picker (read, decide, answer)';
+  if (url.includes('/packages/picker/')) return PICKER_MODULES.find(([re]) => re.test(url))?.[1] ?? 'other';
+  if (url.includes('/protobufjs/') || url.includes('@grpc/proto-loader')) return 'protobuf decode/encode';
+  if (url.includes('prom-client') || url.includes('/packages/telemetry/')) return 'metrics';
   if (url.includes('@grpc/grpc-js')) return 'grpc-js';
+  if (url.startsWith('node:inspector')) return PROFILER;
   if (url.startsWith('node:internal/http2')) return 'node:http2';
   if (url.startsWith('node:internal/streams') || url === 'node:events' || url.startsWith('node:internal/event')) return 'streams/events';
   if (url.startsWith('node:')) return 'other node';
   return 'other';
 }
 
-/** Self time (µs) by part, idle left out. */
+/** Self time (µs) by part, idle and the profiler's own frames left out. */
 export function summarise(profile: Profile): Record<Part, number> {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
-  const part = new Map<number, Part | 'idle'>();
+  const part = new Map<number, Part | 'idle' | typeof PROFILER>();
   const children = new Set(profile.nodes.flatMap((n) => n.children ?? []));
-  const walk = (node: ProfileNode, inherited: Part): void => {
+  const walk = (node: ProfileNode, inherited: Part | typeof PROFILER): void => {
     const name = node.callFrame.functionName;
-    const own: Part | 'idle' =
-      name === '(idle)' ? 'idle' : name === '(garbage collector)' ? 'gc' : name === '(program)' ? 'other' : (partOf(node.callFrame.url) ?? inherited);
+    const own = name === '(idle)' ? 'idle' : name === '(garbage collector)' ? 'gc' : name === '(program)' ? 'other' : (partOf(node.callFrame.url) ?? inherited);
     part.set(node.id, own);
     for (const c of node.children ?? []) walk(byId.get(c) as ProfileNode, own === 'idle' ? inherited : own);
   };
@@ -57,7 +75,7 @@ export function summarise(profile: Profile): Record<Part, number> {
   const out = Object.fromEntries(PARTS.map((p) => [p, 0])) as Record<Part, number>;
   profile.samples.forEach((id, i) => {
     const p = part.get(id);
-    if (p !== undefined && p !== 'idle') out[p] += profile.timeDeltas[i] ?? 0;
+    if (p !== undefined && p !== 'idle' && p !== PROFILER) out[p] += profile.timeDeltas[i] ?? 0;
   });
   return out;
 }

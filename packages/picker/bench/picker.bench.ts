@@ -2,9 +2,10 @@
 // per request as Envoy opens them), the picker's memory under a flood of distinct served values,
 // codec and simulator throughput. Prints figures; asserts nothing. The picker runs in its own
 // process (the built dist/, as it ships) so that it and the load generator do not share one event
-// loop. The load generator plays Envoy as cheaply as it can (node:http2 with the request frame
-// encoded once, reading only the answer's kind), so that on a small machine it leaves the CPU to
-// the picker; its own CPU per decision is printed apart. The same picker is measured on both gRPC
+// loop. The load generator plays Envoy as cheaply as it can (its own minimal HTTP/2 client, h2-load.ts,
+// writing each request from one template and reading only the answer's kind), so that on a small
+// machine it leaves the CPU to the picker; its own CPU per decision is printed apart, and which of
+// the two bounds the rate. The same picker is measured on both gRPC
 // server implementations (the project's node:http2 one and @grpc/grpc-js), beside a bare node:http2
 // server that answers fixed bytes (no gRPC, no picker: the floor of any server on node:http2),
 // their rounds interleaved so a shared machine's busy spells fall on all alike; then one profiled
@@ -14,18 +15,19 @@ import * as grpc from '@grpc/grpc-js';
 import type { ClientHttp2Session } from 'node:http2';
 import { connect as connectH2, createServer as createH2Server } from 'node:http2';
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
-import { loadavg } from 'node:os';
+import { availableParallelism, loadavg } from 'node:os';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { formatEndpointList, parseEndpointList } from '../src/codec.js';
 import { responseHeaders } from '../src/conformance/answers.js';
 import type { ProcessingRequest, ProcessingResponse } from '../src/messages.js';
 import { loadProtos } from '../src/protos.js';
 import type { GrpcTransport } from '../src/server.js';
 import { PARTS, SelfProfiler, type Part } from './cpu-profile.js';
+import { RawH2Client } from './h2-load.js';
 import { protocolSources, simulateOverrideHost } from '../src/simulator.js';
 
 const CONCURRENCY = 64;
@@ -51,11 +53,19 @@ const REQUEST: ProcessingRequest = {
   },
 };
 
-/** What a server process runs: the picker on one of its gRPC transports, or the bare node:http2 floor. */
-type ServerKind = GrpcTransport | 'bare-http2';
-const KINDS: readonly ServerKind[] = ['node-http2', 'grpc-js', 'bare-http2'];
+/**
+ * What a server process runs: the picker on one of its gRPC transports, the bare node:http2 floor,
+ * or (PICKER_BASELINE_DIST=another build's dist/) an earlier build of the picker on node:http2, for
+ * before/after figures from the same run. PICKER_KINDS=a,b picks some of them.
+ */
+type ServerKind = GrpcTransport | 'bare-http2' | 'baseline';
+const BASELINE_DIST = process.env.PICKER_BASELINE_DIST;
+const KINDS: readonly ServerKind[] =
+  (process.env.PICKER_KINDS?.split(',') as ServerKind[] | undefined) ??
+  (BASELINE_DIST ? ['node-http2', 'baseline', 'grpc-js', 'bare-http2'] : ['node-http2', 'grpc-js', 'bare-http2']);
 const LABEL: Record<ServerKind, string> = {
   'node-http2': 'picker on node:http2 (default)',
+  baseline: `picker on node:http2, baseline build (${BASELINE_DIST})`,
   'grpc-js': 'picker on @grpc/grpc-js',
   'bare-http2': 'bare node:http2 (fixed bytes)',
 };
@@ -88,10 +98,12 @@ async function serve(kind: ServerKind): Promise<void> {
   if (kind === 'bare-http2') running = await serveBare();
   else {
     // The built package, as it ships (tsx would wrap every closure the picker makes in a naming helper).
-    const { startPicker } = await import('../dist/server.js');
-    const { staticEndpoints } = await import('../dist/pool-members.js');
+    const dist = kind === 'baseline' ? pathToFileURL(`${BASELINE_DIST}/`).href : new URL('../dist/', import.meta.url).href;
+    const { startPicker } = (await import(`${dist}server.js`)) as typeof import('../dist/server.js');
+    const { staticEndpoints } = (await import(`${dist}pool-members.js`)) as typeof import('../dist/pool-members.js');
     const endpoints = Array.from({ length: 32 }, (_, i) => `10.0.${i >> 4}.${(i & 15) + 1}:8000`).join(',');
-    running = await startPicker({ pool: staticEndpoints(endpoints), strategy: 'least-request', maxEndpoints: 3, transport: kind });
+    const transport = kind === 'baseline' ? 'node-http2' : kind;
+    running = await startPicker({ pool: staticEndpoints(endpoints), strategy: 'least-request', maxEndpoints: 3, transport });
   }
   process.stdout.write(`${running.address}\n`);
   // The load generator resets the CPU clock once warm-up is over, so the CPU figure is the server's own cost.
@@ -148,8 +160,22 @@ function grpcFrame(message: ProcessingRequest): Buffer {
   return frame;
 }
 
-/** One request as Envoy makes it: open a stream, send the headers message, wait for the answer, half-close. Resolves with the latency in ms. */
-function decide(session: ClientHttp2Session, frame: Buffer): Promise<number> {
+/** One decision: resolves with its latency in ms once the answer naming endpoints is in. */
+type Decide = () => Promise<number>;
+
+/**
+ * How the load generator plays Envoy: `raw` (default) is its own minimal HTTP/2 client
+ * (`h2-load.ts`), `node-http2` node's client; PICKER_LOAD=node-http2 measures with that one.
+ */
+type LoadClient = 'raw' | 'node-http2';
+const LOAD: LoadClient = process.env.PICKER_LOAD === 'node-http2' ? 'node-http2' : 'raw';
+
+function unexpected(data: Buffer | undefined): Error {
+  return new Error(`unexpected answer ${data?.subarray(0, 8).toString('hex')}`);
+}
+
+/** One request as Envoy makes it, on node's client: open a stream, send the headers message, wait for the answer, half-close. */
+function decideOnSession(session: ClientHttp2Session, frame: Buffer): Promise<number> {
   const start = performance.now();
   return new Promise((resolve, reject) => {
     const stream = session.request({ ':method': 'POST', ':path': PROCESS_PATH, 'content-type': 'application/grpc', te: 'trailers' });
@@ -157,7 +183,7 @@ function decide(session: ClientHttp2Session, frame: Buffer): Promise<number> {
     stream.on('data', (chunk: Buffer) => {
       if (answered) return;
       answered = true;
-      if (chunk[5] !== REQUEST_HEADERS_TAG) reject(new Error(`unexpected answer ${chunk.subarray(0, 8).toString('hex')}`));
+      if (chunk[5] !== REQUEST_HEADERS_TAG) reject(unexpected(chunk));
       resolve(performance.now() - start);
       stream.end();
     });
@@ -166,7 +192,19 @@ function decide(session: ClientHttp2Session, frame: Buffer): Promise<number> {
   });
 }
 
-async function runDecisions(session: ClientHttp2Session, frame: Buffer, total: number): Promise<{ seconds: number; latencies: number[] }> {
+/** The same on the raw client, which writes the request from a template and half-closes on the answer. */
+function decideRaw(client: RawH2Client): Promise<number> {
+  const start = performance.now();
+  return new Promise((resolve, reject) =>
+    client.request((err, data) => {
+      if (err) reject(err);
+      else if (data?.[5] !== REQUEST_HEADERS_TAG) reject(unexpected(data));
+      else resolve(performance.now() - start);
+    }),
+  );
+}
+
+async function runDecisions(decide: Decide, total: number): Promise<{ seconds: number; latencies: number[] }> {
   const latencies: number[] = [];
   let issued = 0;
   const start = performance.now();
@@ -174,7 +212,7 @@ async function runDecisions(session: ClientHttp2Session, frame: Buffer, total: n
     Array.from({ length: CONCURRENCY }, async () => {
       while (issued < total) {
         issued++;
-        latencies.push(await decide(session, frame));
+        latencies.push(await decide());
       }
     }),
   );
@@ -214,16 +252,23 @@ interface Server {
   kind: ServerKind;
   process: ChildProcessByStdio<Writable, Readable, null>;
   address: string;
-  session: ClientHttp2Session;
+  decide: Decide;
+  close(): void;
 }
 
-async function spawnServer(kind: ServerKind): Promise<Server> {
-  const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', fileURLToPath(import.meta.url), '--serve', kind], {
+async function spawnServer(kind: ServerKind, frame: Buffer): Promise<Server> {
+  const flags = (process.env.PICKER_SERVER_FLAGS ?? '').split(' ').filter((f) => f !== '');
+  const child = spawn(process.execPath, [...flags, '--expose-gc', '--import', 'tsx', fileURLToPath(import.meta.url), '--serve', kind], {
     stdio: ['pipe', 'pipe', 'inherit'],
   });
   const [first] = (await once(child.stdout, 'data')) as [Buffer];
   const address = first.toString().trim();
-  return { kind, process: child, address, session: connectH2(`http://${address}`) };
+  if (LOAD === 'node-http2') {
+    const session = connectH2(`http://${address}`);
+    return { kind, process: child, address, decide: () => decideOnSession(session, frame), close: () => session.close() };
+  }
+  const client = await RawH2Client.connect(address, PROCESS_PATH, frame);
+  return { kind, process: child, address, decide: () => decideRaw(client), close: () => client.close() };
 }
 
 interface Round {
@@ -236,12 +281,12 @@ interface Round {
 }
 
 /** One measured round against one server: warm-up, then DECISIONS decisions with both processes' CPU clocks reset. */
-async function measure(server: Server, frame: Buffer, start = 'measure'): Promise<Round & { parts?: number[] }> {
-  await runDecisions(server.session, frame, WARMUP);
+async function measure(server: Server, start = 'measure'): Promise<Round & { parts?: number[] }> {
+  await runDecisions(server.decide, WARMUP);
   if (start === 'profile') await ask(server.process, 'profile');
   else server.process.stdin.write('measure\n');
   const loadBase = process.cpuUsage();
-  const { seconds, latencies } = await runDecisions(server.session, frame, DECISIONS);
+  const { seconds, latencies } = await runDecisions(server.decide, DECISIONS);
   const load = process.cpuUsage(loadBase);
   const [microseconds = NaN, ...parts] = await ask(server.process, start === 'profile' ? 'profile-stop' : 'cpu');
   latencies.sort((a, b) => a - b);
@@ -268,6 +313,21 @@ function formatRound(r: Round): string {
   );
 }
 
+/**
+ * Which side bounds the rate: the picker and the load generator share the machine's cores, so at
+ * best they make cores / (their CPU per decision together) decisions a second, and the one that
+ * spends more per decision is the one to make cheaper.
+ */
+function bound(r: Round): string {
+  const cores = availableParallelism();
+  const ceiling = (cores * 1e6) / (r.cpu + r.load);
+  const side = r.load > r.cpu ? 'the load generator' : 'the server';
+  return (
+    `${side} is the bound (server ${r.cpu.toFixed(1)} µs, load generator ${r.load.toFixed(1)} µs per decision); ` +
+    `on ${cores} cores with nothing else running the two make at most ${Math.round(ceiling).toLocaleString('en')} decisions/s`
+  );
+}
+
 /** Best of the rounds, each figure on its own (the machine is shared: the least disturbed round is the closest to the cost). */
 function best(rounds: Round[]): Round {
   return {
@@ -280,18 +340,20 @@ function best(rounds: Round[]): Round {
 }
 
 async function main(): Promise<void> {
-  const servers = await Promise.all(KINDS.map(spawnServer));
+  const frame = grpcFrame(REQUEST);
+  const servers = await Promise.all(KINDS.map((kind) => spawnServer(kind, frame)));
   const server = servers[0] as Server;
   const client = new (loadProtos().ExtProcClient)(server.address, grpc.credentials.createInsecure(), { 'grpc.enable_channelz': 0 });
   const open = (client as unknown as { Process: Open }).Process.bind(client);
-  const frame = grpcFrame(REQUEST);
 
   console.log(`picker decisions over gRPC on loopback, ${CONCURRENCY} concurrent streams, least-request, 3 endpoints per answer (aims from issue 19):`);
-  console.log(`  load average at start ${loads()} (${ROUNDS} rounds of ${DECISIONS.toLocaleString('en')} decisions per server, interleaved)`);
+  console.log(
+    `  load average at start ${loads()} (${ROUNDS} rounds of ${DECISIONS.toLocaleString('en')} decisions per server, interleaved; load generator: ${LOAD === 'raw' ? 'its own HTTP/2 client (h2-load.ts)' : "node:http2's client"})`,
+  );
   const rounds = new Map<ServerKind, Round[]>(KINDS.map((k) => [k, []]));
   for (let round = 1; round <= ROUNDS; round++) {
     for (const s of servers) {
-      const r = await measure(s, frame);
+      const r = await measure(s);
       rounds.get(s.kind)?.push(r);
       console.log(`  round ${round}, ${LABEL[s.kind]}: ${formatRound(r)}`);
     }
@@ -304,12 +366,13 @@ async function main(): Promise<void> {
       kind === 'bare-http2'
         ? ''
         : ` — aims: >= 20,000/s ${aim(b.rate >= 20_000)} (${(b.rate / 20_000).toFixed(2)}x), p99 < 5 ms ${aim(b.p99 < 5)}, <= 25 µs ${aim(b.cpu <= 25)}`;
-    const ratio = kind === 'grpc-js' ? '' : ` (${(grpcJs.cpu / b.cpu).toFixed(2)}x less CPU than on grpc-js)`;
+    const ratio = kind === 'grpc-js' || !rounds.has('grpc-js') ? '' : ` (${(grpcJs.cpu / b.cpu).toFixed(2)}x less CPU than on grpc-js)`;
     console.log(`    ${LABEL[kind]}: ${formatRound(b)}${ratio}${aims}`);
   }
+  for (const kind of KINDS) console.log(`  ${LABEL[kind]}: ${bound(best(rounds.get(kind) ?? []))}`);
   console.log('  where the server CPU of a decision goes (one profiled round each, V8 self time; a native call counts for its JavaScript caller):');
   for (const s of servers) {
-    const r = await measure(s, frame, 'profile');
+    const r = await measure(s, 'profile');
     const parts = r.parts ?? [];
     const total = parts.reduce((a, b) => a + b, 0);
     const shares = PARTS.map((p, i) => [p, (parts[i] ?? 0) / total] as [Part, number])
@@ -318,10 +381,10 @@ async function main(): Promise<void> {
     console.log(`    ${LABEL[s.kind]}, ${r.cpu.toFixed(1)} µs per decision while profiled: ${shares.join(', ')}`);
   }
   for (const s of servers.slice(1)) {
-    s.session.close();
+    s.close();
     s.process.stdin.end();
   }
-  server.session.close();
+  server.close();
 
   const [heapBefore = NaN, rssBefore = NaN] = await ask(server.process, 'memory');
   for (let i = 0; i < FLOOD; i++) await reportServed(open, `${i}:${'9'.repeat(FLOOD_VALUE_BYTES)}`);

@@ -48,6 +48,8 @@ export interface H2Method {
 /** grpc-js's default receive limit. */
 export const MAX_RECEIVE_MESSAGE_BYTES = 4 * 1024 * 1024;
 const GRPC_HEADERS = { ':status': 200, 'content-type': 'application/grpc', 'grpc-accept-encoding': 'identity,deflate,gzip' } as const;
+const WAIT_FOR_TRAILERS = Object.freeze({ waitForTrailers: true });
+const EMPTY = Buffer.alloc(0);
 const DECOMPRESS: Record<string, ((b: Buffer) => Buffer) | undefined> = { identity: undefined, gzip: gunzipSync, deflate: inflateSync };
 const TIMEOUT_UNITS: Record<string, number> = { H: 3_600_000, M: 60_000, S: 1000, m: 1, u: 0.001, n: 0.000_001 };
 
@@ -130,11 +132,47 @@ export function serverStreamingMethod(
   };
 }
 
+/** The trailers of a call that ends OK (node:http2 copies trailers it is given, so one object serves every call). */
+const OK_TRAILERS: Readonly<Record<string, string>> = Object.freeze({ 'grpc-status': '0' });
+
+/** Where a stream's call is kept, so that one set of listener functions serves every stream (no closures per call). */
+const CALL = Symbol('call');
+type CallStream = ServerHttp2Stream & { [CALL]: Call };
+function onData(this: CallStream, chunk: Buffer): void {
+  this[CALL].data(chunk);
+}
+function onEnd(this: CallStream): void {
+  this[CALL].halfClosed();
+}
+function onGone(this: CallStream): void {
+  this[CALL].gone();
+}
+function onWantTrailers(this: CallStream): void {
+  this.sendTrailers(this[CALL].trailers);
+}
+function ignore(): void {}
+
+/** gRPC frames of answers sent again and again (the encoded answers of `wire.ts`), made once per answer. */
+const FRAMES = new WeakMap<Uint8Array, Buffer>();
+/** Answers up to this size have their frame kept; bigger ones (body chunks passed back) are framed each time. */
+const FRAMED_KEPT_BYTES = 1024;
+
+function frameOf(bytes: Uint8Array): Buffer {
+  let frame = FRAMES.get(bytes);
+  if (frame !== undefined) return frame;
+  frame = Buffer.allocUnsafe(5 + bytes.length);
+  frame[0] = 0;
+  frame.writeUInt32BE(bytes.length, 1);
+  frame.set(bytes, 5);
+  if (bytes.length <= FRAMED_KEPT_BYTES) FRAMES.set(bytes, frame);
+  return frame;
+}
+
 /** One call on one HTTP/2 stream. */
 class Call implements CallPort {
   private headersSent = false;
   private ended = false;
-  private trailers: Record<string, string> = { 'grpc-status': '0' };
+  trailers: Readonly<Record<string, string>> = OK_TRAILERS;
   private readonly events: CallEvents;
   /** The DATA chunks of a message not complete yet, joined once it is (not at each chunk: a 4 MiB message comes in hundreds). */
   private pending: Buffer[] = [];
@@ -151,22 +189,25 @@ class Call implements CallPort {
     deadlineMs: number | undefined,
   ) {
     this.events = method.open(this);
-    stream.on('data', (chunk: Buffer) => this.data(chunk));
-    stream.on('end', () => {
-      if (this.ended) return;
-      if (this.pendingBytes > 0) return this.abort({ code: Status.INTERNAL, details: 'the request ended inside a message' });
-      this.events.halfClose();
-    });
+    (stream as CallStream)[CALL] = this;
+    stream.on('data', onData);
+    stream.on('end', onEnd);
     // A reset from the peer, a broken connection or a cut at shutdown: the call is gone.
-    stream.on('close', () => this.gone());
-    stream.on('error', () => this.gone());
+    stream.on('close', onGone);
+    stream.on('error', onGone);
     if (deadlineMs !== undefined) {
       this.timer = setTimeout(() => this.abort({ code: Status.DEADLINE_EXCEEDED, details: 'Deadline exceeded' }), deadlineMs);
     }
   }
 
+  halfClosed(): void {
+    if (this.ended) return;
+    if (this.pendingBytes > 0) this.abort({ code: Status.INTERNAL, details: 'the request ended inside a message' });
+    else this.events.halfClose();
+  }
+
   /** Tells the method, once, that the call is over (however it ended: its pick, its watch, are let go). */
-  private gone(): void {
+  gone(): void {
     if (this.timer) clearTimeout(this.timer);
     this.ended = true;
     if (this.goneReported) return;
@@ -180,7 +221,7 @@ class Call implements CallPort {
     this.gone();
   }
 
-  private data(chunk: Buffer): void {
+  data(chunk: Buffer): void {
     const problem = this.readMessages(chunk);
     if (problem) this.abort(problem);
   }
@@ -209,7 +250,7 @@ class Call implements CallPort {
       }
       const compressed = buf[0] as number;
       let payload = buf.subarray(5, 5 + length);
-      buf = buf.subarray(5 + length);
+      buf = buf.length === 5 + length ? EMPTY : buf.subarray(5 + length);
       if (compressed !== 0) {
         if (compressed !== 1 || this.decompress === undefined) {
           return {
@@ -245,15 +286,11 @@ class Call implements CallPort {
 
   send(message: unknown): void {
     if (this.ended || this.stream.destroyed || this.stream.closed) return;
-    const bytes = message instanceof Uint8Array ? message : this.method.encode(message);
-    const frame = Buffer.allocUnsafe(5 + bytes.length);
-    frame[0] = 0;
-    frame.writeUInt32BE(bytes.length, 1);
-    frame.set(bytes, 5);
+    const frame = frameOf(message instanceof Uint8Array ? message : this.method.encode(message));
     if (!this.headersSent) {
       this.headersSent = true;
-      this.stream.respond(GRPC_HEADERS, { waitForTrailers: true });
-      this.stream.once('wantTrailers', () => this.stream.sendTrailers(this.trailers));
+      this.stream.respond(GRPC_HEADERS, WAIT_FOR_TRAILERS);
+      this.stream.once('wantTrailers', onWantTrailers);
     }
     this.stream.write(frame);
   }
@@ -265,7 +302,7 @@ class Call implements CallPort {
     this.pending = [];
     this.pendingBytes = 0;
     if (this.stream.destroyed || this.stream.closed) return;
-    const trailers: Record<string, string> = { 'grpc-status': String(status?.code ?? Status.OK) };
+    const trailers: Record<string, string> = status === undefined ? OK_TRAILERS : { 'grpc-status': String(status.code) };
     if (status?.details) trailers['grpc-message'] = encodeURI(status.details);
     if (this.headersSent) {
       this.trailers = trailers;
@@ -296,7 +333,7 @@ export class H2GrpcServer {
   }
 
   private stream(stream: ServerHttp2Stream, headers: IncomingHttpHeaders): void {
-    stream.on('error', () => undefined);
+    stream.on('error', ignore);
     const contentType = headers['content-type'];
     if (typeof contentType !== 'string' || !contentType.startsWith('application/grpc')) {
       stream.respond({ ':status': constants.HTTP_STATUS_UNSUPPORTED_MEDIA_TYPE }, { endStream: true });

@@ -124,7 +124,11 @@ export function fromStruct(s: PbStruct | undefined): Record<string, unknown> {
 
 /** Header value as text: Envoy sends `raw_value` (bytes); older builds and hand-made clients send `value`. */
 export function headerText(h: HeaderValue): string {
-  if (h.raw_value instanceof Uint8Array && h.raw_value.length > 0) return Buffer.from(h.raw_value).toString('utf8');
+  const raw = h.raw_value;
+  if (raw instanceof Uint8Array && raw.length > 0) {
+    // Read in place: Buffer.from(a Uint8Array) would copy it first.
+    return (Buffer.isBuffer(raw) ? raw : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength)).toString('utf8');
+  }
   return typeof h.value === 'string' ? h.value : '';
 }
 

@@ -187,12 +187,16 @@ export class EndpointPicker {
       return { decision: { kind: 'reject', status: EPP.status.noEndpoint, reason }, finish: noop };
     }
     if (this.loadAware) return this.pickLoadAware(request, candidates, this.loadAware, wait);
-    const ctx = {
-      header: (name: string) => request.headers.get(name)?.[0],
-      outstanding: (address: string) => this.outstanding.get(address) ?? 0,
-    };
-    return this.picked((this.strategy as Strategy).order(candidates, ctx, this.maxEndpoints));
+    this.deciding = request;
+    return this.picked((this.strategy as Strategy).order(candidates, this.strategyContext, this.maxEndpoints));
   }
+
+  /** The request a strategy is ordering endpoints for, read by `strategyContext` (one context for every decision). */
+  private deciding: PickRequest | undefined;
+  private readonly strategyContext = {
+    header: (name: string) => this.deciding?.headers.get(name)?.[0],
+    outstanding: (address: string) => this.outstanding.get(address) ?? 0,
+  };
 
   private pickLoadAware(request: PickRequest, candidates: readonly Endpoint[], config: LoadAwareConfig, wait: boolean): Pick | Promise<Pick> {
     const ranked = this.ranked(request, candidates, config);
@@ -268,19 +272,16 @@ export class EndpointPicker {
     this.outstanding.set(primary, (this.outstanding.get(primary) ?? 0) + 1);
     this.inFlight++;
     this.picks.picked++;
-    let done = false;
-    return {
-      decision: { kind: 'endpoints', endpoints },
-      finish: () => {
-        if (done) return;
-        done = true;
-        this.inFlight--;
-        const n = (this.outstanding.get(primary) ?? 1) - 1;
-        if (n > 0) this.outstanding.set(primary, n);
-        else this.outstanding.delete(primary);
-        if (this.waiters.length > 0) this.serveWaiters();
-      },
-    };
+    return new PickInFlight(this, { kind: 'endpoints', endpoints }, primary);
+  }
+
+  /** @internal A pick's request ended (its `finish`, once): its primary has one request fewer outstanding. */
+  finished(primary: string): void {
+    this.inFlight--;
+    const n = (this.outstanding.get(primary) ?? 1) - 1;
+    if (n > 0) this.outstanding.set(primary, n);
+    else this.outstanding.delete(primary);
+    if (this.waiters.length > 0) this.serveWaiters();
   }
 
   /**
@@ -333,6 +334,22 @@ export class EndpointPicker {
 }
 
 function noop(): void {}
+
+/** A pick that named endpoints, until its request ends (a class, not a closure per decision). */
+class PickInFlight implements Pick {
+  private done = false;
+  constructor(
+    private readonly picker: EndpointPicker,
+    readonly decision: PickDecision,
+    private readonly primary: string,
+  ) {}
+
+  finish(): void {
+    if (this.done) return;
+    this.done = true;
+    this.picker.finished(this.primary);
+  }
+}
 
 /** Endpoints named by the subset hint (`ip:port`, or a bare IP for every port), in the pool's order. */
 export function restrictToSubset(all: readonly Endpoint[], subset: readonly string[]): Endpoint[] {

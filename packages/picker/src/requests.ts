@@ -39,10 +39,7 @@ export function readMessage(raw: unknown): PickerMessage {
   if (raw instanceof UndecodableRequest) throw new InvalidMessage('ProcessingRequest', `not a protobuf ProcessingRequest (${raw.reason})`);
   if (!isObject(raw)) throw new InvalidMessage('ProcessingRequest', `expected a message, got ${describeValue(raw)}`);
   const request = raw as ProcessingRequest;
-  const present = PHASES.filter((p) => request[p] !== undefined && request[p] !== null);
-  if (present.length === 0) throw new InvalidMessage('ProcessingRequest', 'carries none of the request/response phases');
-  if (present.length > 1) throw new InvalidMessage('ProcessingRequest', `carries ${present.join(' and ')}; one message is one phase`);
-  const phase = present[0] as Phase;
+  const phase = onlyPhase(request);
   switch (phase) {
     case 'request_headers':
       return {
@@ -60,6 +57,21 @@ export function readMessage(raw: unknown): PickerMessage {
     case 'response_trailers':
       return { phase };
   }
+}
+
+/** The one phase a message carries. */
+function onlyPhase(request: ProcessingRequest): Phase {
+  let phase: Phase | undefined;
+  for (const p of PHASES) {
+    if (request[p] === undefined || request[p] === null) continue;
+    if (phase !== undefined) {
+      const present = PHASES.filter((q) => request[q] !== undefined && request[q] !== null);
+      throw new InvalidMessage('ProcessingRequest', `carries ${present.join(' and ')}; one message is one phase`);
+    }
+    phase = p;
+  }
+  if (phase === undefined) throw new InvalidMessage('ProcessingRequest', 'carries none of the request/response phases');
+  return phase;
 }
 
 /** Request headers as a lower-cased name → values map (repeated headers keep every value, in order). */

@@ -156,6 +156,7 @@ function encodedCodec(bodyMode: BodyMode, answerWith: AnswerWith): AnswerCodec {
 }
 
 const NONE: Answers = { responses: [] };
+const NO_HEADERS: PickerMessage & { phase: 'request_headers' } = { phase: 'request_headers', headers: new Map(), subset: undefined, endOfStream: true };
 
 /**
  * One HTTP request as the picker sees it: a pick, then pass-through. The pick is made on the
@@ -165,7 +166,8 @@ const NONE: Answers = { responses: [] };
  */
 class PickerExchange implements Exchange {
   private pick: Pick | undefined;
-  private headers: PickerMessage & { phase: 'request_headers' } = { phase: 'request_headers', headers: new Map(), subset: undefined, endOfStream: true };
+  /** The request headers, once received (a decision is never made before them). */
+  private headers: (PickerMessage & { phase: 'request_headers' }) | undefined;
   private prompt: PromptReader | undefined;
   /** Messages received while the decision waits (for the body, or for capacity), answered after it. */
   private held: PickerMessage[] | undefined;
@@ -214,7 +216,7 @@ class PickerExchange implements Exchange {
   }
 
   private decide(): Answers {
-    const { headers, subset } = this.headers;
+    const { headers, subset } = this.headers ?? NO_HEADERS;
     const request: PickRequest = subset === undefined ? { headers } : { headers, subset };
     const prompt = this.prompt?.result();
     if (prompt) request.prompt = prompt;
@@ -243,7 +245,7 @@ class PickerExchange implements Exchange {
       const immediate = { status: { code: decision.status }, details: decision.reason, body: Buffer.from(`${decision.reason}\n`) };
       return { responses: [{ immediate_response: immediate }], last: true };
     }
-    const responses: EncodedOrMessage[] = [this.codec.endpoints(decision.endpoints.map((e) => e.address).join(','))];
+    const responses: EncodedOrMessage[] = [this.codec.endpoints(joinAddresses(decision.endpoints))];
     for (const m of held) responses.push(this.passThrough(m));
     return { responses };
   }
@@ -271,6 +273,13 @@ class PickerExchange implements Exchange {
     this.pick?.finish();
     this.pick = undefined;
   }
+}
+
+/** The answer's value: the endpoints' addresses, comma-separated. */
+function joinAddresses(endpoints: readonly Endpoint[]): string {
+  let value = (endpoints[0] as Endpoint).address;
+  for (let i = 1; i < endpoints.length; i++) value += `,${(endpoints[i] as Endpoint).address}`;
+  return value;
 }
 
 /** Opens one ext_proc stream's exchange on a stream port, for any gRPC server. */
@@ -364,7 +373,15 @@ export async function startPicker(options: PickerServerOptions): Promise<Running
   // What the load-aware profile scrapes, so an operator can see where its signals come from.
   const scraping = scraper ? { scrape: { port: scrapeOptions.port ?? "each endpoint's own", path: scrapeOptions.path, names: scrapeOptions.names } } : {};
   logger.info(
-    { address, metricsAddress, strategy: picker.strategyName, maxEndpoints: picker.maxEndpoints, ...scraping, ...poolFields(options.pool.endpoints()) },
+    {
+      address,
+      metricsAddress,
+      transport,
+      strategy: picker.strategyName,
+      maxEndpoints: picker.maxEndpoints,
+      ...scraping,
+      ...poolFields(options.pool.endpoints()),
+    },
     'listening',
   );
   return {

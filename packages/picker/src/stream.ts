@@ -54,74 +54,99 @@ export interface StreamEvents {
 
 /** Binds an exchange to a stream: what the server reports goes in through the events returned, answers go out through `port`. */
 export function openExchange(port: StreamPort, exchange: Exchange, counters: StreamCounters): StreamEvents {
-  const order = new PhaseOrder();
-  let open = true;
-  let released = false;
-  const release = (): void => {
-    if (released) return;
-    released = true;
+  return new BoundExchange(port, exchange, counters);
+}
+
+/** One stream's exchange and its state (a class: a decision makes one of these, not a set of closures). */
+class BoundExchange implements StreamEvents {
+  private readonly order = new PhaseOrder();
+  private open = true;
+  private released = false;
+
+  constructor(
+    private readonly port: StreamPort,
+    private readonly exchange: Exchange,
+    private readonly counters: StreamCounters,
+  ) {
+    exchange.bind?.((answers) => this.send(answers));
+  }
+
+  private release(): void {
+    if (this.released) return;
+    this.released = true;
     try {
-      exchange.release();
+      this.exchange.release();
     } catch (err) {
-      counters.recordInternalError(`the picker failed to release the request: ${describe(err)}`);
+      this.counters.recordInternalError(`the picker failed to release the request: ${describe(err)}`);
     }
-  };
-  const close = (status?: { code: grpc.status; details: string }): void => {
-    if (!open) return;
-    open = false;
-    release();
-    port.end(status);
-  };
-  const send = ({ responses, last }: Answers): void => {
-    if (!open) return;
-    for (const r of responses) port.send(r);
-    if (last) close();
-  };
-  const fail = (err: unknown): void => {
+  }
+
+  private close(status?: { code: grpc.status; details: string }): void {
+    if (!this.open) return;
+    this.open = false;
+    this.release();
+    this.port.end(status);
+  }
+
+  private send({ responses, last }: Answers): void {
+    if (!this.open) return;
+    for (const r of responses) this.port.send(r);
+    if (last) this.close();
+  }
+
+  private fail(err: unknown): void {
     if (err instanceof InvalidMessage) {
-      counters.recordInvalidMessage(err.message);
-      close({ code: grpc.status.INVALID_ARGUMENT, details: err.message });
+      this.counters.recordInvalidMessage(err.message);
+      this.close({ code: grpc.status.INVALID_ARGUMENT, details: err.message });
     } else {
       const details = `the picker failed on this message: ${describe(err)}`;
-      counters.recordInternalError(details);
-      close({ code: grpc.status.INTERNAL, details });
+      this.counters.recordInternalError(details);
+      this.close({ code: grpc.status.INTERNAL, details });
     }
-  };
-  exchange.bind?.(send);
-  return {
-    message(raw) {
-      if (!open) return;
-      try {
-        const message = readMessage(raw);
-        order.accept(message.phase);
-        send(exchange.answer(message));
-      } catch (err) {
-        fail(err);
-      }
-    },
-    halfClose() {
-      if (!open || !exchange.flush) return close();
-      let owed: Answers | Promise<Answers>;
-      try {
-        owed = exchange.flush();
-      } catch (err) {
-        return fail(err);
-      }
-      if (!(owed instanceof Promise)) {
-        send(owed);
-        return close();
-      }
-      owed.then((answers) => {
-        send(answers);
-        close();
-      }, fail);
-    },
-    // A cancelled or broken stream cannot take a status any more; its pick is still released.
-    gone() {
-      open = false;
-      release();
-    },
-  };
+  }
+
+  message(raw: unknown): void {
+    if (!this.open) return;
+    try {
+      const message = readMessage(raw);
+      this.order.accept(message.phase);
+      this.send(this.exchange.answer(message));
+    } catch (err) {
+      this.fail(err);
+    }
+  }
+
+  halfClose(): void {
+    if (!this.open || !this.exchange.flush) {
+      this.close();
+      return;
+    }
+    let owed: Answers | Promise<Answers>;
+    try {
+      owed = this.exchange.flush();
+    } catch (err) {
+      this.fail(err);
+      return;
+    }
+    if (!(owed instanceof Promise)) {
+      this.send(owed);
+      this.close();
+      return;
+    }
+    owed.then(
+      (answers) => {
+        this.send(answers);
+        this.close();
+      },
+      (err: unknown) => this.fail(err),
+    );
+  }
+
+  // A cancelled or broken stream cannot take a status any more; its pick is still released.
+  gone(): void {
+    this.open = false;
+    this.release();
+  }
 }
 
 /** An exchange on a @grpc/grpc-js call: `open` binds it to the call's port (see `openExchange`). */
@@ -131,8 +156,8 @@ export function serveExchange(call: grpc.ServerDuplexStream<unknown, EncodedOrMe
     // grpc-js turns an emitted error into the stream's status.
     end: (status) => (status ? call.emit('error', status) : call.end()),
   });
-  call.on('data', events.message);
-  call.on('end', events.halfClose);
-  call.on('cancelled', events.gone);
-  call.on('error', events.gone);
+  call.on('data', (raw: unknown) => events.message(raw));
+  call.on('end', () => events.halfClose());
+  call.on('cancelled', () => events.gone());
+  call.on('error', () => events.gone());
 }

@@ -25,80 +25,89 @@ export class WireError extends Error {
 const VARINT = 0;
 const FIXED64 = 1;
 const LENGTH = 2;
+const START_GROUP = 3;
+const END_GROUP = 4;
 const FIXED32 = 5;
 
-class Reader {
-  pos: number;
-  constructor(
-    readonly buf: Buffer,
-    start: number,
-    readonly end: number,
-  ) {
-    this.pos = start;
-  }
+/*
+ * The reader is one cursor over the message being decoded (decoding is synchronous and never
+ * re-entered), and each message is a loop over its fields: no reader object, closure or bounds
+ * pair is made per nested message, since a decision's garbage is a good part of its cost.
+ */
+let pos = 0;
 
-  /** A varint; values past 2^32 keep only their low bits, as for the lengths and flags read here. */
-  varint(): number {
-    let result = 0;
-    let shift = 0;
-    for (let i = 0; i < 10; i++) {
-      if (this.pos >= this.end) throw new WireError(`varint runs past the end at offset ${this.pos}`);
-      const b = this.buf[this.pos++] as number;
-      if (shift < 32) result |= (b & 0x7f) << shift;
-      shift += 7;
-      if (b < 0x80) return result >>> 0;
-    }
-    throw new WireError(`varint longer than 10 bytes at offset ${this.pos}`);
+/** A varint; values past 2^32 keep only their low bits, as for the lengths and flags read here. */
+function varint(buf: Buffer, end: number): number {
+  let result = 0;
+  let shift = 0;
+  for (let i = 0; i < 10; i++) {
+    if (pos >= end) throw new WireError(`varint runs past the end at offset ${pos}`);
+    const b = buf[pos++] as number;
+    if (shift < 32) result |= (b & 0x7f) << shift;
+    shift += 7;
+    if (b < 0x80) return result >>> 0;
   }
+  throw new WireError(`varint longer than 10 bytes at offset ${pos}`);
+}
 
-  /** The bounds of a length-delimited field's payload, checked against the enclosing message. */
-  length(): [number, number] {
-    const n = this.varint();
-    const start = this.pos;
-    if (n > this.end - start) throw new WireError(`a field of ${n} bytes runs past the end of its message at offset ${start}`);
-    this.pos = start + n;
-    return [start, start + n];
-  }
+/** A length-delimited field's length, checked against the enclosing message; the cursor is left at its payload. Returns the payload's end. */
+function lengthEnd(buf: Buffer, end: number): number {
+  const n = varint(buf, end);
+  if (n > end - pos) throw new WireError(`a field of ${n} bytes runs past the end of its message at offset ${pos}`);
+  return pos + n;
+}
 
-  skip(wireType: number): void {
-    switch (wireType) {
-      case VARINT:
-        this.varint();
-        return;
-      case FIXED64:
-        this.advance(8);
-        return;
-      case LENGTH:
-        this.length();
-        return;
-      case FIXED32:
-        this.advance(4);
-        return;
-      default:
-        throw new WireError(`wire type ${wireType} is not valid at offset ${this.pos}`);
-    }
-  }
+function advance(n: number, end: number): void {
+  if (n > end - pos) throw new WireError(`a fixed-size field runs past the end at offset ${pos}`);
+  pos += n;
+}
 
-  private advance(n: number): void {
-    if (n > this.end - this.pos) throw new WireError(`a fixed-size field runs past the end at offset ${this.pos}`);
-    this.pos += n;
+/** Skips one field's payload by its wire type; a group (long deprecated, but protobuf.js skips it) up to its end tag. */
+function skip(buf: Buffer, wireType: number, end: number): void {
+  switch (wireType) {
+    case VARINT:
+      varint(buf, end);
+      return;
+    case FIXED64:
+      advance(8, end);
+      return;
+    case LENGTH:
+      pos = lengthEnd(buf, end);
+      return;
+    case FIXED32:
+      advance(4, end);
+      return;
+    case START_GROUP:
+      for (;;) {
+        const inner = varint(buf, end) & 7;
+        if (inner === END_GROUP) return;
+        skip(buf, inner, end);
+      }
+    default:
+      throw new WireError(`wire type ${wireType} is not valid at offset ${pos}`);
   }
 }
 
-/** Walks one message's fields, calling `field` for each; fields it does not take are skipped. */
-function fields(r: Reader, start: number, end: number, field: (r: Reader, number: number, wireType: number) => boolean): void {
-  const sub = new Reader(r.buf, start, end);
-  while (sub.pos < sub.end) {
-    const tag = sub.varint();
-    const number = tag >>> 3;
-    const wireType = tag & 7;
-    if (number === 0) throw new WireError(`field number 0 at offset ${sub.pos}`);
-    if (!field(sub, number, wireType)) sub.skip(wireType);
-  }
+/** The next field's tag, checked for a field number; the cursor is left at its payload. */
+function tag(buf: Buffer, end: number): number {
+  const t = varint(buf, end);
+  if (t >>> 3 === 0) throw new WireError(`field number 0 at offset ${pos}`);
+  return t;
 }
 
 function expect(wireType: number, want: number, what: string): void {
   if (wireType !== want) throw new WireError(`${what} has wire type ${wireType}, expected ${want}`);
+}
+
+/** A length-delimited field the decoder reads into: its wire type checked, the cursor at its payload. Returns the payload's end. */
+function enter(buf: Buffer, t: number, end: number, what: string): number {
+  expect(t & 7, LENGTH, what);
+  return lengthEnd(buf, end);
+}
+
+function flag(buf: Buffer, t: number, end: number): boolean {
+  expect(t & 7, VARINT, 'end_of_stream');
+  return varint(buf, end) !== 0;
 }
 
 const PHASE_FIELDS = ['', '', 'request_headers', 'response_headers', 'request_body', 'response_body', 'request_trailers', 'response_trailers'] as const;
@@ -107,90 +116,81 @@ const METADATA_CONTEXT = 8;
 /** Decodes the parts of a ProcessingRequest the picker reads. Throws `WireError` on bytes that are no protobuf message. */
 export function decodeProcessingRequest(buf: Buffer): ProcessingRequest {
   const out: ProcessingRequest = {};
-  const r = new Reader(buf, 0, buf.length);
-  fields(r, 0, buf.length, (f, number, wireType) => {
+  const end = buf.length;
+  pos = 0;
+  while (pos < end) {
+    const t = tag(buf, end);
+    const number = t >>> 3;
     if (number >= 2 && number <= 7) {
-      expect(wireType, LENGTH, PHASE_FIELDS[number] as string);
-      const [s, e] = f.length();
-      if (number <= 3) out[PHASE_FIELDS[number] as 'request_headers'] = httpHeaders(f, s, e);
-      else if (number <= 5) out[PHASE_FIELDS[number] as 'request_body'] = httpBody(f, s, e);
-      else out[PHASE_FIELDS[number] as 'request_trailers'] = checked(f, s, e);
-      return true;
-    }
-    if (number === METADATA_CONTEXT) {
-      expect(wireType, LENGTH, 'metadata_context');
-      const [s, e] = f.length();
-      out.metadata_context = metadataContext(f, s, e);
-      return true;
-    }
-    return false;
-  });
+      const e = enter(buf, t, end, PHASE_FIELDS[number] as string);
+      if (number <= 3) out[PHASE_FIELDS[number] as 'request_headers'] = httpHeaders(buf, e);
+      else if (number <= 5) out[PHASE_FIELDS[number] as 'request_body'] = httpBody(buf, e);
+      else out[PHASE_FIELDS[number] as 'request_trailers'] = checked(buf, e);
+    } else if (number === METADATA_CONTEXT) {
+      out.metadata_context = metadataContext(buf, enter(buf, t, end, 'metadata_context'));
+    } else skip(buf, t & 7, end);
+  }
   return out;
 }
 
-/** A message the picker does not read into: only its framing is checked. */
-function checked(r: Reader, start: number, end: number): Record<string, never> {
-  fields(r, start, end, () => false);
+/** A message the picker does not read into, from the cursor to `end`: only its framing is checked. */
+function checked(buf: Buffer, end: number): Record<string, never> {
+  while (pos < end) skip(buf, tag(buf, end) & 7, end);
   return {};
 }
 
-function httpHeaders(r: Reader, start: number, end: number): HttpHeaders {
+function httpHeaders(buf: Buffer, end: number): HttpHeaders {
   const out: HttpHeaders = {};
-  fields(r, start, end, (f, number, wireType) => {
+  while (pos < end) {
+    const t = tag(buf, end);
+    const number = t >>> 3;
     if (number === 1) {
-      expect(wireType, LENGTH, 'headers');
-      const [s, e] = f.length();
+      const e = enter(buf, t, end, 'headers');
       const headers: HeaderValue[] = [];
-      fields(f, s, e, (m, n, w) => {
-        if (n !== 1) return false;
-        expect(w, LENGTH, 'headers.headers');
-        const [hs, he] = m.length();
-        headers.push(headerValue(m, hs, he));
-        return true;
-      });
+      while (pos < e) {
+        const h = tag(buf, e);
+        if (h >>> 3 === 1) headers.push(headerValue(buf, enter(buf, h, e, 'headers.headers')));
+        else skip(buf, h & 7, e);
+      }
       out.headers = { headers };
-      return true;
-    }
-    if (number === 3) {
-      expect(wireType, VARINT, 'end_of_stream');
-      out.end_of_stream = f.varint() !== 0;
-      return true;
-    }
-    return false;
-  });
+    } else if (number === 3) out.end_of_stream = flag(buf, t, end);
+    else skip(buf, t & 7, end);
+  }
   return out;
 }
 
-function headerValue(r: Reader, start: number, end: number): HeaderValue {
+function headerValue(buf: Buffer, end: number): HeaderValue {
   const out: HeaderValue = {};
-  fields(r, start, end, (f, number, wireType) => {
-    if (number < 1 || number > 3) return false;
-    expect(wireType, LENGTH, 'header');
-    const [s, e] = f.length();
-    if (number === 1) out.key = f.buf.toString('utf8', s, e);
-    else if (number === 2) out.value = f.buf.toString('utf8', s, e);
-    else out.raw_value = f.buf.subarray(s, e);
-    return true;
-  });
+  while (pos < end) {
+    const t = tag(buf, end);
+    const number = t >>> 3;
+    if (number < 1 || number > 3) {
+      skip(buf, t & 7, end);
+      continue;
+    }
+    const e = enter(buf, t, end, 'header');
+    if (number === 1) out.key = buf.toString('utf8', pos, e);
+    else if (number === 2) out.value = buf.toString('utf8', pos, e);
+    else out.raw_value = buf.subarray(pos, e);
+    pos = e;
+  }
   return out;
 }
 
-function httpBody(r: Reader, start: number, end: number): HttpBody {
+function httpBody(buf: Buffer, end: number): HttpBody {
   const out: HttpBody = {};
-  fields(r, start, end, (f, number, wireType) => {
+  while (pos < end) {
+    const t = tag(buf, end);
+    const number = t >>> 3;
     if (number === 1) {
-      expect(wireType, LENGTH, 'body');
-      const [s, e] = f.length();
-      out.body = f.buf.subarray(s, e);
-      return true;
-    }
-    if (number === 2) {
-      expect(wireType, VARINT, 'end_of_stream');
-      out.end_of_stream = f.varint() !== 0;
-      return true;
-    }
-    return false;
-  });
+      const e = enter(buf, t, end, 'body');
+      out.body = buf.subarray(pos, e);
+      pos = e;
+    } else if (number === 2) {
+      expect(t & 7, VARINT, 'end_of_stream');
+      out.end_of_stream = varint(buf, end) !== 0;
+    } else skip(buf, t & 7, end);
+  }
   return out;
 }
 
@@ -200,58 +200,79 @@ const WANTED: ReadonlyMap<string, string> = new Map([
   [EPP.namespace, EPP.servedKey],
 ]);
 
-/** A map entry (key = 1, a string; value = 2, a message): the key and the value's bounds. */
-function mapEntry(r: Reader, start: number, end: number, what: string): { key: string; value: [number, number] | undefined } {
+/** Where the last `mapEntry` found its value (start, end), -1 when it had none. */
+let valueStart = -1;
+let valueEnd = -1;
+
+/** A map entry (key = 1, a string; value = 2, a message), from the cursor to `end`: returns the key, the value's bounds in `valueStart`/`valueEnd`. */
+function mapEntry(buf: Buffer, end: number, what: string): string {
   let key = '';
-  let value: [number, number] | undefined;
-  fields(r, start, end, (m, n, w) => {
-    if (n === 1) {
-      expect(w, LENGTH, `${what} key`);
-      const [ks, ke] = m.length();
-      key = m.buf.toString('utf8', ks, ke);
-      return true;
-    }
-    if (n === 2) {
-      expect(w, LENGTH, `${what} value`);
-      value = m.length();
-      return true;
-    }
-    return false;
-  });
-  return { key, value };
+  valueStart = -1;
+  valueEnd = -1;
+  while (pos < end) {
+    const t = tag(buf, end);
+    const number = t >>> 3;
+    if (number === 1) {
+      const e = enter(buf, t, end, `${what} key`);
+      key = buf.toString('utf8', pos, e);
+      pos = e;
+    } else if (number === 2) {
+      valueEnd = enter(buf, t, end, `${what} value`);
+      valueStart = pos;
+      pos = valueEnd;
+    } else skip(buf, t & 7, end);
+  }
+  return key;
 }
 
-function metadataContext(r: Reader, start: number, end: number): { filter_metadata: Record<string, PbStruct> } {
+function metadataContext(buf: Buffer, end: number): { filter_metadata: Record<string, PbStruct> } {
   const filter: Record<string, PbStruct> = {};
-  fields(r, start, end, (f, number, wireType) => {
-    if (number !== 1) return false;
-    expect(wireType, LENGTH, 'filter_metadata');
-    const [s, e] = f.length();
+  while (pos < end) {
+    const t = tag(buf, end);
+    if (t >>> 3 !== 1) {
+      skip(buf, t & 7, end);
+      continue;
+    }
+    const e = enter(buf, t, end, 'filter_metadata');
     // A later entry for a key replaces an earlier one.
-    const { key, value } = mapEntry(f, s, e, 'filter_metadata');
+    const key = mapEntry(buf, e, 'filter_metadata');
     const wantedKey = WANTED.get(key);
-    filter[key] = wantedKey !== undefined && value ? struct(f, value[0], value[1], wantedKey) : value ? checkedStruct(f, value) : {};
-    return true;
-  });
+    if (valueStart < 0) filter[key] = {};
+    else {
+      pos = valueStart;
+      filter[key] = wantedKey !== undefined ? struct(buf, valueEnd, wantedKey) : checkedStruct(buf, valueEnd);
+    }
+    pos = e;
+  }
   return { filter_metadata: filter };
 }
 
-function checkedStruct(r: Reader, [start, end]: [number, number]): PbStruct {
-  fields(r, start, end, () => false);
+/** A Struct of a namespace the picker does not read: framing checked, no entries kept. */
+function checkedStruct(buf: Buffer, end: number): PbStruct {
+  checked(buf, end);
   return { fields: {} };
 }
 
 /** A Struct, keeping only the entry `wanted` (decoded shallowly: see `value`). */
-function struct(r: Reader, start: number, end: number, wanted: string): PbStruct {
+function struct(buf: Buffer, end: number, wanted: string): PbStruct {
   const out: Record<string, PbValue> = {};
-  fields(r, start, end, (f, number, wireType) => {
-    if (number !== 1) return false;
-    expect(wireType, LENGTH, 'fields');
-    const [s, e] = f.length();
-    const { key, value: range } = mapEntry(f, s, e, 'fields');
-    if (key === wanted) out[key] = range ? value(f, range[0], range[1], 1) : {};
-    return true;
-  });
+  while (pos < end) {
+    const t = tag(buf, end);
+    if (t >>> 3 !== 1) {
+      skip(buf, t & 7, end);
+      continue;
+    }
+    const e = enter(buf, t, end, 'fields');
+    const key = mapEntry(buf, e, 'fields');
+    if (key === wanted) {
+      if (valueStart < 0) out[key] = {};
+      else {
+        pos = valueStart;
+        out[key] = value(buf, valueEnd, 1);
+      }
+    }
+    pos = e;
+  }
   return { fields: out };
 }
 
@@ -260,55 +281,55 @@ function struct(r: Reader, start: number, end: number, wanted: string): PbStruct
  * protocol's values have: a string, or a list of strings. Deeper structs and lists are checked for
  * framing and stand as empty ones, which is all `readMessage` asks of them (what kind they are).
  */
-function value(r: Reader, start: number, end: number, depth: number): PbValue {
+function value(buf: Buffer, end: number, depth: number): PbValue {
   const out: PbValue = {};
-  fields(r, start, end, (f, number, wireType) => {
-    switch (number) {
+  while (pos < end) {
+    const t = tag(buf, end);
+    const wireType = t & 7;
+    switch (t >>> 3) {
       case 1:
         expect(wireType, VARINT, 'null_value');
-        out.nullValue = f.varint();
-        return true;
+        out.nullValue = varint(buf, end);
+        break;
       case 2:
         expect(wireType, FIXED64, 'number_value');
-        if (f.end - f.pos < 8) throw new WireError('number_value runs past the end');
-        out.numberValue = f.buf.readDoubleLE(f.pos);
-        f.pos += 8;
-        return true;
+        if (end - pos < 8) throw new WireError('number_value runs past the end');
+        out.numberValue = buf.readDoubleLE(pos);
+        pos += 8;
+        break;
       case 3: {
-        expect(wireType, LENGTH, 'string_value');
-        const [s, e] = f.length();
-        out.stringValue = f.buf.toString('utf8', s, e);
-        return true;
+        const e = enter(buf, t, end, 'string_value');
+        out.stringValue = buf.toString('utf8', pos, e);
+        pos = e;
+        break;
       }
       case 4:
         expect(wireType, VARINT, 'bool_value');
-        out.boolValue = f.varint() !== 0;
-        return true;
-      case 5: {
-        expect(wireType, LENGTH, 'struct_value');
-        const [s, e] = f.length();
-        fields(f, s, e, () => false);
+        out.boolValue = varint(buf, end) !== 0;
+        break;
+      case 5:
+        checked(buf, enter(buf, t, end, 'struct_value'));
         out.structValue = {};
-        return true;
-      }
+        break;
       case 6: {
-        expect(wireType, LENGTH, 'list_value');
-        const [s, e] = f.length();
+        const e = enter(buf, t, end, 'list_value');
         const values: PbValue[] = [];
-        fields(f, s, e, (m, n, w) => {
-          if (n !== 1) return false;
-          expect(w, LENGTH, 'list_value.values');
-          const [vs, ve] = m.length();
-          values.push(depth > 0 ? value(m, vs, ve, depth - 1) : (checked(m, vs, ve) as PbValue));
-          return true;
-        });
+        while (pos < e) {
+          const v = tag(buf, e);
+          if (v >>> 3 !== 1) {
+            skip(buf, v & 7, e);
+            continue;
+          }
+          const ve = enter(buf, v, e, 'list_value.values');
+          values.push(depth > 0 ? value(buf, ve, depth - 1) : (checked(buf, ve) as PbValue));
+        }
         out.listValue = { values };
-        return true;
+        break;
       }
       default:
-        return false;
+        skip(buf, wireType, end);
     }
-  });
+  }
   return out;
 }
 

@@ -23,6 +23,42 @@ export function healthClient(address: string): grpc.Client {
 
 export function closeClients(): void {
   for (const c of clients.splice(0)) c.close();
+  rawClients.clear();
+}
+
+/** Plain gRPC clients (no service definition: any bytes can be sent), one per address. */
+const rawClients = new Map<string, grpc.Client>();
+function rawClient(address: string): grpc.Client {
+  let client = rawClients.get(address);
+  if (!client) {
+    client = new grpc.Client(address, grpc.credentials.createInsecure());
+    rawClients.set(address, client);
+    clients.push(client);
+  }
+  return client;
+}
+
+/** One ext_proc stream carrying `messages` (as messages, or as bytes sent as they are), half-closed after them: every reply and the status. */
+export function converse(
+  address: string,
+  messages: Array<ProcessingRequest | Uint8Array>,
+): Promise<{ replies: ProcessingResponse[]; status: grpc.StatusObject }> {
+  const method = loadProtos().ExtProcClient.service.Process as grpc.MethodDefinition<ProcessingRequest, ProcessingResponse>;
+  const call = rawClient(address).makeBidiStreamRequest(
+    method.path,
+    (m: ProcessingRequest | Uint8Array) => (m instanceof Uint8Array ? Buffer.from(m) : method.requestSerialize(m)),
+    method.responseDeserialize,
+    new grpc.Metadata(),
+    { deadline: Date.now() + 10_000 },
+  );
+  const replies: ProcessingResponse[] = [];
+  return new Promise((resolve) => {
+    call.on('data', (m: ProcessingResponse) => replies.push(m));
+    call.on('error', () => undefined);
+    call.on('status', (status: grpc.StatusObject) => resolve({ replies, status }));
+    for (const m of messages) call.write(m);
+    call.end();
+  });
 }
 
 export function headers(extra: Record<string, string> = {}, endOfStream = true, subset?: unknown): ProcessingRequest {

@@ -8,10 +8,9 @@ import fc from 'fast-check';
 import { startPicker, type RunningPicker } from '../src/server.js';
 import { staticEndpoints } from '../src/pool-members.js';
 import { parseEndpointList } from '../src/codec.js';
-import { loadProtos } from '../src/protos.js';
 import type { HeaderValue, PbValue, ProcessingRequest, ProcessingResponse } from '../src/messages.js';
 import { responseHeaders } from '../src/conformance/answers.js';
-import { ask, closeClients, endpointOf, ending, exchange, extProcClient, headers } from './helpers.js';
+import { ask, closeClients, converse, endpointOf, ending, exchange, extProcClient, headers } from './helpers.js';
 
 const POOL = ['10.0.0.1:8000', '10.0.0.2:8000', '[2001:db8::3]:8000'];
 const FOREIGN = ['192.0.2.1:1', '[2001:db8::99]:80', '198.51.100.7:9'];
@@ -72,39 +71,6 @@ async function stillPicking(p: RunningPicker): Promise<void> {
 // ---- fuzzing the stream over real gRPC ----
 
 /** One stream: every message sent (structured, or raw bytes as a frame), half-closed, read to its status. */
-function converse(address: string, messages: Array<ProcessingRequest | Uint8Array>): Promise<{ replies: ProcessingResponse[]; status: grpc.StatusObject }> {
-  const method = loadProtos().ExtProcClient.service.Process as grpc.MethodDefinition<ProcessingRequest, ProcessingResponse>;
-  const client = rawClient(address);
-  const call = client.makeBidiStreamRequest(
-    method.path,
-    (m: ProcessingRequest | Uint8Array) => (m instanceof Uint8Array ? Buffer.from(m) : method.requestSerialize(m)),
-    method.responseDeserialize,
-    new grpc.Metadata(),
-    { deadline: Date.now() + 10_000 },
-  );
-  const replies: ProcessingResponse[] = [];
-  return new Promise((resolve) => {
-    call.on('data', (m: ProcessingResponse) => replies.push(m));
-    call.on('error', () => undefined);
-    call.on('status', (status: grpc.StatusObject) => resolve({ replies, status }));
-    for (const m of messages) call.write(m);
-    call.end();
-  });
-}
-
-const rawClients = new Map<string, grpc.Client>();
-function rawClient(address: string): grpc.Client {
-  let client = rawClients.get(address);
-  if (!client) {
-    client = new grpc.Client(address, grpc.credentials.createInsecure());
-    rawClients.set(address, client);
-  }
-  return client;
-}
-after(() => {
-  for (const c of rawClients.values()) c.close();
-});
-
 const PHASES = ['request_headers', 'request_body', 'request_trailers', 'response_headers', 'response_body', 'response_trailers'] as const;
 
 const text = fc.oneof(fc.string({ maxLength: 12 }), fc.constantFrom(...POOL, ...FOREIGN, '', ' ', '10.0.0.1', '[::1', ':8000', `${POOL[0]},${FOREIGN[0]}`));

@@ -169,6 +169,7 @@ test('JSON logs: listening, pool changes (long lists clipped, with the count), r
         time: undefined,
         address: p.address,
         metricsAddress: p.metricsAddress,
+        transport: 'node-http2',
         strategy: 'least-request',
         maxEndpoints: 2,
         count: 1,

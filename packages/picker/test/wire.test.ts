@@ -9,7 +9,9 @@ import { EPP } from '@extlb/types';
 import type { PbValue, ProcessingRequest, ProcessingResponse } from '../src/messages.js';
 import { loadProtos } from '../src/protos.js';
 import { readMessage } from '../src/requests.js';
-import { endpointAnswer } from '../src/server.js';
+import { GRPC_TRANSPORTS, endpointAnswer, startPicker } from '../src/server.js';
+import { staticEndpoints } from '../src/pool-members.js';
+import { closeClients, converse } from './helpers.js';
 import { FIXED_ANSWERS, WireError, decodeProcessingRequest, encodeEndpointAnswer, encodeStreamedBody } from '../src/wire.js';
 
 const method = loadProtos().ExtProcClient.service.Process as grpc.MethodDefinition<ProcessingRequest, ProcessingResponse>;
@@ -118,4 +120,152 @@ test('the encoded answers decode, with protobuf.js, to the messages they stand f
     [FIXED_ANSWERS.responseTrailers, { response_trailers: {} }],
   ];
   for (const [bytes, message] of fixed) assert.deepEqual(decodeResponse(bytes), decodeResponse(encodeResponse(message)));
+});
+
+// ---- bytes written field by field, with fields the picker does not know at every level ----
+
+function varintBytes(n: number): Buffer {
+  const out: number[] = [];
+  let v = n;
+  while (v >= 0x80) {
+    out.push((v % 0x80) | 0x80);
+    v = Math.floor(v / 0x80);
+  }
+  out.push(v);
+  return Buffer.from(out);
+}
+const tagOf = (field: number, wireType: number): Buffer => varintBytes(field * 8 + wireType);
+const ldField = (field: number, payload: Buffer): Buffer => Buffer.concat([tagOf(field, 2), varintBytes(payload.length), payload]);
+const strField = (field: number, s: string): Buffer => ldField(field, Buffer.from(s));
+
+/** Field numbers no message on the picker's path declares, some repeated so unknown fields recur (unpacked repeated). */
+const unknownNumber = fc.constantFrom(1000, 1001, 2 ** 20, 536_870_911);
+/** One unknown field of any wire type: varints up to 10 bytes, fixed 64/32, bytes, a packed run of varints, a group (which protobuf.js skips). */
+const unknownField: fc.Arbitrary<Buffer> = fc.letrec<{ field: Buffer }>((tie) => ({
+  field: fc.oneof(
+    { depthSize: 'small' },
+    fc.tuple(unknownNumber, fc.oneof(fc.nat(), fc.constant(2 ** 53 - 1))).map(([n, v]) => Buffer.concat([tagOf(n, 0), varintBytes(v)])),
+    fc.tuple(unknownNumber, fc.uint8Array({ minLength: 8, maxLength: 8 })).map(([n, b]) => Buffer.concat([tagOf(n, 1), b])),
+    fc.tuple(unknownNumber, fc.uint8Array({ minLength: 4, maxLength: 4 })).map(([n, b]) => Buffer.concat([tagOf(n, 5), b])),
+    fc.tuple(unknownNumber, fc.uint8Array({ maxLength: 12 })).map(([n, b]) => ldField(n, Buffer.from(b))),
+    fc.tuple(unknownNumber, fc.array(fc.nat(), { maxLength: 4 })).map(([n, vs]) => ldField(n, Buffer.concat(vs.map(varintBytes)))),
+    fc.tuple(unknownNumber, fc.array(tie('field'), { maxLength: 2 })).map(([n, inner]) => Buffer.concat([tagOf(n, 3), ...inner, tagOf(n, 4)])),
+  ),
+})).field;
+
+/** A message of `known` fields with unknown ones before, between and after them. */
+const withUnknowns = (known: fc.Arbitrary<Buffer[]>): fc.Arbitrary<Buffer> =>
+  fc.tuple(known, fc.array(unknownField, { maxLength: 3 }), fc.nat(8)).map(([fields, unknown, at]) => {
+    const out = [...fields];
+    out.splice(at % (out.length + 1), 0, ...unknown);
+    return Buffer.concat(out);
+  });
+
+const headerWith = (name: fc.Arbitrary<string | undefined>): fc.Arbitrary<Buffer> =>
+  withUnknowns(
+    fc
+      .record({ key: name, value: fc.option(text, { nil: undefined }), raw: fc.option(fc.uint8Array({ maxLength: 8 }), { nil: undefined }) })
+      .map(({ key, value, raw }) => [
+        ...(key === undefined ? [] : [strField(1, key)]),
+        ...(value === undefined ? [] : [strField(2, value)]),
+        ...(raw === undefined ? [] : [ldField(3, Buffer.from(raw))]),
+      ]),
+  );
+const headerBytes = headerWith(fc.option(text, { nil: undefined }));
+const headerMapBytes = withUnknowns(fc.array(headerBytes, { maxLength: 3 }).map((hs) => hs.map((h) => ldField(1, h))));
+// end_of_stream may come more than once: the last one counts.
+const httpHeadersBytes = withUnknowns(
+  fc
+    .tuple(fc.option(headerMapBytes, { nil: undefined }), fc.array(fc.boolean(), { maxLength: 2 }))
+    .map(([map, ends]) => [...(map === undefined ? [] : [ldField(1, map)]), ...ends.map((e) => Buffer.concat([tagOf(3, 0), varintBytes(e ? 1 : 0)]))]),
+);
+const valueBytes: fc.Arbitrary<Buffer> = withUnknowns(
+  fc.oneof(
+    text.map((s) => [strField(3, s)]),
+    fc.array(withUnknowns(text.map((s) => [strField(3, s)])), { maxLength: 3 }).map((vs) => [ldField(6, Buffer.concat(vs.map((v) => ldField(1, v))))]),
+    fc.boolean().map((b) => [Buffer.concat([tagOf(4, 0), varintBytes(b ? 1 : 0)])]),
+  ),
+);
+const mapEntryBytes = (key: fc.Arbitrary<string>, value: fc.Arbitrary<Buffer>): fc.Arbitrary<Buffer> =>
+  withUnknowns(fc.tuple(key, value).map(([k, v]) => [strField(1, k), ldField(2, v)]));
+const structBytes = withUnknowns(
+  fc.array(mapEntryBytes(fc.constantFrom(EPP.subsetKey, EPP.servedKey, 'other'), valueBytes), { maxLength: 2 }).map((es) => es.map((e) => ldField(1, e))),
+);
+const metadataBytes = withUnknowns(
+  fc
+    .array(mapEntryBytes(fc.constantFrom(EPP.subsetNamespace, EPP.namespace, 'other'), structBytes), { maxLength: 2 })
+    .map((es) => es.map((e) => ldField(1, e))),
+);
+/** request_headers or response_headers, with or without metadata_context, unknown fields everywhere. */
+const requestBytes = withUnknowns(
+  fc
+    .tuple(fc.constantFrom(2, 3), httpHeadersBytes, fc.option(metadataBytes, { nil: undefined }))
+    .map(([phase, headers, metadata]) => [ldField(phase, headers), ...(metadata === undefined ? [] : [ldField(8, metadata)])]),
+);
+
+test('property: fields the picker does not know (any wire type, packed or repeated, groups) are skipped at every level, as protobuf.js skips them', () => {
+  fc.assert(
+    fc.property(requestBytes, (bytes) => {
+      assert.deepEqual(picked(decodeProcessingRequest(bytes)), picked(protobufjsDecode(bytes)));
+    }),
+    { numRuns: 1000 },
+  );
+});
+
+/** What a decoder makes of bytes: the picker's reading, or that it refused them. */
+function outcome(decode: (b: Buffer) => unknown, bytes: Buffer): unknown {
+  let raw: unknown;
+  try {
+    raw = decode(bytes);
+  } catch {
+    return 'refused';
+  }
+  return picked(raw);
+}
+
+test('property: every truncation of a request is refused, or read, alike by both decoders', () => {
+  fc.assert(
+    fc.property(requestBytes, (bytes) => {
+      for (let cut = 0; cut < bytes.length; cut++) {
+        const prefix = bytes.subarray(0, cut);
+        assert.deepEqual(outcome(decodeProcessingRequest, prefix), outcome(protobufjsDecode, prefix), `cut at ${cut} of ${bytes.toString('hex')}`);
+      }
+    }),
+    { numRuns: 200 },
+  );
+});
+
+test('over real gRPC, on both transports: a request carrying unknown fields at every level is answered as the same request without them', async () => {
+  const session = 'x-session-id';
+  // The session header first (consistent-hash reads its first value), so the decision depends on what was decoded.
+  const sessionRequest = fc
+    .tuple(
+      fc.array(headerBytes, { maxLength: 2 }),
+      headerWith(fc.constant(session)),
+      fc.option(metadataBytes, { nil: undefined }),
+      fc.array(unknownField, { maxLength: 2 }),
+    )
+    .map(([others, first, metadata, unknown]) => {
+      const map = Buffer.concat([first, ...others].map((h) => ldField(1, h)));
+      const headersMessage = Buffer.concat([ldField(1, map), ...unknown]);
+      return Buffer.concat([ldField(2, headersMessage), ...(metadata === undefined ? [] : [ldField(8, metadata)]), ...unknown]);
+    });
+  const pool = staticEndpoints('10.0.0.1:8000,10.0.0.2:8000,10.0.0.3:8000,[2001:db8::4]:8000');
+  for (const transport of GRPC_TRANSPORTS) {
+    const picker = await startPicker({ pool, strategy: 'consistent-hash', hashHeader: session, maxEndpoints: 2, transport });
+    try {
+      await fc.assert(
+        fc.asyncProperty(sessionRequest, async (bytes) => {
+          const plain = serialize(protobufjsDecode(bytes) as ProcessingRequest);
+          const [withUnknown, without] = [await converse(picker.address, [bytes]), await converse(picker.address, [plain])];
+          const seen = (c: typeof withUnknown) => ({ replies: c.replies, code: c.status.code, details: c.status.details });
+          assert.deepEqual(seen(withUnknown), seen(without), `${transport}: ${bytes.toString('hex')}`);
+        }),
+        { numRuns: 60 },
+      );
+    } finally {
+      await picker.close();
+    }
+  }
+  closeClients();
 });

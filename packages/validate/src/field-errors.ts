@@ -100,6 +100,18 @@ export class ErrorList {
     this.add(isBlocking(e), () => e);
   }
 
+  /** How many more errors will be listed; past them, errors are only counted. */
+  get room(): number {
+    return Math.max(0, this.limit - this.listed.length);
+  }
+
+  /** Counts `n` errors found past the listed ones, which are therefore never built; `blocking` if any of them is. */
+  count(n: number, blocking: boolean): void {
+    if (this.listed.length < this.limit) throw new Error('ErrorList.count: an error that would be listed must be built');
+    if (blocking) this.blocking = true;
+    this.omitted += n;
+  }
+
   /** Adds the error `make` builds, calling it only if the error is listed; `blocking` is isBlocking of it. */
   add(blocking: boolean, make: () => FieldError): void {
     if (blocking) this.blocking = true;

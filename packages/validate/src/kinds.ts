@@ -1,7 +1,7 @@
 // Which objects this package validates: the generated table, keyed by apiVersion and kind.
 import { KINDS } from './generated/structures.js';
-import { VALIDATORS } from './generated/validators.js';
-import type { SchemaValidator } from './schema-errors.js';
+import { CAPPED_VALIDATORS, VALIDATORS } from './generated/validators.js';
+import type { CappedValidator, SchemaValidator } from './schema-errors.js';
 import type { StructuralSchema } from './structural.js';
 import type { ValidatedKind } from './types.js';
 
@@ -9,13 +9,14 @@ export interface KindEntry {
   kind: ValidatedKind;
   structure: StructuralSchema;
   validator: SchemaValidator;
+  capped: CappedValidator;
 }
 
 const ENTRIES: Record<string, KindEntry> = {};
 /** The entries by kind, then by apiVersion: found without building a key string per call. */
 const BY_KIND = new Map<string, Map<string, KindEntry>>();
 for (const [key, { kind, structure }] of Object.entries(KINDS)) {
-  const entry: KindEntry = { kind, structure, validator: VALIDATORS[kind] };
+  const entry: KindEntry = { kind, structure, validator: VALIDATORS[kind], capped: CAPPED_VALIDATORS[kind] };
   ENTRIES[key] = entry;
   const apiVersion = key.slice(0, key.length - kind.length - 1);
   let versions = BY_KIND.get(kind);

@@ -1,7 +1,7 @@
 // x-kubernetes-list-type map and set invariants (apiextensions-apiserver structural listtype
 // validation): no two entries with the same keys, no two equal set items.
 import { type ErrorList, fieldError } from './field-errors.js';
-import { fieldPath, isPlainObject, type Segment } from './paths.js';
+import { fieldPath, isPlainObject, keysOf, type Segment } from './paths.js';
 import { prepareSchema, propertyOf, type StructuralSchema } from './structural.js';
 
 const hasListTypes = new WeakMap<StructuralSchema, boolean>();
@@ -59,7 +59,7 @@ function collect(schema: StructuralSchema, value: unknown, path: Segment[], erro
       }
     }
   } else if (isPlainObject(value)) {
-    for (const key of Object.keys(value)) {
+    for (const key of keysOf(value)) {
       const prop = propertyOf(schema, key);
       const child = prop ?? schema.additionalProperties;
       if (!child || !needsCheck(child)) continue;

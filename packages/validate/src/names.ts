@@ -77,10 +77,23 @@ function isValidPrefixed(s: string, slash: number): boolean {
   return DNS1123_SUBDOMAIN.test(s.slice(0, slash)) && QUALIFIED_NAME.test(s.slice(slash + 1));
 }
 
-/** A label key: an optional DNS-subdomain prefix and "/", then a name of at most 63 characters. */
+const shared = (...errs: string[]) => Object.freeze(errs) as unknown as string[];
+// The answers for a name without a prefix, shared: a map with 100,000 bad keys gets one per key.
+const NAME_EMPTY = shared('name part must be non-empty');
+const NAME_INVALID = shared(NAME_PART_INVALID);
+const NAME_TOO_LONG = shared(NAME_PART_TOO_LONG);
+const NAME_TOO_LONG_AND_INVALID = shared(NAME_PART_TOO_LONG, NAME_PART_INVALID);
+
+/** A label key: an optional DNS-subdomain prefix and "/", then a name of at most 63 characters. Never mutate the answer. */
 export function qualifiedName(s: string): string[] {
   const slash = s.indexOf('/');
-  if (slash < 0 ? s.length <= 63 && QUALIFIED_NAME.test(s) : isValidPrefixed(s, slash)) return NONE;
+  if (slash < 0) {
+    if (s.length === 0) return NAME_EMPTY;
+    const invalid = !QUALIFIED_NAME.test(s);
+    if (s.length > 63) return invalid ? NAME_TOO_LONG_AND_INVALID : NAME_TOO_LONG;
+    return invalid ? NAME_INVALID : NONE;
+  }
+  if (isValidPrefixed(s, slash)) return NONE;
   const parts = s.split('/');
   let name = s;
   const errs: string[] = [];

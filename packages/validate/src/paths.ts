@@ -38,6 +38,34 @@ export function setOwn(target: Record<string, unknown>, key: string, value: unkn
   else target[key] = value;
 }
 
+/** Objects with at least this many keys have them listed once per validation, then remembered. */
+const MEMO_KEYS = 256;
+let memo: WeakMap<object, string[]> | undefined;
+
+/**
+ * Object.keys(value), listed once per validation for a big object: listing a hostile map of
+ * 150,000 keys costs a third of parsing it, and pruning, the size limits, metadata and the warnings
+ * each need its keys. Only for values no one changes while `withKeyMemo` runs; never mutate the array.
+ */
+export function keysOf(value: object): string[] {
+  const known = memo?.get(value);
+  if (known) return known;
+  const keys = Object.keys(value);
+  if (memo && keys.length >= MEMO_KEYS) memo.set(value, keys);
+  return keys;
+}
+
+/** Runs `fn` with keysOf remembering what it lists; forgotten afterwards, as the caller may then change its objects. */
+export function withKeyMemo<T>(fn: () => T): T {
+  const outer = memo;
+  memo = new WeakMap();
+  try {
+    return fn();
+  } finally {
+    memo = outer;
+  }
+}
+
 export function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }

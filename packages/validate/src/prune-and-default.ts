@@ -1,7 +1,8 @@
 // What the API server does to an object before it validates it: drop fields the schema does not
 // know (returned as warnings, the text kubectl prints), drop nulls where the schema does not allow
-// them, then fill in defaults. One walk, guided by the structural schema, producing a fresh copy.
-import { isPlainObject, openApiPath, setOwn, type Segment } from './paths.js';
+// them, then fill in defaults. One walk, guided by the structural schema, producing a fresh copy,
+// or, when the caller allows it, a copy of only what changed that shares the rest with the input.
+import { isPlainObject, keysOf, openApiPath, setOwn, type Segment } from './paths.js';
 import { prepareSchema, type StructuralSchema } from './structural.js';
 import type { Warning } from './types.js';
 
@@ -28,10 +29,16 @@ interface Walk {
   warnings: Warning[];
   /** The path to the value being walked; pushed and popped, copied only for a warning. */
   path: Segment[];
+  /**
+   * Whether a value the walk leaves as it is may be the input's own, not a copy: a 3 MiB map of
+   * labels or a deep managedFields then costs a look, not a copy.
+   */
+  share: boolean;
 }
 
-function unknownField(walk: Walk, key: string): void {
-  const field = openApiPath([...walk.path, key]);
+/** The warning for unknown field `key` of the object at `at` (its path, as openApiPath writes it). */
+function unknownField(walk: Walk, at: string, key: string): void {
+  const field = at ? `${at}.${key}` : key;
   walk.warnings.push({ field, message: `unknown field "${field}"` });
 }
 
@@ -114,20 +121,43 @@ function keepsEveryKey(value: Record<string, unknown>, keys: string[], node: Pru
   return true;
 }
 
-function objectValue(value: Record<string, unknown>, node: PruneNode, walk: Walk, atRoot: boolean): Record<string, unknown> {
-  const keys = Object.keys(value);
+/** A copy of `value`'s own keys `keys`, by the faster way for its size. */
+function shallowCopy(value: Record<string, unknown>, keys: string[]): Record<string, unknown> {
+  if (keys.length <= SPREAD_KEYS) return { ...value };
+  const out: Record<string, unknown> = {};
+  for (let i = 0; i < keys.length; i++) setOwn(out, keys[i]!, value[keys[i]!]);
+  return out;
+}
+
+/**
+ * An object whose every key the schema keeps: a copy of it, or with `walk.share` the object itself
+ * unless something below it changed. The objects and lists below are walked in their turn.
+ */
+function keptObject(value: Record<string, unknown>, keys: string[], node: PruneNode, walk: Walk): Record<string, unknown> | undefined {
   const { properties, additional } = node;
-  let out: Record<string, unknown>;
-  if (!atRoot && keys.length <= SPREAD_KEYS && keepsEveryKey(value, keys, node)) {
-    // The common case: a copy of every key, then the objects and lists below copied in their turn.
-    out = { ...value };
-    for (let i = 0; i < keys.length; i++) {
-      const key = keys[i]!;
-      const v = value[key];
-      if (typeof v === 'object' && v !== null) setOwn(out, key, child(v, (properties?.[key] ?? additional)!, key, walk));
-    }
+  let out = walk.share ? undefined : shallowCopy(value, keys);
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!;
+    const v = value[key];
+    if (typeof v !== 'object' || v === null) continue;
+    const walked = child(v, (properties?.[key] ?? additional)!, key, walk);
+    if (walked === v && out === undefined) continue;
+    out ??= shallowCopy(value, keys);
+    setOwn(out, key, walked);
+  }
+  return out;
+}
+
+function objectValue(value: Record<string, unknown>, node: PruneNode, walk: Walk, atRoot: boolean): Record<string, unknown> {
+  const keys = keysOf(value);
+  const { properties, additional } = node;
+  let out: Record<string, unknown> | undefined;
+  // The common case: every key kept. A shared map is never copied, so its size does not matter.
+  if (!atRoot && (walk.share || keys.length <= SPREAD_KEYS) && keepsEveryKey(value, keys, node)) {
+    out = keptObject(value, keys, node, walk);
   } else {
     out = {};
+    let at: string | undefined;
     for (const key of keys) {
       const v = value[key];
       if (atRoot && key === 'metadata') {
@@ -137,7 +167,10 @@ function objectValue(value: Record<string, unknown>, node: PruneNode, walk: Walk
       const childNode = properties?.[key] ?? additional;
       if (!childNode) {
         if (node.preserveUnknownFields) setOwn(out, key, v);
-        else unknownField(walk, key);
+        else {
+          at ??= openApiPath(walk.path);
+          unknownField(walk, at, key);
+        }
         continue;
       }
       if (v === null && !childNode.nullable) continue;
@@ -147,11 +180,12 @@ function objectValue(value: Record<string, unknown>, node: PruneNode, walk: Walk
   const { defaults } = node;
   for (let i = 0; i < defaults.length; i++) {
     const d = defaults[i]!;
-    if (Object.hasOwn(out, d.key)) continue;
+    if (Object.hasOwn(out ?? value, d.key)) continue;
+    out ??= shallowCopy(value, keys);
     // A scalar default is set as it is; an object one is copied and walked for the defaults inside it.
     setOwn(out, d.key, typeof d.value === 'object' && d.value !== null ? child(cloneDefault(d.value), d.node, d.key, walk) : d.value);
   }
-  return out;
+  return out ?? value;
 }
 
 /** Returns the pruned and defaulted copy of `value`; a value of the wrong type is kept for ajv to report. */
@@ -159,13 +193,17 @@ function pruneAndDefault(value: unknown, node: PruneNode, walk: Walk): unknown {
   if (node.isObject && isPlainObject(value)) return objectValue(value, node, walk, false);
   if (node.isArray && Array.isArray(value)) {
     const items = node.items;
-    if (!items) return [...value];
-    const out: unknown[] = [];
+    if (!items) return walk.share ? value : [...value];
+    let out = walk.share ? undefined : value.slice();
     for (let i = 0; i < value.length; i++) {
       const v = value[i];
-      out.push(typeof v === 'object' && v !== null ? child(v, items, i, walk) : v);
+      if (typeof v !== 'object' || v === null) continue;
+      const walked = child(v, items, i, walk);
+      if (walked === v && out === undefined) continue;
+      out ??= value.slice();
+      out[i] = walked;
     }
-    return out;
+    return out ?? value;
   }
   return value;
 }
@@ -197,17 +235,27 @@ function copyOf(value: unknown): unknown {
 /** metadata keeps ObjectMeta's fields untouched and loses any other, as the API server decodes it. */
 function metadataValue(value: unknown, walk: Walk): unknown {
   if (!isPlainObject(value)) return value;
+  const keys = Object.keys(value);
+  if (walk.share && keys.every((key) => OBJECT_META_FIELDS.has(key))) return value;
   const out: Record<string, unknown> = {};
-  for (const key of Object.keys(value)) {
-    if (OBJECT_META_FIELDS.has(key)) setOwn(out, key, copyOf(value[key]));
-    else unknownField(walk, `metadata.${key}`);
+  for (const key of keys) {
+    if (OBJECT_META_FIELDS.has(key)) setOwn(out, key, walk.share ? value[key] : copyOf(value[key]));
+    else unknownField(walk, 'metadata', key);
   }
   return out;
 }
 
-/** Prunes and defaults a whole object of a kind whose structural schema is `schema`. */
-export function pruneAndDefaultObject(object: Record<string, unknown>, schema: StructuralSchema): { object: Record<string, unknown>; warnings: Warning[] } {
-  const walk: Walk = { warnings: [], path: [] };
+/**
+ * Prunes and defaults a whole object of a kind whose structural schema is `schema`. The input is
+ * never changed; with `share`, the result holds the input's own values wherever they are kept as
+ * they are, so neither may be changed afterwards while the other is in use.
+ */
+export function pruneAndDefaultObject(
+  object: Record<string, unknown>,
+  schema: StructuralSchema,
+  share = false,
+): { object: Record<string, unknown>; warnings: Warning[] } {
+  const walk: Walk = { warnings: [], path: [], share };
   const pruned = objectValue(object, nodeOf(schema), walk, true);
   // Sorted, so the warnings do not depend on the order the user wrote the fields in.
   if (walk.warnings.length > 1) walk.warnings.sort((a, b) => (a.field < b.field ? -1 : a.field > b.field ? 1 : 0));

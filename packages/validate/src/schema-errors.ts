@@ -1,7 +1,7 @@
 // Turns ajv's errors into the API server's: kube-openapi's message for the keyword, wrapped the way
 // apiextensions-apiserver's kubeOpenAPIResultToFieldErrors wraps it in a field.Error.
 import { type ErrorList, fieldError, goQuote } from './field-errors.js';
-import { isPlainObject, openApiPath, pointerTokens, type Segment, setOwn } from './paths.js';
+import { isPlainObject, keysOf, openApiPath, pointerTokens, type Segment, setOwn } from './paths.js';
 import type { StructuralSchema } from './structural.js';
 import type { FieldError } from './types.js';
 
@@ -20,6 +20,9 @@ export interface SchemaValidator {
   (data: unknown): boolean;
   errors?: AjvError[] | null;
 }
+
+/** A generated validator that builds at most `cap` error objects and keeps only the path and keyword of the rest. */
+export type CappedValidator = (data: unknown, cap: number) => { valid: boolean; errors: AjvError[]; overflowPaths: string[]; overflowKeywords: string[] };
 
 /** Splits a JSON pointer into segments, using the data to tell list indexes from map keys. */
 function pointerToPath(pointer: string, root: unknown): Segment[] {
@@ -119,13 +122,24 @@ function toFieldError(err: AjvError, root: unknown, sizes: ReadonlyMap<string, n
   }
 }
 
+/** The errors ajv reported, as far as they were built, and the path and keyword of the rest. */
+interface Found {
+  errors: AjvError[];
+  overflowPaths: readonly string[];
+  overflowKeywords: readonly string[];
+}
+
+const isCountKeyword = (keyword: string) => keyword === 'minProperties' || keyword === 'maxProperties';
+
 /**
  * kube-openapi stops at an object whose property count is out of bounds and checks nothing inside
- * it; ajv goes on. Drop what ajv found inside such objects.
+ * it; ajv goes on. Whether an error at `instancePath` is inside such an object.
  */
-function insideCountFailure(errors: AjvError[]): (e: AjvError) => boolean {
-  const stops = errors.filter((e) => e.keyword === 'minProperties' || e.keyword === 'maxProperties').map((e) => `${e.instancePath}/`);
-  return (e) => stops.some((s) => e.instancePath.startsWith(s));
+function insideCountFailure({ errors, overflowPaths, overflowKeywords }: Found): (instancePath: string) => boolean {
+  const stops: string[] = [];
+  for (const e of errors) if (isCountKeyword(e.keyword)) stops.push(`${e.instancePath}/`);
+  for (let i = 0; i < overflowKeywords.length; i++) if (isCountKeyword(overflowKeywords[i]!)) stops.push(`${overflowPaths[i]}/`);
+  return (instancePath) => stops.length > 0 && stops.some((s) => instancePath.startsWith(s));
 }
 
 /** The keywords whose errors toFieldError makes blocking (Required, Unsupported, Too long, Too many, type). */
@@ -211,7 +225,7 @@ function withoutOversized(plan: LimitPlan, value: unknown, cutting: Cutting): un
   if (!isPlainObject(value)) return value;
   const limit = plan.maxProperties;
   if (limit !== undefined) {
-    const keys = Object.keys(value);
+    const keys = keysOf(value);
     if (keys.length > limit) {
       cutting.sizes.set(cutting.path.map((t) => `/${escapeToken(t)}`).join(''), keys.length);
       const cut: Record<string, unknown> = {};
@@ -222,7 +236,7 @@ function withoutOversized(plan: LimitPlan, value: unknown, cutting: Cutting): un
   let out: Record<string, unknown> | undefined;
   const { properties, additional, known } = plan;
   // A map is walked by its keys; an object only by the properties under which there is a limit.
-  const keys = additional ? Object.keys(value) : plan.keys;
+  const keys = additional ? keysOf(value) : plan.keys;
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i]!;
     if (!Object.hasOwn(value, key)) continue;
@@ -240,9 +254,12 @@ function withoutOversized(plan: LimitPlan, value: unknown, cutting: Cutting): un
 /**
  * Runs a generated validator and adds the API server's errors for `object` to `out`. `ratcheted`
  * says whether the value at an error's JSON pointer is unchanged on UPDATE, so its errors are ignored.
+ * Only as many error objects are built as `out` still lists (and a few more, for the ones
+ * ratcheting or a count failure drops); the others are filtered and counted by path and keyword.
  */
 export function schemaErrors(
   validator: SchemaValidator,
+  capped: CappedValidator,
   schema: StructuralSchema,
   object: unknown,
   out: ErrorList,
@@ -251,10 +268,36 @@ export function schemaErrors(
   const plan = limitPlanOf(schema);
   const sizes = new Map<string, number>();
   const seen = plan ? withoutOversized(plan, object, { sizes, path: [] }) : object;
-  if (validator(seen)) return;
-  const errors = validator.errors ?? [];
-  const skip = insideCountFailure(errors);
-  for (const e of errors) {
-    if (!skip(e) && !ratcheted?.(e.instancePath)) out.add(BLOCKING_KEYWORDS.has(e.keyword), () => toFieldError(e, seen, sizes));
+  const room = out.room;
+  let found: Found;
+  if (room === Number.POSITIVE_INFINITY) {
+    if (validator(seen)) return;
+    found = { errors: validator.errors ?? [], overflowPaths: [], overflowKeywords: [] };
+  } else {
+    const run = capped(seen, 2 * room + 8);
+    if (run.valid) return;
+    found = run;
   }
+  const { errors, overflowPaths, overflowKeywords } = found;
+  const skip = insideCountFailure(found);
+  const kept = errors.filter((e) => !skip(e.instancePath) && !ratcheted?.(e.instancePath));
+  let past = 0;
+  let pastBlocking = false;
+  for (let i = 0; i < overflowPaths.length; i++) {
+    if (skip(overflowPaths[i]!) || ratcheted?.(overflowPaths[i]!)) continue;
+    past++;
+    if (BLOCKING_KEYWORDS.has(overflowKeywords[i]!)) pastBlocking = true;
+  }
+  if (kept.length < room && past > 0) {
+    // So many of the built errors were dropped that one only counted would be listed: build them all.
+    validator(seen);
+    const all = validator.errors ?? [];
+    const skipAll = insideCountFailure({ errors: all, overflowPaths: [], overflowKeywords: [] });
+    for (const e of all) {
+      if (!skipAll(e.instancePath) && !ratcheted?.(e.instancePath)) out.add(BLOCKING_KEYWORDS.has(e.keyword), () => toFieldError(e, seen, sizes));
+    }
+    return;
+  }
+  for (const e of kept) out.add(BLOCKING_KEYWORDS.has(e.keyword), () => toFieldError(e, seen, sizes));
+  if (past > 0) out.count(past, pastBlocking);
 }

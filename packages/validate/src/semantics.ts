@@ -1,7 +1,7 @@
 // Checks the schema cannot express: combinations the API server accepts but that will not behave
 // as the user expects on a real proxy. They are warnings, so that `valid` keeps meaning "the API
 // server accepts this", and each says why.
-import { isPlainObject } from './paths.js';
+import { isPlainObject, keysOf } from './paths.js';
 import type { ValidatedKind, Warning } from './types.js';
 
 type Obj = Record<string, unknown>;
@@ -77,9 +77,9 @@ const MAX_SELECTOR_LABELS = 64;
 function selectorWarnings(selector: Obj | undefined, out: Warning[]): void {
   const labels = obj(selector?.matchLabels);
   if (!labels) return;
-  const keys = Object.keys(labels);
+  const keys = keysOf(labels);
   if (keys.length > MAX_SELECTOR_LABELS || keys.every(isLabelKey)) return;
-  for (const key of keys.sort()) {
+  for (const key of [...keys].sort()) {
     if (!isLabelKey(key)) {
       warn(
         out,

@@ -23,7 +23,10 @@ export interface ValidationResult {
   /** undefined: not a kind this package validates. */
   kind: ValidatedKind | undefined;
   valid: boolean;
-  /** Pruned and defaulted copy; the input is never mutated. */
+  /**
+   * Pruned and defaulted copy; the input is never mutated. With `shareInput`, it holds the input's
+   * own values wherever pruning and defaulting left them as they were.
+   */
   object: unknown;
   /** The errors, in the API server's order; at most `maxErrors` of them. */
   errors: FieldError[];
@@ -40,4 +43,10 @@ export interface ValidateOptions {
    * a few errors of a hostile object then pays nothing to format the others. Default: all.
    */
   maxErrors?: number;
+  /**
+   * Let the result's `object` share the values validation leaves unchanged with the input, instead
+   * of copying them: for a caller that changes neither afterwards, a review of 3 MiB of labels or
+   * managedFields then costs no copy of them. Default: the result shares nothing with the input.
+   */
+  shareInput?: boolean;
 }

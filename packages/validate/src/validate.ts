@@ -7,7 +7,7 @@ import { ErrorList, rulesSkipped } from './field-errors.js';
 import { allKinds, kindEntry, type KindEntry } from './kinds.js';
 import { listTypeErrors } from './list-types.js';
 import { objectMetaErrors } from './object-meta.js';
-import { isPlainObject } from './paths.js';
+import { isPlainObject, withKeyMemo } from './paths.js';
 import { pruneAndDefaultObject } from './prune-and-default.js';
 import { schemaErrors } from './schema-errors.js';
 import { semanticWarnings } from './semantics.js';
@@ -28,7 +28,8 @@ function oldObjectOf(entry: KindEntry, options: ValidateOptions): Record<string,
   if (options.operation !== 'UPDATE' || !isPlainObject(options.oldObject)) return undefined;
   const old = options.oldObject;
   if (kindEntry(old.apiVersion, old.kind) !== entry) return undefined;
-  return pruneAndDefaultObject(old, entry.structure).object;
+  // Only compared with, never returned: it may share the caller's old object.
+  return pruneAndDefaultObject(old, entry.structure, true).object;
 }
 
 function run(object: unknown, options: ValidateOptions): ValidationResult {
@@ -36,12 +37,12 @@ function run(object: unknown, options: ValidateOptions): ValidationResult {
   const entry = kindEntry(object.apiVersion, object.kind);
   if (!entry) return { kind: undefined, valid: true, object, errors: [], omittedErrors: 0, warnings: [] };
   const { structure } = entry;
-  const { object: pruned, warnings } = pruneAndDefaultObject(object, structure);
+  const { object: pruned, warnings } = pruneAndDefaultObject(object, structure, options.shareInput === true);
   const old = oldObjectOf(entry, options);
   const history = old && new Correlated(pruned, old, structure);
   const errors = new ErrorList(options.maxErrors);
   objectMetaErrors(pruned.metadata, errors);
-  schemaErrors(entry.validator, structure, pruned, errors, history && ((pointer) => history.ratchets(pointer)));
+  schemaErrors(entry.validator, entry.capped, structure, pruned, errors, history && ((pointer) => history.ratchets(pointer)));
   listTypeErrors(structure, pruned, errors);
   if (errors.blocking) errors.push(rulesSkipped());
   else celErrors(structure, pruned, history, errors);
@@ -53,7 +54,7 @@ function run(object: unknown, options: ValidateOptions): ValidationResult {
 /** Validates one object; never throws, whatever the input. */
 export function validate(object: unknown, options: ValidateOptions = {}): ValidationResult {
   try {
-    return run(object, options);
+    return withKeyMemo(() => run(object, options));
   } catch (err) {
     // Only a bug (or an exotic input such as a throwing getter) lands here; report it, do not crash.
     const detail = `validator failed: ${err instanceof Error ? err.message : String(err)}`;

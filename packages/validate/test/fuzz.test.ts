@@ -48,3 +48,21 @@ describe('validate() under arbitrary JSON (property-based)', () => {
     );
   });
 });
+
+describe('validate() with shareInput (property-based)', () => {
+  it('answers exactly as without it, and still never changes its input', () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...kinds).chain((kind) => fc.tuple(mutated(kind), fc.option(mutated(kind), { nil: undefined }))),
+        ([object, oldObject]) => {
+          const options = oldObject === undefined ? {} : { operation: 'UPDATE' as const, oldObject };
+          const before = structuredClone([object, oldObject]);
+          const shared = validate(object, { ...options, shareInput: true });
+          assert.deepEqual([object, oldObject], before);
+          assert.deepEqual(shared, validate(object, options));
+        },
+      ),
+      { numRuns: 300, interruptAfterTimeLimit: 30_000 },
+    );
+  });
+});

@@ -5,6 +5,7 @@
 // inside, so the number of Object.keys calls counts the objects visited.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { CAPPED_VALIDATORS, VALIDATORS } from '../src/generated/validators.js';
 import { validate } from '../src/index.js';
 import type { ValidateOptions } from '../src/types.js';
 import { backendPool, withField } from './fixtures.js';
@@ -69,6 +70,45 @@ describe('maxErrors', () => {
       }
     });
   }
+
+  it('has the generated validators build only the error objects it may list, keeping the path and keyword of the rest', () => {
+    const ports = Array.from({ length: 10_000 }, () => ({ number: 'bad' }));
+    const object = withField(backendPool(), 'spec.targetPorts', ports);
+    const full = VALIDATORS.BackendPool;
+    assert.equal(full(object), false);
+    const all = full.errors!;
+    assert.equal(all.length, 10_001); // maxItems, then one per port
+    const run = CAPPED_VALIDATORS.BackendPool(object, 40);
+    assert.equal(run.valid, false);
+    assert.deepEqual(run.errors, all.slice(0, 40));
+    assert.deepEqual(
+      run.overflowPaths,
+      all.slice(40).map((e) => e.instancePath),
+    );
+    assert.deepEqual(
+      run.overflowKeywords,
+      all.slice(40).map((e) => e.keyword),
+    );
+  });
+
+  it('lists the same first errors when ratcheting drops every error object that was built', () => {
+    // The unchanged ports' errors come first and are all ratcheted; the changed fields' come after
+    // the built ones, so they must be built after all.
+    const stored = withField(
+      backendPool(),
+      'spec.targetPorts',
+      Array.from({ length: 100 }, () => ({ number: 70_000 })),
+    );
+    const edited = withField(withField(stored, 'spec.loadBalancer.external.maxEndpoints', -1), 'spec.loadBalancer.external.messageTimeout', 'soon');
+    const update = { operation: 'UPDATE' as const, oldObject: stored };
+    const all = validate(edited, update);
+    assert.ok(all.errors.length >= 3, all.errors.map((e) => e.message).join('\n'));
+    for (const max of [1, 2]) {
+      const some = validate(edited, { ...update, maxErrors: max });
+      assert.deepEqual(some.errors, all.errors.slice(0, max));
+      assert.equal(some.omittedErrors, all.errors.length - max);
+    }
+  });
 
   it('lists everything by default', () => {
     const labels = Object.fromEntries(Array.from({ length: 500 }, (_, i) => [`bad key ${i}`, 'v']));

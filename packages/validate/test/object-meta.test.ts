@@ -37,3 +37,35 @@ describe('metadata', () => {
     ]);
   });
 });
+
+describe('metadata.annotations size', () => {
+  const RULES_SKIPPED =
+    '<nil>: Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation';
+  const TOO_LONG = 'metadata.annotations: Too long: may not be more than 262144 bytes';
+  /** Annotations whose keys and values come to `bytes` bytes, each value made of `unit`. */
+  const annotations = (bytes: number, unit = 'a') => {
+    const key = 'example.com/note';
+    return { [key]: unit.repeat((bytes - key.length) / Buffer.byteLength(unit)) };
+  };
+
+  it('allows keys and values of 262144 bytes in all, and refuses one byte more, as ValidateAnnotationsSize does', () => {
+    assert.deepEqual(messages(withField(backendPool(), 'metadata.annotations', annotations(262_144))), []);
+    assert.deepEqual(messages(withField(backendPool(), 'metadata.annotations', annotations(262_145))), [TOO_LONG, RULES_SKIPPED]);
+  });
+
+  it('counts UTF-8 bytes, not characters', () => {
+    // 2 bytes per "é" and 4 per "😀": well under 262144 characters, over 262144 bytes.
+    assert.deepEqual(messages(withField(backendPool(), 'metadata.annotations', annotations(262_146, 'é'))), [TOO_LONG, RULES_SKIPPED]);
+    assert.deepEqual(messages(withField(backendPool(), 'metadata.annotations', annotations(262_148, '😀'))), [TOO_LONG, RULES_SKIPPED]);
+    assert.deepEqual(messages(withField(backendPool(), 'metadata.annotations', annotations(262_144, '😀'))), []);
+  });
+
+  it('sums every annotation, and reports the size after the key errors', () => {
+    const many = Object.fromEntries(Array.from({ length: 4097 }, (_, i) => [`k${String(i).padStart(4, '0')}`, 'v'.repeat(59)]));
+    assert.deepEqual(messages(withField(backendPool(), 'metadata.annotations', { ...many, '/bad': 'x' })), [
+      'metadata.annotations: Invalid value: "/bad": prefix part must be non-empty',
+      TOO_LONG,
+      RULES_SKIPPED,
+    ]);
+  });
+});

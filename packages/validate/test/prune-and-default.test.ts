@@ -98,3 +98,29 @@ describe('defaulting', () => {
     assert.equal((validate(minimalPool()).object as any).spec.loadBalancer.external.refs[0].kind, 'Service');
   });
 });
+
+describe('shareInput', () => {
+  it('keeps the input’s own values where nothing changed, copies only what pruning or defaulting changed', () => {
+    const labels = { team: 'ml' };
+    const managedFields = [{ manager: 'kubectl', fieldsV1: { 'f:spec': {} } }];
+    const input = withField(withField(withField(minimalPool(), 'metadata.labels', labels), 'metadata.managedFields', managedFields), 'spec.foo', 1);
+    const before = structuredClone(input);
+    const r = validate(input, { shareInput: true });
+    const object = r.object as any;
+    assert.deepEqual(r, validate(input));
+    assert.equal(object.metadata, (input as any).metadata);
+    assert.equal(object.spec.selector, (input as any).spec.selector);
+    assert.equal(object.spec.targetPorts, (input as any).spec.targetPorts);
+    // spec lost an unknown field and gained defaults: new objects, the input's left as they were.
+    assert.notEqual(object.spec, (input as any).spec);
+    assert.notEqual(object.spec.loadBalancer.external.refs[0], (input as any).spec.loadBalancer.external.refs[0]);
+    assert.deepEqual(input, before);
+  });
+
+  it('shares nothing without it', () => {
+    const input = withField(minimalPool(), 'metadata.labels', { team: 'ml' });
+    const object = validate(input).object as any;
+    assert.notEqual(object.metadata.labels, (input as any).metadata.labels);
+    assert.notEqual(object.spec.selector, (input as any).spec.selector);
+  });
+});

@@ -64,4 +64,14 @@ describe('parseAdmissionReview', () => {
     assert.doesNotThrow(() => parseAdmissionReview(nest(8), 10));
     assert.throws(() => parseAdmissionReview(nest(9), 10), /nests deeper than 10 levels/);
   });
+
+  it('does not count brackets inside strings, whatever escapes the strings hold', () => {
+    const review = (object: unknown) =>
+      JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid: 'u', operation: 'CREATE', object } });
+    // An escaped quote does not end a string; an escaped backslash before a quote does not escape it.
+    for (const text of ['"[[[[[[[[[[', '\\"[[[[[[[[[[', '[[[[[[[[[[\\', '\\\\', '{{{{{{{{{{"']) {
+      assert.doesNotThrow(() => parseAdmissionReview(review({ a: text, b: [[[]]] }), 10), text);
+    }
+    assert.throws(() => parseAdmissionReview(review({ a: '\\', b: [[[[[[[[[]]]]]]]]] }), 10), /nests deeper than 10 levels/);
+  });
 });

@@ -4,6 +4,7 @@
 import { Ajv } from 'ajv';
 import standaloneModule from 'ajv/dist/standalone/index.js';
 import { openApiSchema } from './crds.js';
+import { capErrors } from './error-cap.js';
 import { isObject } from './refs.js';
 import type { Json, JsonObject, Kind, SchemaSet } from './source.js';
 
@@ -90,7 +91,7 @@ export function validatorFileName(kind: Kind): string {
 
 function validatorModule(set: SchemaSet, kind: Kind, banner: string): string {
   const ajv = newAjv();
-  const code = esmOnly(standaloneCode(ajv, ajv.compile(openApiSchema(set, kind))));
+  const code = capErrors(esmOnly(standaloneCode(ajv, ajv.compile(openApiSchema(set, kind)))));
   return [
     `// ${banner}`,
     `// ajv standalone validator for ${kind.crd.kind} (${kind.crd.group}/${kind.crd.version}).`,
@@ -123,13 +124,17 @@ function structuresModule(set: SchemaSet, banner: string): string {
 function indexModule(set: SchemaSet, banner: string): string {
   const lines = [`// ${banner}`, '// Every generated validator, keyed by kind.'];
   const entries: string[] = [];
+  const capped: string[] = [];
   for (const kind of set.kinds) {
     const id = `${kind.crd.kind[0]!.toLowerCase()}${kind.crd.kind.slice(1)}Validator`;
-    lines.push(`import { validate as ${id} } from './${validatorFileName(kind).replace(/\.ts$/, '.js')}';`);
+    lines.push(`import { validate as ${id}, validateCapped as ${id}Capped } from './${validatorFileName(kind).replace(/\.ts$/, '.js')}';`);
     entries.push(`  ${kind.crd.kind}: ${id} as SchemaValidator,`);
+    capped.push(`  ${kind.crd.kind}: ${id}Capped as CappedValidator,`);
   }
-  lines.push("import type { SchemaValidator } from '../schema-errors.js';", '');
+  lines.push("import type { CappedValidator, SchemaValidator } from '../schema-errors.js';", '');
   lines.push(`export const VALIDATORS = {\n${entries.join('\n')}\n};`, '');
+  lines.push('/** The same validators, building at most a given number of error objects. */');
+  lines.push(`export const CAPPED_VALIDATORS = {\n${capped.join('\n')}\n};`, '');
   return lines.join('\n');
 }
 

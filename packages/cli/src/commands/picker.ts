@@ -20,16 +20,21 @@ import {
   type BodyMode,
   type PoolMembers,
   type PickerServerOptions,
+  type GrpcTransport,
 } from '@extlb/picker';
 import type { Command } from '../command.js';
 import { integerFlag, oneOf, usageErrors } from '../flags.js';
 import { EXIT_INVALID, UsageError, shutdownSignal, write, type Io } from '../io.js';
 
+/** `--transport`: the gRPC server under the picker, by its short name. */
+const TRANSPORTS: Record<string, GrpcTransport> = { h2: 'node-http2', 'grpc-js': 'grpc-js' };
+
 const USAGE =
   'extlb picker --listen HOST:PORT (--endpoints IP:PORT,... | --endpoints-file FILE | --from-cluster --selector LABELS [--namespace NS] [--port PORT|NAME] [--kubeconfig FILE])\n' +
   `       [--profile ${PROFILES.join('|')}] [--config FILE] [--hash-header NAME] [--max-endpoints N] [--max-in-flight N]\n` +
   `       [--metrics-port PORT] [--metrics-path PATH] [--metrics-server ${Object.keys(SERVER_METRICS).join('|')}]\n` +
-  '       [--answer-with both|metadata|header] [--body-mode full-duplex|buffered] [--seed N] [--metrics-listen HOST:PORT] [--log-level debug|info|warn|error]';
+  '       [--answer-with both|metadata|header] [--body-mode full-duplex|buffered] [--seed N] [--metrics-listen HOST:PORT] [--log-level debug|info|warn|error]\n' +
+  `       [--transport ${Object.keys(TRANSPORTS).join('|')}]`;
 
 const OPTIONS = {
   listen: { type: 'string' },
@@ -54,6 +59,7 @@ const OPTIONS = {
   seed: { type: 'string' },
   'metrics-listen': { type: 'string' },
   'log-level': { type: 'string' },
+  transport: { type: 'string' },
 } as const;
 
 function parseFlags(args: string[]) {
@@ -135,6 +141,8 @@ async function run(args: string[], io: Io): Promise<number> {
   if (seed !== undefined) options.seed = seed;
   if (answerWith) options.answerWith = answerWith;
   if (bodyMode) options.bodyMode = bodyMode;
+  const transport = oneOf('--transport', flags.transport, Object.keys(TRANSPORTS));
+  if (transport) options.transport = TRANSPORTS[transport] as GrpcTransport;
   if (flags['hash-header']) options.hashHeader = flags['hash-header'];
   if (strategy === 'consistent-hash' && !flags['hash-header']) throw new UsageError('--strategy consistent-hash needs --hash-header NAME');
   const metricsListen = flags['metrics-listen'];

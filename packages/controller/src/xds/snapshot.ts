@@ -1,8 +1,9 @@
 // Per-Gateway snapshots of xDS resources. Each resource is encoded once (shared between groups
 // that hold the same one) and versioned by a hash of its bytes, each type by a hash of its names
-// and versions: recomputing an unchanged input gives the same versions, and nothing is sent.
+// and versions: recomputing an unchanged input gives the same versions, and nothing is sent. A list
+// given again as the same list is taken as it was, so a change costs the lists it touches.
 import { createHash } from 'node:crypto';
-import { collectReferences, emptyReferences, missingReferences, type SnapshotIssue } from './consistency.js';
+import { collectReferences, emptyReferences, missingReferences, type References, type SnapshotIssue } from './consistency.js';
 import { clustersNamedBy, edsNameOf } from './dependencies.js';
 import { isJsonObject, type JsonObject, ProtoJson, ProtoJsonError } from './proto-json.js';
 import { envoyProtos } from './protos.js';
@@ -20,6 +21,7 @@ export type { SnapshotIssue } from './consistency.js';
 /** A resource encoded for the wire. The same content always gets the same version. */
 export class EncodedResource {
   private deltaBytes: Buffer | undefined;
+  private hash: bigint | undefined;
   /** How many snapshots hold this resource; it leaves the cache at zero. */
   refs = 0;
 
@@ -37,6 +39,12 @@ export class EncodedResource {
   ) {}
 
   /** The resource as a DeltaDiscoveryResponse `resources` entry, made on first use. */
+  /** A hash of the name and version, for the type's version. */
+  get entryHash(): bigint {
+    this.hash ??= BigInt(`0x${digest(`${this.name}\0${this.version}`)}`);
+    return this.hash;
+  }
+
   get deltaEntry(): Buffer {
     this.deltaBytes ??= deltaResourceEntry(this.name, this.version, this.entry);
     return this.deltaBytes;
@@ -99,9 +107,28 @@ function digest(data: string | Uint8Array): string {
   return createHash('sha256').update(data).digest('hex').slice(0, 16);
 }
 
+const MASK = (1n << 64n) - 1n;
+/**
+ * A type's version: the sum of a hash of each resource's name and version. It is the same for the
+ * same resources in any order, and costs an addition per resource (each hash is made once).
+ */
 function typeVersion(resources: ReadonlyMap<string, EncodedResource>): string {
-  const names = [...resources.keys()].sort();
-  return digest(names.map((n) => `${n}\0${resources.get(n)?.version}`).join('\n'));
+  let sum = 0n;
+  for (const r of resources.values()) sum = (sum + r.entryHash) & MASK;
+  return sum.toString(16).padStart(16, '0');
+}
+
+/** A list left out of a snapshot: the same one each time, so it reads as unchanged. */
+const NONE: readonly unknown[] = Object.freeze([]);
+
+/** What a group's snapshot was made from, so the next one redoes only the lists that changed. */
+interface Made {
+  /** Per kind, the list it was given. */
+  lists: Map<ResourceKind, readonly unknown[]>;
+  /** Per kind, each resource object given and its encoding. */
+  byObject: Map<ResourceKind, ReadonlyMap<XdsResource, EncodedResource>>;
+  /** What its listeners and clusters ask for over ADS. */
+  refs: References;
 }
 
 function resourceName(typeUrl: TypeUrl, resource: XdsResource): unknown {
@@ -119,6 +146,10 @@ export class SnapshotCache {
    * Resources are taken as immutable once set.
    */
   private readonly keys = new WeakMap<XdsResource, string>();
+  /** Per group, what its snapshot was made from. */
+  private readonly made = new Map<string, Made>();
+  /** Per listener or cluster object, what it asks for (and its inline private keys): walked once. */
+  private readonly references = new WeakMap<XdsResource, { kind: ResourceKind; name: string; refs: References; issues: SnapshotIssue[] }>();
   private readonly listeners = new Set<SnapshotListener>();
   private codec: ProtoJson | undefined;
 
@@ -139,83 +170,122 @@ export class SnapshotCache {
       if (!Object.hasOwn(KIND_TYPE_URL, key))
         issues.push({ kind: key as ResourceKind, name: '', path: '', message: 'unknown list; expected listeners, routes, clusters, endpoints or secrets' });
     }
+    const previous = this.snapshots.get(group);
+    const made = previous ? this.made.get(group) : undefined;
+    const next: Made = { lists: new Map(), byObject: new Map(), refs: emptyReferences() };
+    /** Encoded for this snapshot (the last one held the others): released again if it is refused. */
     const acquired: EncodedResource[] = [];
-    const byType = new Map<TypeUrl, Map<string, EncodedResource>>();
-    const refs = emptyReferences();
+    const byType = new Map<TypeUrl, ReadonlyMap<string, EncodedResource>>();
+    /** The kinds whose list is the very one the last snapshot was made from. */
+    const same = new Set<ResourceKind>();
     for (const [kind, typeUrl] of Object.entries(KIND_TYPE_URL) as [ResourceKind, TypeUrl][]) {
-      const list = resources[kind] ?? [];
+      const list: unknown = resources[kind] ?? NONE;
+      const held = made?.byObject.get(kind);
+      if (made && held && made.lists.get(kind) === list) {
+        same.add(kind);
+        next.lists.set(kind, list as readonly unknown[]);
+        next.byObject.set(kind, held);
+        byType.set(typeUrl, previous?.types.get(typeUrl)?.resources ?? new Map());
+        continue;
+      }
       const named = new Map<string, EncodedResource>();
+      const objects = new Map<XdsResource, EncodedResource>();
       byType.set(typeUrl, named);
+      next.byObject.set(kind, objects);
       if (!Array.isArray(list)) {
         issues.push({ kind, name: '', path: '', message: 'must be a list' });
         continue;
       }
+      next.lists.set(kind, list);
       for (const [i, resource] of (list as unknown[]).entries()) {
-        const unnamed = (path: string, message: string) => issues.push({ kind, name: '', path: `[${i}]${path ? `.${path}` : ''}`, message });
         if (!isJsonObject(resource)) {
-          unnamed('', 'must be an object');
+          issues.push({ kind, name: '', path: `[${i}]`, message: 'must be an object' });
           continue;
         }
         const name = resourceName(typeUrl, resource);
         if (typeof name !== 'string' || name === '') {
-          unnamed(nameField(typeUrl), 'must be a non-empty string');
+          issues.push({ kind, name: '', path: `[${i}].${nameField(typeUrl)}`, message: 'must be a non-empty string' });
           continue;
         }
-        const issue = (path: string, message: string) => issues.push({ kind, name, path, message });
         if (resource['@type'] !== typeUrl) {
-          issue('@type', `must be ${typeUrl}, got ${JSON.stringify(resource['@type'])}`);
+          issues.push({ kind, name, path: '@type', message: `must be ${typeUrl}, got ${JSON.stringify(resource['@type'])}` });
         } else if (named.has(name)) {
-          issue('', `is in the list twice (again at [${i}])`);
+          issues.push({ kind, name, path: '', message: `is in the list twice (again at [${i}])` });
         } else {
-          if (kind === 'listeners' || kind === 'clusters') collectReferences(kind, name, resource, refs, issues);
-          try {
-            const encoded = this.acquire(typeUrl, name, resource);
+          // The object the last snapshot held keeps its encoding (and its count in the cache).
+          let encoded = held?.get(resource);
+          if (!encoded) {
+            try {
+              encoded = this.acquire(typeUrl, name, resource);
+            } catch (err) {
+              if (!(err instanceof ProtoJsonError)) throw err;
+              issues.push({ kind, name, path: err.path, message: err.detail });
+              continue;
+            }
             acquired.push(encoded);
-            named.set(name, encoded);
-          } catch (err) {
-            if (!(err instanceof ProtoJsonError)) throw err;
-            issue(err.path, err.detail);
           }
+          named.set(name, encoded);
+          objects.set(resource, encoded);
         }
       }
     }
-    issues.push(...missingReferences(refs, (kind, name) => byType.get(KIND_TYPE_URL[kind])?.has(name) === true));
+    // What listeners and clusters ask for, in list order (the first asker is the one reported).
+    if (made && same.has('listeners') && same.has('clusters')) next.refs = made.refs;
+    else {
+      for (const kind of ['listeners', 'clusters'] as const) {
+        for (const [resource, encoded] of next.byObject.get(kind) ?? []) {
+          const own = this.referencesOf(kind, encoded.name, resource);
+          issues.push(...own.issues);
+          for (const k of ['routes', 'endpoints', 'secrets'] as const)
+            for (const [ref, referrer] of own.refs[k]) if (!next.refs[k].has(ref)) next.refs[k].set(ref, referrer);
+        }
+      }
+    }
+    issues.push(...missingReferences(next.refs, (kind, name) => byType.get(KIND_TYPE_URL[kind])?.has(name) === true));
     if (issues.length > 0) {
       this.release(acquired);
       throw new SnapshotError(group, issues);
     }
+    // The last snapshot's resources this one no longer holds.
+    if (made) {
+      for (const [kind, objects] of made.byObject) {
+        if (same.has(kind)) continue;
+        const kept = next.byObject.get(kind);
+        this.release([...objects].flatMap(([o, e]) => (kept?.get(o) === e ? [] : [e])));
+      }
+    }
+    this.made.set(group, next);
 
-    const previous = this.snapshots.get(group);
     const since = performance.now();
     const types = new Map<TypeUrl, TypeResources>();
     const changed: TypeUrl[] = [];
     for (const typeUrl of PUSH_ORDER) {
-      const named = byType.get(typeUrl) ?? new Map<string, EncodedResource>();
-      const version = typeVersion(named);
       const before = previous?.types.get(typeUrl);
+      const named = byType.get(typeUrl) ?? new Map<string, EncodedResource>();
+      if (before && named === before.resources) {
+        types.set(typeUrl, before);
+        continue;
+      }
+      const version = typeVersion(named);
       if (before?.version === version) {
         types.set(typeUrl, before);
         continue;
       }
-      const next: MutableTypeResources = { typeUrl, version, resources: named, since };
+      const fresh: MutableTypeResources = { typeUrl, version, resources: named, since };
       if (before) {
-        next.previous = before;
-        next.changes = changedNames(before, named);
+        fresh.previous = before;
+        fresh.changes = changedNames(before, named);
         // Only one step back is kept: a stream further behind compares everything.
         const old = before as MutableTypeResources;
         old.previous = undefined;
         old.changes = undefined;
       }
-      types.set(typeUrl, next);
+      types.set(typeUrl, fresh);
       changed.push(typeUrl);
     }
-    if (previous && changed.length === 0) {
-      this.release(acquired);
-      return { version: previous.version, changed };
-    }
+    if (previous && changed.length === 0) return { version: previous.version, changed };
     const snapshot: Snapshot = { group, version: digest(PUSH_ORDER.map((t) => types.get(t)?.version).join('\n')), types };
     this.snapshots.set(group, snapshot);
-    if (previous) this.release(allResources(previous));
     for (const listener of this.listeners) listener(snapshot, changed);
     return { version: snapshot.version, changed };
   }
@@ -229,6 +299,7 @@ export class SnapshotCache {
     const snapshot = this.snapshots.get(group);
     if (!snapshot) return false;
     this.snapshots.delete(group);
+    this.made.delete(group);
     this.release(allResources(snapshot));
     return true;
   }
@@ -250,6 +321,16 @@ export class SnapshotCache {
   onChange(listener: SnapshotListener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  private referencesOf(kind: ResourceKind, name: string, resource: XdsResource): { refs: References; issues: SnapshotIssue[] } {
+    let held = this.references.get(resource);
+    if (held?.kind !== kind || held.name !== name) {
+      held = { kind, name, refs: emptyReferences(), issues: [] };
+      collectReferences(kind, name, resource as JsonObject, held.refs, held.issues);
+      this.references.set(resource, held);
+    }
+    return held;
   }
 
   private acquire(typeUrl: TypeUrl, name: string, resource: XdsResource): EncodedResource {

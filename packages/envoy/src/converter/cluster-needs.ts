@@ -48,12 +48,25 @@ export function shadowService(pool: Pool): JsonObject | undefined {
   };
 }
 
+const sameList = (a: readonly unknown[], b: readonly unknown[]) => a.length === b.length && a.every((x, i) => x === b[i]);
+
+/** `next`, or `last` when it holds the very same needs: a controller can tell "nothing to write" by identity. */
+export function keptNeeds(last: ClusterNeeds | undefined, next: ClusterNeeds): ClusterNeeds {
+  if (!last) return next;
+  const same = (['shadowServices', 'configMaps', 'secrets', 'gatewayClasses'] as const).every((k) => sameList(last[k], next[k]));
+  return same ? last : next;
+}
+
 const core = (ref: { group: string; kind: string }, kind: string) => ref.group === '' && ref.kind === kind;
+
+/** Each pool record's shadow Service, made once (the read stage keeps an unchanged pool's record). */
+const shadows = new WeakMap<Pool, JsonObject | undefined>();
 
 export function clusterNeeds(inputs: Inputs, gatewayClasses: readonly string[]): ClusterNeeds {
   const shadowServices: JsonObject[] = [];
   for (const p of inputs.pools.values()) {
-    const s = shadowService(p);
+    const s = shadows.has(p) ? shadows.get(p) : shadowService(p);
+    shadows.set(p, s);
     if (s) shadowServices.push(s);
   }
   const configMaps = new Set<string>();

@@ -13,9 +13,9 @@ import { DEFAULT_MAX_OUTPUT_BYTES, itemSize, listsSize } from '../output-size.js
 import { type EndpointSlice, type Inputs, key, ReadCache, readInputs, textOf } from '../read/index.js';
 import { byName, namespaceOf } from '../read/meta.js';
 import { InputEndpoints } from '../resolve/endpoints.js';
-import { CompileMemo, DEFAULT_CONTROLLER, type Gateway, type IR, InputCertificates, type Resolved, resolve } from '../resolve/index.js';
-import { statuses as statusStage } from '../status/index.js';
-import { type ClusterNeeds, clusterNeeds } from './cluster-needs.js';
+import { CompileMemo, DEFAULT_CONTROLLER, type Gateway, type IR, InputCertificates, ListenerMemo, type Resolved, resolve } from '../resolve/index.js';
+import { keyedStatuses } from '../status/index.js';
+import { type ClusterNeeds, clusterNeeds, keptNeeds } from './cluster-needs.js';
 import { type GatewayProxyFacts, notProgrammed, withProxyFacts } from './proxy-facts.js';
 
 export { type ClusterNeeds, SHADOW_SERVICE_LABELS, shadowService } from './cluster-needs.js';
@@ -82,7 +82,10 @@ export interface ConverterUpdate {
    */
   changedStatuses: JsonObject[];
   diagnostics: readonly Diagnostic[];
-  /** What the controller must write (shadow Services) or watch (ConfigMaps, Secrets), and the classes it owns. */
+  /**
+   * What the controller must write (shadow Services) or watch (ConfigMaps, Secrets), and the
+   * classes it owns: the very object of the last update while none of it changed.
+   */
   needs: ClusterNeeds;
   ir: IR;
   timings: UpdateTimings;
@@ -121,14 +124,38 @@ const isList = (raw: unknown) => isObject(raw) && typeof raw.kind === 'string' &
 const isSlice = (raw: unknown) =>
   isObject(raw) && raw.kind === 'EndpointSlice' && typeof raw.apiVersion === 'string' && raw.apiVersion.startsWith('discovery.k8s.io/');
 
-function statusKey(s: JsonObject): string {
-  const m = s.metadata as { namespace?: string; name?: string };
-  return `${String(s.kind)}${SEP}${m.namespace ?? ''}${SEP}${m.name ?? ''}`;
-}
 const gatewayStatusKey = (gateway: string) => {
   const [namespace = '', name = ''] = gateway.split('/');
   return `Gateway${SEP}${namespace}${SEP}${name}`;
 };
+
+/**
+ * Whether two statuses say the same, each condition's lastTransitionTime left out where it is the
+ * time its update stamped (`aNow`, `bNow`): a condition that only got a new time is no change (the
+ * status writer keeps the time it had). Fields are compared as JSON would write them.
+ */
+function sameStatus(a: unknown, aNow: string, b: unknown, bNow: string): boolean {
+  if (a === b && aNow === bNow) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return a === b;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    return a.every((x, i) => sameStatus(x ?? null, aNow, b[i] ?? null, bNow));
+  }
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  let fields = 0;
+  for (const k in x) {
+    const v = x[k];
+    if (v === undefined) continue;
+    fields++;
+    const w = y[k];
+    if (k === 'lastTransitionTime' && typeof v === 'string' && typeof w === 'string') {
+      if ((v === aNow ? '' : v) !== (w === bNow ? '' : w)) return false;
+    } else if (w === undefined || !sameStatus(v, aNow, w, bNow)) return false;
+  }
+  for (const k in y) if (y[k] !== undefined) fields--;
+  return fields === 0;
+}
 
 /** The JSON size of some list items, without the list's brackets and commas. */
 const sizeOf = (items: readonly unknown[], max: number) => items.reduce<number>((n, x) => n + itemSize(x, max), 0);
@@ -211,13 +238,11 @@ export class Converter {
   private readonly facts = new Map<string, GatewayProxyFacts>();
   /** The statuses with facts merged, by status key, in order. */
   private current = new Map<string, JsonObject>();
-  /** The JSON of each of those without this update's time, to tell which statuses an update changed. */
-  private currentJson = new Map<string, string>();
   /** The lastTransitionTime the last full update gave every condition. */
   private statusNow = '';
   private diagnostics: Diagnostic[] = [];
   private readonly reads = new ReadCache();
-  private readonly compiles = new CompileMemo();
+  private readonly resolveMemo = { compiles: new CompileMemo(), listeners: new ListenerMemo(), routes: new WeakMap() };
   /** Status keys of the objects changed since the last update, or all of them. */
   private touched: Set<string> | 'all' = 'all';
   /** Per Gateway, what its last Envoy build made (reused where its inputs are unchanged). */
@@ -322,7 +347,7 @@ export class Converter {
     t = process.hrtime.bigint();
     const resolveOptions: { controllerName: string; gatewayClassNames?: readonly string[] } = { controllerName: this.controllerName };
     if (this.options.gatewayClassNames) resolveOptions.gatewayClassNames = this.options.gatewayClassNames;
-    const resolved = resolve(inputs, resolveOptions, diags, this.compiles);
+    const resolved = resolve(inputs, resolveOptions, diags, this.resolveMemo);
     const resolveMs = since(t);
     t = process.hrtime.bigint();
     const endpoints = new InputEndpoints(inputs);
@@ -335,6 +360,7 @@ export class Converter {
     const dirty: Dirty = this.dirty;
     const memos = new Map<string, EnvoyMemo>();
     const lastIr = new Map((this.built?.resolved.ir.gateways ?? []).map((g) => [g.name, g]));
+    const lastRoutes = new WeakSet(this.built?.resolved.outcomes.routes ?? []);
     resolved.ir.gateways = resolved.ir.gateways.map((fresh) => {
       const reuse = { previous: this.memos.get(fresh.name), next: emptyMemo(), dirty, built: 0 };
       let config = toEnvoy(fresh, endpoints, certificates, this.envoy, diags, reuse);
@@ -366,8 +392,9 @@ export class Converter {
     const envoyMs = since(t);
     t = process.hrtime.bigint();
     const base = new Map<string, JsonObject>();
+    const previousNow = this.statusNow;
     this.statusNow = this.now();
-    for (const s of statusStage(resolved.outcomes, { controllerName: this.controllerName, now: this.statusNow })) base.set(statusKey(s), s);
+    for (const { key: k, status } of keyedStatuses(resolved.outcomes, { controllerName: this.controllerName, now: this.statusNow })) base.set(k, status);
     for (const [gateway, message] of refused) {
       const k = gatewayStatusKey(gateway);
       const s = base.get(k);
@@ -376,20 +403,23 @@ export class Converter {
     const sliceService = new Map<string, string>();
     for (const [service, slices] of inputs.slicesByService) for (const s of slices) sliceService.set(key(s.meta.namespace, s.meta.name), service);
     const classes = resolved.outcomes.gatewayClasses.map((o) => o.gatewayClass.meta.name);
-    this.built = { inputs, resolved, feeds, sliceService, fixedSize, endpointsSize: endpointsSizes, base, needs: clusterNeeds(inputs, classes) };
+    const needs = keptNeeds(this.built?.needs, clusterNeeds(inputs, classes));
+    this.built = { inputs, resolved, feeds, sliceService, fixedSize, endpointsSize: endpointsSizes, base, needs };
     const changedGateways = this.changedGateways(served);
     this.served = served;
     this.refused = refused;
-    this.current = new Map([...base].map(([k, s]) => [k, this.withFacts(s)]));
+    // A route whose outcome is the very one of the last build has the status it had, but for the time.
+    const kept = new Set<string>();
+    for (const o of resolved.outcomes.routes) if (lastRoutes.has(o)) kept.add(`${o.route.kind}${SEP}${o.route.meta.namespace}${SEP}${o.route.meta.name}`);
+    const previous = this.current;
+    this.current = new Map();
     const touched = this.touched;
     this.touched = new Set();
-    const previousJson = this.currentJson;
-    this.currentJson = new Map();
     const changedStatuses: JsonObject[] = [];
-    for (const [k, s] of this.current) {
-      const json = this.statusJson(s);
-      this.currentJson.set(k, json);
-      if (touched === 'all' || touched.has(k) || previousJson.get(k) !== json) changedStatuses.push(s);
+    for (const [k, b] of base) {
+      const s = this.withFacts(b);
+      this.current.set(k, s);
+      if (touched === 'all' || touched.has(k) || (!kept.has(k) && !sameStatus(previous.get(k), previousNow, s, this.statusNow))) changedStatuses.push(s);
     }
     const statusMs = since(t);
     this.diagnostics = diags.sorted();
@@ -473,7 +503,6 @@ export class Converter {
       built.base.set(k, next);
       const merged = this.withFacts(next);
       this.current.set(k, merged);
-      this.currentJson.set(k, this.statusJson(merged));
       changedStatuses.push(merged);
     }
     this.refused = refused;
@@ -501,15 +530,6 @@ export class Converter {
       ir: built.resolved.ir,
       timings,
     };
-  }
-
-  /**
-   * A status as JSON, the time every update stamps on its conditions left out: a condition that
-   * only got a new lastTransitionTime is no change (the status writer keeps the time it had).
-   */
-  private statusJson(s: JsonObject): string {
-    const json = JSON.stringify(s);
-    return this.statusNow === '' ? json : json.replaceAll(`"lastTransitionTime":${JSON.stringify(this.statusNow)}`, '"lastTransitionTime":""');
   }
 
   private withFacts(s: JsonObject): JsonObject {
@@ -541,10 +561,8 @@ export class Converter {
     const base = this.built?.base.get(k);
     if (!base) return [];
     const merged = this.withFacts(base);
-    const json = this.statusJson(merged);
-    if (json === this.currentJson.get(k)) return [];
+    if (sameStatus(this.current.get(k), this.statusNow, merged, this.statusNow)) return [];
     this.current.set(k, merged);
-    this.currentJson.set(k, json);
     return [merged];
   }
 

@@ -3,7 +3,7 @@ import type { Diagnostics } from '../diagnostics.js';
 import { compare } from '../json.js';
 import type { CertificateLookup } from '../resolve/certificates.js';
 import type { EndpointLookup } from '../resolve/endpoints.js';
-import { type Backend, type Gateway, usesPicker } from '../resolve/index.js';
+import { type Backend, backendJsonOf, type Gateway, usesPicker } from '../resolve/index.js';
 import { backendAssignment, backendCluster, pickerAssignment, pickerCluster } from './clusters.js';
 import type { EnvoyConfig } from './config.js';
 import type { BuildContext, EnvoyOptions } from './context.js';
@@ -122,8 +122,9 @@ export function toEnvoy(
     perRoute: new Map(),
   };
   const dirty = reuse?.dirty ?? ALL_DIRTY;
-  const usable = (memo: Map<string, MemoEntry<unknown>> | undefined, name: string, fingerprint: () => string) => {
+  const usable = (memo: Map<string, MemoEntry<unknown>> | undefined, name: string, fingerprint: () => string, source: object | undefined) => {
     const entry = dirty.all ? undefined : memo?.get(name);
+    if (entry && source !== undefined && entry.source === source) return entry;
     return entry && entry.fingerprint() === fingerprint() ? entry : undefined;
   };
   /** Builds (or reuses) one resource; `refresh` rebuilds only its ClusterLoadAssignment when just its endpoints changed. */
@@ -134,14 +135,17 @@ export function toEnvoy(
     stale: boolean,
     build: (ctx: BuildContext) => T,
     refresh?: () => EndpointV3.ClusterLoadAssignment | undefined,
+    source?: object,
   ): T => {
     if (!reuse) return build(ctx);
     const fp = once(fingerprint);
-    const entry = stale ? undefined : usable(reuse.previous?.[kind], name, fp);
+    const entry = stale ? undefined : usable(reuse.previous?.[kind], name, fp, source);
     if (!entry) {
       reuse.built++;
       const { value, effects } = recorded(ctx, build);
-      reuse.next[kind].set(name, { fingerprint: fp, value, effects });
+      const made: MemoEntry<unknown> = { fingerprint: fp, value, effects };
+      if (source !== undefined) made.source = source;
+      reuse.next[kind].set(name, made);
       return value;
     }
     let effects = entry.effects;
@@ -150,20 +154,15 @@ export function toEnvoy(
       effects = { ...effects, assignments: fresh ? [[name, fresh]] : [] };
     }
     replay(ctx, effects);
-    reuse.next[kind].set(name, effects === entry.effects ? entry : { ...entry, effects });
+    const kept = effects === entry.effects ? entry : { ...entry, effects };
+    if (source !== undefined) kept.source = source;
+    reuse.next[kind].set(name, kept);
     return entry.value as T;
   };
   const eds = options.endpoints === 'eds';
-  const backendPrints = new Map<string, string>();
-  const printOf = (b: Backend) => {
-    let fp = backendPrints.get(b.key);
-    if (fp === undefined) {
-      fp = JSON.stringify(b);
-      backendPrints.set(b.key, fp);
-    }
-    return fp;
-  };
-  const client = JSON.stringify(gateway.backendClientCertificate ?? null);
+  const printOf = (b: Backend) => backendJsonOf(b);
+  // What every cluster also reads of the Gateway: its client certificate, its access log (a picker's logs its calls).
+  const client = `${JSON.stringify(gateway.backendClientCertificate ?? null)}\u0000${JSON.stringify(gateway.accessLog)}`;
   const clusters = Object.values(gateway.backends).map((b) => {
     const endpointsChanged = backendEndpointsDirty(b, dirty);
     return memoized(
@@ -197,7 +196,7 @@ export function toEnvoy(
   // Routes read the Gateway's backends and picker sets (compared once for all listeners); listeners, the certificates.
   let sharedChanged = true;
   if (reuse && gateway.listeners.length > 0) {
-    const shared = once(() => `${Object.values(gateway.backends).map(printOf).join('\u0000')}\u0000${JSON.stringify(gateway.pickerSets)}`);
+    const shared = once(() => `${Object.values(gateway.backends).map(printOf).join('\u0000')}\u0000${JSON.stringify(gateway.pickerSets)}\u0000${client}`);
     reuse.next.shared = shared;
     const before = reuse.previous?.shared;
     sharedChanged = before === undefined || before() !== shared();
@@ -211,6 +210,8 @@ export function toEnvoy(
       () => JSON.stringify(l),
       sharedChanged || dirty.certificates || l.protocol === 'UDP',
       (c) => envoyListener(l, c),
+      undefined,
+      l,
     );
     listeners.push(built.listener);
     routes.push(...built.routes);

@@ -36,6 +36,8 @@ export interface Effects {
 export interface MemoEntry<T> {
   /** Made when first compared: a first build (nothing to compare with) makes none. */
   fingerprint: () => string;
+  /** What it was built from, when that is one object taken as immutable: the very same one needs no fingerprint. */
+  source?: object;
   value: T;
   effects: Effects;
 }

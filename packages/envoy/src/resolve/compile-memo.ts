@@ -22,9 +22,7 @@ interface Compiled {
  * turning on HTTP/2) is part of the key.
  */
 const backendJson = new WeakMap<Backend, { h2c: boolean; json: string }>();
-function jsonOf(res: Resolution): string {
-  if (!res.ok) return `!${JSON.stringify(res.problem)}`;
-  const b = res.backend;
+export function backendJsonOf(b: Backend): string {
   let held = backendJson.get(b);
   if (held?.h2c !== b.h2c) {
     held = { h2c: b.h2c, json: JSON.stringify(b) };
@@ -33,8 +31,14 @@ function jsonOf(res: Resolution): string {
   return held.json;
 }
 
+function jsonOf(res: Resolution): string {
+  return res.ok ? backendJsonOf(res.backend) : `!${JSON.stringify(res.problem)}`;
+}
+
 export class CompileMemo {
   private byRoute = new WeakMap<RouteRecord, Compiled>();
+  /** The routes of this resolve given their compile of before as it was: see settle(). */
+  private reused: { route: RouteRecord; compiled: CompiledRoute }[] = [];
 
   compile(
     route: RouteRecord,
@@ -44,10 +48,10 @@ export class CompileMemo {
   ): CompiledRoute {
     const held = this.byRoute.get(route);
     if (held) {
-      const again = this.replay(route, held, backends);
-      if (again) {
+      if (this.replay(route, held, backends)) {
         for (const d of held.diagnostics) diags.list.push(d);
-        return again;
+        this.reused.push({ route, compiled: held.compiled });
+        return held.compiled;
       }
     }
     const calls: Compiled['calls'] = [];
@@ -64,21 +68,30 @@ export class CompileMemo {
     return compiled;
   }
 
-  /** The compile held, on this resolve's backends; undefined when a reference resolves otherwise now. */
-  private replay(route: RouteRecord, held: Compiled, backends: Backends): CompiledRoute | undefined {
-    const now = new Map<string, Backend>();
-    const results: Resolution[] = [];
-    for (const call of held.calls) results.push(backends.resolve(route.ref, call.ref));
-    // All of them first: a compile would have resolved every reference whatever the others gave.
-    for (let i = 0; i < results.length; i++) {
-      const res = results[i] as Resolution;
-      if (jsonOf(res) !== held.calls[i]?.json) return undefined;
-      if (res.ok) now.set(res.backend.key, res.backend);
+  /**
+   * Once every route of a resolve is compiled: a route given its compile of before keeps that very
+   * object (so what is built from it can be kept too) while its backends equal this resolve's —
+   * they did when resolved, and a later GRPCRoute may since have turned one to HTTP/2 — else it
+   * gets a copy on this resolve's backends.
+   */
+  settle(compiled: Map<RouteRecord, CompiledRoute>, backends: Backends): void {
+    for (const { route, compiled: c } of this.reused) {
+      if (compiled.get(route) !== c) continue;
+      const differs = (b: Backend) => backends.backend(b.key)?.h2c !== b.h2c;
+      if (!c.rules.some((r) => r.backends.some(differs)) && !c.httpOnly?.some(differs)) continue;
+      const rebind = (list: Backend[]) => list.map((b) => backends.backend(b.key) ?? b);
+      const out: CompiledRoute = { ...c, rules: c.rules.map((r) => ({ ...r, backends: rebind(r.backends) })) };
+      if (c.httpOnly) out.httpOnly = rebind(c.httpOnly);
+      compiled.set(route, out);
     }
-    const rebind = (list: Backend[]) => list.map((b) => now.get(b.key) ?? b);
-    const c = held.compiled;
-    const out: CompiledRoute = { ...c, rules: c.rules.map((r) => ({ ...r, backends: rebind(r.backends) })) };
-    if (c.httpOnly) out.httpOnly = rebind(c.httpOnly);
-    return out;
+    this.reused = [];
+  }
+
+  /** Whether every reference of a held compile resolves as it did then. */
+  private replay(route: RouteRecord, held: Compiled, backends: Backends): boolean {
+    let same = true;
+    // Every one: a compile would have resolved every reference whatever the others gave.
+    for (const call of held.calls) if (jsonOf(backends.resolve(route.ref, call.ref)) !== call.json) same = false;
+    return same;
   }
 }

@@ -2,7 +2,7 @@
 // statuses. Gateway API meaning lives here, and of Envoy only its limits (the largest weight sum
 // and duration it can hold), so a route Envoy would refuse is reported here against the route.
 import { type Diagnostics, describeRef } from '../diagnostics.js';
-import { compare } from '../json.js';
+import { compare, sameJson } from '../json.js';
 import { type GatewayRecord, type RouteRecord, type Inputs, type ListenerSet, type Policy, isStreamRoute } from '../read/index.js';
 import { acceptedSetOutcome, listenerSetsOf, refusedSetOutcome } from './listener-sets.js';
 import { type Attachments, attachRoutes } from './attach.js';
@@ -29,11 +29,12 @@ import { gatewayAccessLog } from './parameters.js';
 import { arbitrationVerdict } from './policies.js';
 import { poolOutcomes } from './pools.js';
 import { type CompiledRoute, compileRoute } from './routes.js';
-import { buildListeners } from './servers.js';
+import { buildListeners, type ListenerMemo } from './servers.js';
 import { compileStreamRoute } from './stream-routes.js';
 
 export { shadowServiceName, usesPicker } from './backends.js';
-export { CompileMemo } from './compile-memo.js';
+export { backendJsonOf, CompileMemo } from './compile-memo.js';
+export { ListenerMemo } from './servers.js';
 export { composeHeaders } from './filters.js';
 export { type CertificateLookup, InputCertificates } from './certificates.js';
 export { DEFAULT_CONTROLLER } from './classes.js';
@@ -77,18 +78,27 @@ function usedBy(listeners: GatewayListeners, attachments: Attachments, compiled:
   return { backends: sortedRecord(used), pickerSets: sortedRecord(pickerSets) };
 }
 
+/** The Services (`namespace/name`) a route references, resolved or not: made once per route record. */
+const servicesOf = new WeakMap<RouteRecord, readonly string[]>();
+function routeServices(route: RouteRecord): readonly string[] {
+  let out = servicesOf.get(route);
+  if (!out) {
+    const services = new Set<string>();
+    for (const rule of route.rules) {
+      const filters = [...rule.filters, ...rule.backendRefs.flatMap((ref) => ref.filters)];
+      const mirrors = filters.flatMap((f) => (f.type === 'RequestMirror' ? [f.mirror.backendRef] : []));
+      for (const ref of [...rule.backendRefs, ...mirrors]) if (ref.group === '' && ref.kind === 'Service') services.add(`${ref.namespace}/${ref.name}`);
+    }
+    out = [...services];
+    servicesOf.set(route, out);
+  }
+  return out;
+}
+
 /** The Services (`namespace/name`) the routes attached to a Gateway reference, resolved or not. */
 function referencedServices(listeners: GatewayListeners, attachments: Attachments): Set<string> {
   const out = new Set<string>();
-  for (const l of listeners.active) {
-    for (const { route } of attachments.routes.get(l) ?? []) {
-      for (const rule of route.rules) {
-        const filters = [...rule.filters, ...rule.backendRefs.flatMap((ref) => ref.filters)];
-        const mirrors = filters.flatMap((f) => (f.type === 'RequestMirror' ? [f.mirror.backendRef] : []));
-        for (const ref of [...rule.backendRefs, ...mirrors]) if (ref.group === '' && ref.kind === 'Service') out.add(`${ref.namespace}/${ref.name}`);
-      }
-    }
-  }
+  for (const l of listeners.active) for (const { route } of attachments.routes.get(l) ?? []) for (const svc of routeServices(route)) out.add(svc);
   return out;
 }
 
@@ -150,8 +160,20 @@ function policyAccepted(policy: Policy, backends: Backends): Verdict {
   return arbitrationVerdict(policy, backends.policies.outcomes.get(policy) ?? []);
 }
 
-/** With a memo, a route compiled before and unchanged is not compiled again (see compile-memo.ts). */
-export function resolve(inputs: Inputs, options: ResolveOptions, diags: Diagnostics, memo?: CompileMemo): Resolved {
+/** What resolve remembers across calls: route compiles, and each port's proxy listener. */
+export interface ResolveMemo {
+  compiles: CompileMemo;
+  listeners: ListenerMemo;
+  /**
+   * Each route's outcome, with the compile it came from: a route whose record and compile are the
+   * ones of before and whose parents came out as before keeps that very outcome, so what is made
+   * of it (its status) is known unchanged without comparing.
+   */
+  routes: WeakMap<RouteRecord, { compiled: CompiledRoute; outcome: RouteOutcome }>;
+}
+
+/** With a memo, a route compiled before and unchanged is not compiled again (see compile-memo.ts), nor a port's listener whose routes are all such. */
+export function resolve(inputs: Inputs, options: ResolveOptions, diags: Diagnostics, memo?: ResolveMemo): Resolved {
   const classNames = options.gatewayClassNames;
   const classes = gatewayClasses(inputs, options.controllerName ?? DEFAULT_CONTROLLER, diags);
   const tlsRefs = new TlsRefs(inputs);
@@ -205,8 +227,9 @@ export function resolve(inputs: Inputs, options: ResolveOptions, diags: Diagnost
   inputs.routes.forEach((route, i) => {
     routeOrder.set(route, i);
     const compile = isStreamRoute(route.kind) ? compileStreamRoute : compileRoute;
-    compiled.set(route, memo ? memo.compile(route, backends, diags, compile) : compile(route, backends, diags));
+    compiled.set(route, memo ? memo.compiles.compile(route, backends, diags, compile) : compile(route, backends, diags));
   });
+  memo?.compiles.settle(compiled, backends);
 
   const gateways: Gateway[] = [];
   /** Per object (`kind/namespace/name`), the Gateways whose routes use it. */
@@ -223,7 +246,7 @@ export function resolve(inputs: Inputs, options: ResolveOptions, diags: Diagnost
     const ir: Gateway = {
       name,
       ref: gateway.ref,
-      listeners: buildListeners(name, listeners.ports, { attachments: attachments.routes, compiled, routeOrder, diags }),
+      listeners: buildListeners(name, listeners.ports, { attachments: attachments.routes, compiled, routeOrder, diags }, memo?.listeners),
       ...used,
       accessLog: gatewayAccessLog(gateway, inputs),
     };
@@ -235,10 +258,13 @@ export function resolve(inputs: Inputs, options: ResolveOptions, diags: Diagnost
   const allGateways = [...served.keys()].sort(compare);
   const routes: RouteOutcome[] = inputs.routes.map((route) => {
     const c = compiled.get(route) as CompiledRoute;
+    const parents = attachments.parents.get(route) ?? [];
+    const held = memo?.routes.get(route);
+    if (held?.compiled === c && sameJson(held.outcome.parents, parents)) return held.outcome;
     const invalid = [...route.problems, ...c.problems].sort((a, b) => compare(a.path, b.path));
-    return {
+    const outcome: RouteOutcome = {
       route,
-      parents: attachments.parents.get(route) ?? [],
+      parents,
       refProblems: c.refProblems,
       invalid,
       // A stream route's rules have no matches: only a TLSRoute left without a usable hostname serves nothing.
@@ -246,6 +272,8 @@ export function resolve(inputs: Inputs, options: ResolveOptions, diags: Diagnost
         ? route.kind === 'TLSRoute' && route.hostnames.length === 0
         : invalid.length > 0 && route.rules.every((r) => r.matches.length === 0),
     };
+    memo?.routes.set(route, { compiled: c, outcome });
+    return outcome;
   });
   const pools = poolOutcomes({ inputs, backends, routes, compiled, converted: new Set(converted.keys()), gatewaysUsing });
   const refused = httpOnlyRoutes(served, attachments, compiled);
@@ -274,6 +302,7 @@ export function resolve(inputs: Inputs, options: ResolveOptions, diags: Diagnost
       resolvedRefs: backends.tls.resolvedRefs(policy),
     };
   });
+  memo?.listeners.settle();
   return {
     ir: { gateways },
     outcomes: {

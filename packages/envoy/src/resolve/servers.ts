@@ -8,7 +8,7 @@ import type { Listener, Route, Server, VirtualHost } from './ir.js';
 import { type ActiveListener, type PortGroup, listenerName } from './listeners.js';
 import type { CompiledRoute } from './routes.js';
 import { buildStreams } from './streams.js';
-import type { Diagnostics } from '../diagnostics.js';
+import { Diagnostics } from '../diagnostics.js';
 
 const PATH_RANK: Record<Match['path']['type'], number> = { Exact: 0, RegularExpression: 1, PathPrefix: 2 };
 
@@ -131,8 +131,62 @@ function virtualHosts(served: ActiveListener[], port: PortGroup, inputs: ServerI
  * usable certificate, no usable CA for the client validation asked for) gets no server, but its
  * hostname still belongs to it: the port's other servers answer it 421, never with their routes.
  */
-export function buildListeners(gatewayName: string, ports: PortGroup[], inputs: ServerInputs): Listener[] {
-  return ports.flatMap((group): Listener[] => {
+export function buildListeners(gatewayName: string, ports: PortGroup[], inputs: ServerInputs, memo?: ListenerMemo): Listener[] {
+  return ports.flatMap((group) => (memo ? memo.port(gatewayName, group, inputs) : portListener(gatewayName, group, inputs)));
+}
+
+/** Small numbers for objects, to tell in a key whether two are the very same. */
+const ids = new WeakMap<object, number>();
+let lastId = 0;
+function idOf(o: object | undefined): number {
+  if (o === undefined) return 0;
+  let id = ids.get(o);
+  if (id === undefined) {
+    id = ++lastId;
+    ids.set(o, id);
+  }
+  return id;
+}
+
+/**
+ * The proxy listener of each port remembered across resolves: a port whose listeners resolve as
+ * before and whose routes are the very records and compiles of before (the read stage and the
+ * compile memo keep unchanged ones) is the very Listener of before, so a route change rebuilds the
+ * port it is on, and the Envoy stage can tell the others unchanged without comparing them.
+ */
+export class ListenerMemo {
+  private held = new Map<string, { key: string; listeners: Listener[]; diagnostics: Diagnostics['list'] }>();
+  private next = new Map<string, { key: string; listeners: Listener[]; diagnostics: Diagnostics['list'] }>();
+
+  port(gatewayName: string, group: PortGroup, inputs: ServerInputs): Listener[] {
+    const at = `${gatewayName}\u0000${group.protocol === 'UDP' ? 'udp' : ''}\u0000${group.port}`;
+    // The routes in attachment order: that is route order, the one tie-break within a listener.
+    const routes = group.listeners.map((l) =>
+      (inputs.attachments.get(l) ?? []).map((a) => `${idOf(a.route)}:${idOf(inputs.compiled.get(a.route))}:${a.hostnames.join(',')}`).join(' '),
+    );
+    const key = `${JSON.stringify(group)}\u0000${routes.join('\u0000')}`;
+    let entry = this.held.get(at);
+    if (entry?.key === key) {
+      for (const d of entry.diagnostics) inputs.diags?.list.push(d);
+    } else {
+      const diags = new Diagnostics();
+      const listeners = portListener(gatewayName, group, { ...inputs, diags });
+      for (const d of diags.list) inputs.diags?.list.push(d);
+      entry = { key, listeners, diagnostics: diags.list };
+    }
+    this.next.set(at, entry);
+    return entry.listeners;
+  }
+
+  /** After a resolve: what it did not build is forgotten. */
+  settle(): void {
+    this.held = this.next;
+    this.next = new Map();
+  }
+}
+
+function portListener(gatewayName: string, group: PortGroup, inputs: ServerInputs): Listener[] {
+  {
     const name = group.protocol === 'UDP' ? `${gatewayName}/udp/${group.port}` : `${gatewayName}/${group.port}`;
     // HTTP's hostnames and 421s are among the HTTP and HTTPS listeners of the port alone.
     const http = { ...group, listeners: group.listeners.filter((l) => l.protocol === 'HTTP' || l.protocol === 'HTTPS') };
@@ -153,5 +207,5 @@ export function buildListeners(gatewayName: string, ports: PortGroup[], inputs: 
     const listener: Listener = { name, port: group.port, protocol: group.protocol, servers };
     if (streams.length > 0 || servers.length === 0) listener.streams = streams;
     return [listener];
-  });
+  }
 }

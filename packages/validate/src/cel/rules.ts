@@ -3,7 +3,7 @@
 // correlate with (object properties, map keys, list-type=map entries), as the API server does.
 import type { Correlated } from '../correlation.js';
 import { type ErrorList, fieldError } from '../field-errors.js';
-import { fieldPath, isPlainObject, type Segment } from '../paths.js';
+import { fieldPath, isPlainObject, keysOf, type Segment } from '../paths.js';
 import { prepareSchema, type CelRuleSpec, type StructuralSchema } from '../structural.js';
 import type { FieldError } from '../types.js';
 import { compileCel, type CelProgram } from './environment.js';
@@ -210,7 +210,7 @@ function walk(plan: RulePlan, self: unknown, old: Correlated | undefined, ev: Ev
   if (isPlainObject(self)) {
     const { properties, known, additional } = plan;
     if (additional) {
-      for (const key of Object.keys(self)) {
+      for (const key of keysOf(self)) {
         const property = properties[key];
         if (property) walkChild(property, self[key], old?.key(key), key, ev);
         else if (!(known && key in known)) walkChild(additional, self[key], old?.key(key), { key }, ev);

@@ -1,6 +1,6 @@
 // Kubernetes hands CEL integer fields as CEL ints; JavaScript numbers would be CEL doubles and
 // `p.number == 80` would find no overload. Convert, guided by the schema, before evaluation.
-import { isPlainObject, setOwn } from '../paths.js';
+import { isPlainObject, keysOf, setOwn } from '../paths.js';
 import { prepareSchema, propertyOf, type StructuralSchema } from '../structural.js';
 
 const hasIntegers = new WeakMap<StructuralSchema, boolean>();
@@ -30,7 +30,7 @@ function convert(value: unknown, schema: StructuralSchema): unknown {
   if (Array.isArray(value)) return schema.items ? value.map((v) => convert(v, schema.items!)) : value;
   if (!isPlainObject(value)) return value;
   const out: Record<string, unknown> = {};
-  for (const key of Object.keys(value)) {
+  for (const key of keysOf(value)) {
     const child = propertyOf(schema, key) ?? schema.additionalProperties;
     setOwn(out, key, child ? convert(value[key], child) : value[key]);
   }

@@ -1,0 +1,67 @@
+// The cap on the error objects a generated validator builds: below it, ajv's errors as they were;
+// past it, only each error's path and keyword, so a caller that lists a few can still count and
+// filter them all.
+import { deepStrictEqual, equal, throws } from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { Ajv } from 'ajv';
+import standaloneModule from 'ajv/dist/standalone/index.js';
+import { capErrors } from '../src/error-cap.js';
+import { esmOnly } from '../src/validators.js';
+
+interface Run {
+  valid: boolean;
+  errors: { instancePath: string; keyword: string }[];
+  overflowPaths: string[];
+  overflowKeywords: string[];
+}
+
+/** A standalone validator for `schema`, capped, loaded without writing a module to disk. */
+function load(schema: object): {
+  validate: ((data: unknown) => boolean) & { errors?: Run['errors'] | null };
+  validateCapped: (data: unknown, cap: number) => Run;
+} {
+  const ajv = new Ajv({ code: { source: true, esm: true, lines: false }, allErrors: true, verbose: true });
+  const code = capErrors(esmOnly(standaloneModule.default(ajv, ajv.compile(schema))));
+  const body = code
+    .replace(/export default \w+;/, '')
+    .replace('export const validate = ', 'const validate = ')
+    .replace('export function validateCapped', 'function validateCapped');
+  return new Function(`${body}\nreturn { validate, validateCapped };`)();
+}
+
+const schema = {
+  type: 'object',
+  properties: { ports: { type: 'array', maxItems: 2, items: { type: 'object', properties: { number: { type: 'integer', minimum: 1 } } } } },
+};
+const data = { ports: [{ number: 'a' }, { number: 0 }, { number: 'b' }, { number: 2 }, { number: -1 }] };
+
+describe('capErrors', () => {
+  it('builds the first `cap` errors as ajv does and keeps the path and keyword of every other', () => {
+    const { validate, validateCapped } = load(schema);
+    equal(validate(data), false);
+    const all = validate.errors!;
+    equal(all.length, 5);
+    for (const cap of [0, 1, 2, 5, 9]) {
+      const run = validateCapped(data, cap);
+      equal(run.valid, false);
+      deepStrictEqual(run.errors, all.slice(0, cap));
+      deepStrictEqual(
+        run.overflowPaths.map((path, i) => ({ instancePath: path, keyword: run.overflowKeywords[i] })),
+        all.slice(cap).map((e) => ({ instancePath: e.instancePath, keyword: e.keyword })),
+      );
+    }
+  });
+
+  it('leaves the plain validator uncapped after a capped run, and a valid object valid', () => {
+    const { validate, validateCapped } = load(schema);
+    validateCapped(data, 1);
+    validate(data);
+    equal(validate.errors!.length, 5);
+    deepStrictEqual(validateCapped({ ports: [{ number: 1 }] }, 0), { valid: true, errors: [], overflowPaths: [], overflowKeywords: [] });
+  });
+
+  it('fails on an error site of a shape it does not know, rather than leave it uncapped', () => {
+    const code = 'export const validate = v;function v(data){let vErrors = null;vErrors.push(x);}';
+    throws(() => capErrors(code), /rewrote 0 of 1 error sites/);
+  });
+});
