@@ -66,6 +66,23 @@ for (const variant of ['sotw', 'delta'] as const) {
     assert.ok(envoy.listeners.has(`${GW}/8080`), 'the HTTP listener stayed');
   });
 
+  test(`${variant}: a backend removed and then used again waits for its cluster anew, though the proxy answered for it before`, async (t) => {
+    const { cache, server } = await serveXds(t, variant);
+    const a = gatewaySnapshot(GW, { backends: { [`${GW}/a`]: ['10.0.0.1:80'] } });
+    cache.setSnapshot(GW, a);
+    const envoy = new EnvoyModel(`127.0.0.1:${server.port}`, variant, NODE);
+    t.after(() => envoy.close());
+    await envoy.until(() => envoy.usable.has(`${GW}/a`) && JSON.stringify(envoy.routes.get(`${GW}/8080`) ?? {}).includes(`${GW}/a`));
+    cache.setSnapshot(GW, gatewaySnapshot(GW, { backends: { [`${GW}/b`]: ['10.0.0.2:80'] } }));
+    await envoy.until(() => !envoy.usable.has(`${GW}/a`) && JSON.stringify(envoy.routes.get(`${GW}/8080`) ?? {}).includes(`${GW}/b`));
+    const held = server.stats().heldForWarming;
+    // Back to the first backend: its cluster is new to the proxy again.
+    cache.setSnapshot(GW, a);
+    await envoy.until(() => JSON.stringify(envoy.routes.get(`${GW}/8080`) ?? {}).includes(`${GW}/a`));
+    assert.deepEqual(envoy.violations, [], `applied in this order: ${envoy.log.join(' | ')}`);
+    assert.ok(server.stats().heldForWarming > held, 'the route waited for the cluster sent again');
+  });
+
   test(`${variant}: a proxy slow to answer still gets its route, once it has answered for the new cluster and endpoints`, async (t) => {
     const { cache, server } = await serveXds(t, variant);
     cache.setSnapshot(GW, gatewaySnapshot(GW, { backends: { [`${GW}/a`]: ['10.0.0.1:80'] } }));
