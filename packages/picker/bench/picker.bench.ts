@@ -2,9 +2,10 @@
 // per request as Envoy opens them), the picker's memory under a flood of distinct served values,
 // codec and simulator throughput. Prints figures; asserts nothing. The picker runs in its own
 // process (the built dist/, as it ships) so that it and the load generator do not share one event
-// loop. The load generator plays Envoy as cheaply as it can (node:http2 with the request frame
-// encoded once, reading only the answer's kind), so that on a small machine it leaves the CPU to
-// the picker; its own CPU per decision is printed apart. The same picker is measured on both gRPC
+// loop. The load generator plays Envoy as cheaply as it can (its own minimal HTTP/2 client, h2-load.ts,
+// writing each request from one template and reading only the answer's kind), so that on a small
+// machine it leaves the CPU to the picker; its own CPU per decision is printed apart, and which of
+// the two bounds the rate. The same picker is measured on both gRPC
 // server implementations (the project's node:http2 one and @grpc/grpc-js), beside a bare node:http2
 // server that answers fixed bytes (no gRPC, no picker: the floor of any server on node:http2),
 // their rounds interleaved so a shared machine's busy spells fall on all alike; then one profiled
@@ -26,6 +27,7 @@ import type { ProcessingRequest, ProcessingResponse } from '../src/messages.js';
 import { loadProtos } from '../src/protos.js';
 import type { GrpcTransport } from '../src/server.js';
 import { PARTS, SelfProfiler, type Part } from './cpu-profile.js';
+import { RawH2Client } from './h2-load.js';
 import { protocolSources, simulateOverrideHost } from '../src/simulator.js';
 
 const CONCURRENCY = 64;
@@ -158,8 +160,22 @@ function grpcFrame(message: ProcessingRequest): Buffer {
   return frame;
 }
 
-/** One request as Envoy makes it: open a stream, send the headers message, wait for the answer, half-close. Resolves with the latency in ms. */
-function decide(session: ClientHttp2Session, frame: Buffer): Promise<number> {
+/** One decision: resolves with its latency in ms once the answer naming endpoints is in. */
+type Decide = () => Promise<number>;
+
+/**
+ * How the load generator plays Envoy: `raw` (default) is its own minimal HTTP/2 client
+ * (`h2-load.ts`), `node-http2` node's client; PICKER_LOAD=node-http2 measures with that one.
+ */
+type LoadClient = 'raw' | 'node-http2';
+const LOAD: LoadClient = process.env.PICKER_LOAD === 'node-http2' ? 'node-http2' : 'raw';
+
+function unexpected(data: Buffer | undefined): Error {
+  return new Error(`unexpected answer ${data?.subarray(0, 8).toString('hex')}`);
+}
+
+/** One request as Envoy makes it, on node's client: open a stream, send the headers message, wait for the answer, half-close. */
+function decideOnSession(session: ClientHttp2Session, frame: Buffer): Promise<number> {
   const start = performance.now();
   return new Promise((resolve, reject) => {
     const stream = session.request({ ':method': 'POST', ':path': PROCESS_PATH, 'content-type': 'application/grpc', te: 'trailers' });
@@ -167,7 +183,7 @@ function decide(session: ClientHttp2Session, frame: Buffer): Promise<number> {
     stream.on('data', (chunk: Buffer) => {
       if (answered) return;
       answered = true;
-      if (chunk[5] !== REQUEST_HEADERS_TAG) reject(new Error(`unexpected answer ${chunk.subarray(0, 8).toString('hex')}`));
+      if (chunk[5] !== REQUEST_HEADERS_TAG) reject(unexpected(chunk));
       resolve(performance.now() - start);
       stream.end();
     });
@@ -176,7 +192,19 @@ function decide(session: ClientHttp2Session, frame: Buffer): Promise<number> {
   });
 }
 
-async function runDecisions(session: ClientHttp2Session, frame: Buffer, total: number): Promise<{ seconds: number; latencies: number[] }> {
+/** The same on the raw client, which writes the request from a template and half-closes on the answer. */
+function decideRaw(client: RawH2Client): Promise<number> {
+  const start = performance.now();
+  return new Promise((resolve, reject) =>
+    client.request((err, data) => {
+      if (err) reject(err);
+      else if (data?.[5] !== REQUEST_HEADERS_TAG) reject(unexpected(data));
+      else resolve(performance.now() - start);
+    }),
+  );
+}
+
+async function runDecisions(decide: Decide, total: number): Promise<{ seconds: number; latencies: number[] }> {
   const latencies: number[] = [];
   let issued = 0;
   const start = performance.now();
@@ -184,7 +212,7 @@ async function runDecisions(session: ClientHttp2Session, frame: Buffer, total: n
     Array.from({ length: CONCURRENCY }, async () => {
       while (issued < total) {
         issued++;
-        latencies.push(await decide(session, frame));
+        latencies.push(await decide());
       }
     }),
   );
@@ -224,17 +252,23 @@ interface Server {
   kind: ServerKind;
   process: ChildProcessByStdio<Writable, Readable, null>;
   address: string;
-  session: ClientHttp2Session;
+  decide: Decide;
+  close(): void;
 }
 
-async function spawnServer(kind: ServerKind): Promise<Server> {
+async function spawnServer(kind: ServerKind, frame: Buffer): Promise<Server> {
   const flags = (process.env.PICKER_SERVER_FLAGS ?? '').split(' ').filter((f) => f !== '');
   const child = spawn(process.execPath, [...flags, '--expose-gc', '--import', 'tsx', fileURLToPath(import.meta.url), '--serve', kind], {
     stdio: ['pipe', 'pipe', 'inherit'],
   });
   const [first] = (await once(child.stdout, 'data')) as [Buffer];
   const address = first.toString().trim();
-  return { kind, process: child, address, session: connectH2(`http://${address}`) };
+  if (LOAD === 'node-http2') {
+    const session = connectH2(`http://${address}`);
+    return { kind, process: child, address, decide: () => decideOnSession(session, frame), close: () => session.close() };
+  }
+  const client = await RawH2Client.connect(address, PROCESS_PATH, frame);
+  return { kind, process: child, address, decide: () => decideRaw(client), close: () => client.close() };
 }
 
 interface Round {
@@ -247,12 +281,12 @@ interface Round {
 }
 
 /** One measured round against one server: warm-up, then DECISIONS decisions with both processes' CPU clocks reset. */
-async function measure(server: Server, frame: Buffer, start = 'measure'): Promise<Round & { parts?: number[] }> {
-  await runDecisions(server.session, frame, WARMUP);
+async function measure(server: Server, start = 'measure'): Promise<Round & { parts?: number[] }> {
+  await runDecisions(server.decide, WARMUP);
   if (start === 'profile') await ask(server.process, 'profile');
   else server.process.stdin.write('measure\n');
   const loadBase = process.cpuUsage();
-  const { seconds, latencies } = await runDecisions(server.session, frame, DECISIONS);
+  const { seconds, latencies } = await runDecisions(server.decide, DECISIONS);
   const load = process.cpuUsage(loadBase);
   const [microseconds = NaN, ...parts] = await ask(server.process, start === 'profile' ? 'profile-stop' : 'cpu');
   latencies.sort((a, b) => a - b);
@@ -306,18 +340,20 @@ function best(rounds: Round[]): Round {
 }
 
 async function main(): Promise<void> {
-  const servers = await Promise.all(KINDS.map(spawnServer));
+  const frame = grpcFrame(REQUEST);
+  const servers = await Promise.all(KINDS.map((kind) => spawnServer(kind, frame)));
   const server = servers[0] as Server;
   const client = new (loadProtos().ExtProcClient)(server.address, grpc.credentials.createInsecure(), { 'grpc.enable_channelz': 0 });
   const open = (client as unknown as { Process: Open }).Process.bind(client);
-  const frame = grpcFrame(REQUEST);
 
   console.log(`picker decisions over gRPC on loopback, ${CONCURRENCY} concurrent streams, least-request, 3 endpoints per answer (aims from issue 19):`);
-  console.log(`  load average at start ${loads()} (${ROUNDS} rounds of ${DECISIONS.toLocaleString('en')} decisions per server, interleaved)`);
+  console.log(
+    `  load average at start ${loads()} (${ROUNDS} rounds of ${DECISIONS.toLocaleString('en')} decisions per server, interleaved; load generator: ${LOAD === 'raw' ? 'its own HTTP/2 client (h2-load.ts)' : "node:http2's client"})`,
+  );
   const rounds = new Map<ServerKind, Round[]>(KINDS.map((k) => [k, []]));
   for (let round = 1; round <= ROUNDS; round++) {
     for (const s of servers) {
-      const r = await measure(s, frame);
+      const r = await measure(s);
       rounds.get(s.kind)?.push(r);
       console.log(`  round ${round}, ${LABEL[s.kind]}: ${formatRound(r)}`);
     }
@@ -336,7 +372,7 @@ async function main(): Promise<void> {
   for (const kind of KINDS) console.log(`  ${LABEL[kind]}: ${bound(best(rounds.get(kind) ?? []))}`);
   console.log('  where the server CPU of a decision goes (one profiled round each, V8 self time; a native call counts for its JavaScript caller):');
   for (const s of servers) {
-    const r = await measure(s, frame, 'profile');
+    const r = await measure(s, 'profile');
     const parts = r.parts ?? [];
     const total = parts.reduce((a, b) => a + b, 0);
     const shares = PARTS.map((p, i) => [p, (parts[i] ?? 0) / total] as [Part, number])
@@ -345,10 +381,10 @@ async function main(): Promise<void> {
     console.log(`    ${LABEL[s.kind]}, ${r.cpu.toFixed(1)} µs per decision while profiled: ${shares.join(', ')}`);
   }
   for (const s of servers.slice(1)) {
-    s.session.close();
+    s.close();
     s.process.stdin.end();
   }
-  server.session.close();
+  server.close();
 
   const [heapBefore = NaN, rssBefore = NaN] = await ask(server.process, 'memory');
   for (let i = 0; i < FLOOD; i++) await reportServed(open, `${i}:${'9'.repeat(FLOOD_VALUE_BYTES)}`);
