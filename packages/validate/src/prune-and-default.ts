@@ -246,6 +246,21 @@ function metadataValue(value: unknown, walk: Walk): unknown {
 }
 
 /**
+ * Sorted warnings without repeats. Two unknown fields can have one path ("a.b" under spec, and "b"
+ * under spec.a), and so one message, which kubectl shows once; after the sort they are adjacent.
+ */
+function distinct(sorted: Warning[]): Warning[] {
+  let out: Warning[] | undefined;
+  for (let i = 1; i < sorted.length; i++) {
+    const w = sorted[i]!;
+    const previous = sorted[i - 1]!;
+    if (w.field === previous.field && w.message === previous.message) out ??= sorted.slice(0, i);
+    else out?.push(w);
+  }
+  return out ?? sorted;
+}
+
+/**
  * Prunes and defaults a whole object of a kind whose structural schema is `schema`. The input is
  * never changed; with `share`, the result holds the input's own values wherever they are kept as
  * they are, so neither may be changed afterwards while the other is in use.
@@ -259,5 +274,5 @@ export function pruneAndDefaultObject(
   const pruned = objectValue(object, nodeOf(schema), walk, true);
   // Sorted, so the warnings do not depend on the order the user wrote the fields in.
   if (walk.warnings.length > 1) walk.warnings.sort((a, b) => (a.field < b.field ? -1 : a.field > b.field ? 1 : 0));
-  return { object: pruned, warnings: walk.warnings };
+  return { object: pruned, warnings: distinct(walk.warnings) };
 }

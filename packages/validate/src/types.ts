@@ -32,6 +32,7 @@ export interface ValidationResult {
   errors: FieldError[];
   /** Errors found past `maxErrors`: counted, not listed. */
   omittedErrors: number;
+  /** Unknown fields (sorted by field), then the semantic warnings; no two alike. */
   warnings: Warning[];
 }
 

@@ -124,3 +124,14 @@ describe('shareInput', () => {
     assert.notEqual(object.spec.selector, (input as any).spec.selector);
   });
 });
+
+describe('warnings', () => {
+  it('warns once about two unknown fields with one path, as kubectl shows it once', () => {
+    // "selector.foo" under spec and "foo" under spec.selector are both spec.selector.foo.
+    const input = withField(withField(minimalPool(), 'spec.selector.foo', 1), 'spec', {
+      ...(withField(minimalPool(), 'spec.selector.foo', 1) as any).spec,
+      'selector.foo': 2,
+    });
+    assert.deepEqual(validate(input).warnings, [{ field: 'spec.selector.foo', message: 'unknown field "spec.selector.foo"' }]);
+  });
+});

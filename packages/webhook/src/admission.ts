@@ -200,7 +200,15 @@ export function reviewAdmission(review: AdmissionReview, options: ReviewOptions 
     }
     return { review: answer(request, response), kind, verdict: 'allowed' };
   }
-  const warnings = result.warnings.length > 0 ? { warnings: boundWarnings(result.warnings.map((w) => w.message)) } : {};
+  const warnings =
+    result.warnings.length > 0
+      ? {
+          warnings: boundWarnings(
+            result.warnings.map((w) => w.message),
+            { distinct: true },
+          ),
+        }
+      : {};
   if (result.valid) return { review: answer(request, { allowed: true, ...warnings }), kind, verdict: 'allowed' };
   const group = typeof apiVersion === 'string' && apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '';
   const status = invalidStatus(kind, group, objectName(request), result.errors, result.omittedErrors);

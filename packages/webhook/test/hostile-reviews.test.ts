@@ -120,3 +120,12 @@ describe('over HTTPS', { timeout: 60_000 }, () => {
     assert.equal(await denied('other'), 0);
   });
 });
+
+describe('boundWarnings of warnings known to be distinct', () => {
+  it('answers as it does when it has to find the repeats itself', () => {
+    const few = ['a', 'b'];
+    const many = Array.from({ length: 5000 }, (_, i) => `unknown field "spec.field${i}"`);
+    const long = Array.from({ length: 40 }, (_, i) => `${i} ${'w'.repeat(300)}`);
+    for (const warnings of [few, many, long]) assert.deepEqual(boundWarnings(warnings, { distinct: true }), boundWarnings(warnings));
+  });
+});

@@ -60,8 +60,17 @@ describe('capErrors', () => {
     deepStrictEqual(validateCapped({ ports: [{ number: 1 }] }, 0), { valid: true, errors: [], overflowPaths: [], overflowKeywords: [] });
   });
 
+  it('leaves the plain validator as ajv wrote it and caps a copy', () => {
+    const ajv = new Ajv({ code: { source: true, esm: true, lines: false }, allErrors: true, verbose: true });
+    const code = esmOnly(standaloneModule.default(ajv, ajv.compile(schema)));
+    const capped = capErrors(code);
+    equal(capped.startsWith(code), true);
+    equal(capped.slice(code.length).includes('__overflowPaths.push('), true);
+  });
+
   it('fails on an error site of a shape it does not know, rather than leave it uncapped', () => {
     const code = 'export const validate = v;function v(data){let vErrors = null;vErrors.push(x);}';
+    throws(() => capErrors('export const validate = v;function v(){}\nconst after = 1;'), /one function v, last/);
     throws(() => capErrors(code), /rewrote 0 of 1 error sites/);
   });
 });
