@@ -1,16 +1,16 @@
-// Bench child process: many ADS clients playing Envoy, each on its own connection with Envoy's
-// HTTP/2 windows. They subscribe as Envoy does (wildcard listeners and clusters, named routes and
-// endpoints), ACK every response and read little more than the envelope of each response, so the
-// measure is the server's.
+// Bench child process: many ADS clients playing Envoy, each on its own HTTP/2 connection with
+// Envoy's windows (ads-call.ts). They subscribe as Envoy does (wildcard listeners and clusters,
+// named routes and endpoints), ACK every response and read little more than the envelope of each
+// response, so the measure is the server's.
 // Clients given no names learn them as Envoy does: the endpoints of the EDS clusters they get, the
 // route configurations their listeners' connection managers ask for over RDS (each distinct
 // version decoded once for all of them).
 // Driven over IPC by the benches: {cmd: 'connect', ...}, {cmd: 'expect', ...}, then {cmd: 'close'}.
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
-import * as grpc from '@grpc/grpc-js';
 import protobuf from 'protobufjs';
 import { TYPE_URL } from '../src/index.js';
+import { AdsCall, type Envelope } from './ads-call.js';
 
 interface ClientSpec {
   id: string;
@@ -110,14 +110,6 @@ const METHOD = {
 
 type Message = Record<string, any>;
 
-/**
- * Envoy's HTTP/2 windows when http2_protocol_options leave them unset, as its gRPC client to an xDS
- * cluster does: 256 MiB per stream and per connection (Http2ProtocolOptions
- * initial_stream_window_size and initial_connection_window_size). grpc-js sets both from this one
- * option; its own default, 64 KiB, would have the server wait a round trip every 64 KiB.
- */
-const ENVOY_HTTP2_WINDOW = 256 * 1024 * 1024;
-
 const SUBSCRIBED = [TYPE_URL.cluster, TYPE_URL.listener, TYPE_URL.endpoint, TYPE_URL.route];
 const HCM = 'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager';
 const EDS = 3; // Cluster.DiscoveryType
@@ -131,29 +123,28 @@ const cpuMs = () => {
 let decodeMs = 0;
 
 /**
- * A DiscoveryResponse as Envoy first reads it, its envelope: version, type and nonce. Its thousands
- * of resources are cut out only when asked for (once per version for all clients, or while a
- * change is timed), so a hundred clients do not make a hundred copies of each resource's bytes.
+ * A response as these clients read it: SotW by its envelope, its thousands of resources cut out
+ * only when asked for (once per version for all clients, or while a change is timed), so a hundred
+ * clients do not make a hundred copies of each resource's bytes; delta whole.
  */
-function sotwEnvelope(bytes: Buffer): Message {
-  const reader = protobuf.Reader.create(bytes);
-  const envelope: Message = { version_info: '', type_url: '', nonce: '' };
-  while (reader.pos < reader.len) {
-    const tag = reader.uint32();
-    const field = tag >>> 3;
-    if (field === 1) envelope.version_info = reader.string();
-    else if (field === 4) envelope.type_url = reader.string();
-    else if (field === 5) envelope.nonce = reader.string();
-    else reader.skipType(tag & 7);
-  }
+function response(variant: 'sotw' | 'delta', e: Envelope): Message {
+  if (variant === 'delta') return timedDecode('DeltaDiscoveryResponse', e.bytes());
+  const r: Message = { version_info: e.version, type_url: e.type_url, nonce: e.nonce };
   let resources: Uint8Array[] | undefined;
-  Object.defineProperty(envelope, 'resources', {
+  Object.defineProperty(r, 'resources', {
     get: () => {
-      resources ??= (type('DiscoveryResponse').decode(bytes) as Message).resources ?? [];
+      resources ??= timedDecode('DiscoveryResponse', e.bytes()).resources ?? [];
       return resources;
     },
   });
-  return envelope;
+  return r;
+}
+
+function timedDecode(name: string, bytes: Buffer): Message {
+  const t = performance.now();
+  const m = type(name).decode(bytes) as unknown as Message;
+  decodeMs += performance.now() - t;
+  return m;
 }
 
 /** The resources of a response, as Any messages. */
@@ -240,28 +231,12 @@ function reached(k: number, r: Message): void {
   }
 }
 
-function connect(command: ConnectCommand, client: ClientSpec, k: number, onSynced: () => void): grpc.Client {
+function connect(command: ConnectCommand, client: ClientSpec, k: number, onSynced: () => void): AdsCall {
   const { variant } = command;
   const method = METHOD[variant];
   const requestType = type(method.request);
-  const decode = variant === 'sotw' ? sotwEnvelope : (b: Buffer) => type(method.response).decode(b) as unknown as Message;
-  const channel = new grpc.Client(command.address, grpc.credentials.createInsecure(), {
-    // One connection per proxy, as each Envoy has its own.
-    'grpc.use_local_subchannel_pool': 1,
-    'grpc.max_receive_message_length': -1,
-    'grpc-node.flow_control_window': ENVOY_HTTP2_WINDOW,
-  });
-  const call = channel.makeBidiStreamRequest<Message | Buffer, Message>(
-    method.path,
-    (m) => (Buffer.isBuffer(m) ? m : Buffer.from(requestType.encode(m).finish())),
-    (b) => {
-      const t = performance.now();
-      const m = decode(b);
-      decodeMs += performance.now() - t;
-      return m;
-    },
-  );
-  call.on('error', () => {});
+  const call = new AdsCall(command.address, method.path, (e) => onResponse(response(variant, e)));
+  const write = (m: Message | Buffer) => call.write(Buffer.isBuffer(m) ? m : requestType.encode(m).finish());
   // Where names are not given, endpoints are learned from clusters and routes from listeners.
   const learners = new Map<string, { learner: Learner; for: string }>();
   if (!client.endpoints) learners.set(TYPE_URL.cluster, { learner: new Learner(TYPE_URL.cluster), for: TYPE_URL.endpoint });
@@ -276,22 +251,21 @@ function connect(command: ConnectCommand, client: ClientSpec, k: number, onSynce
   const seen = new Set<string>();
   const node = { id: client.id, cluster: client.cluster, user_agent_name: 'extlb-bench' };
   const subscribe = (typeUrl: string, add: string[], drop: string[] = []) => {
-    if (variant === 'delta') call.write({ type_url: typeUrl, resource_names_subscribe: add, resource_names_unsubscribe: drop });
-    else
-      call.write({ type_url: typeUrl, resource_names: names[typeUrl], version_info: last[typeUrl]?.version ?? '', response_nonce: last[typeUrl]?.nonce ?? '' });
+    if (variant === 'delta') write({ type_url: typeUrl, resource_names_subscribe: add, resource_names_unsubscribe: drop });
+    else write({ type_url: typeUrl, resource_names: names[typeUrl], version_info: last[typeUrl]?.version ?? '', response_nonce: last[typeUrl]?.nonce ?? '' });
   };
   SUBSCRIBED.forEach((typeUrl, i) => {
     const first = i === 0 ? { node } : {};
     const learnedLater = [...learners.values()].some((l) => l.for === typeUrl);
     if (learnedLater) return;
-    if (variant === 'sotw') call.write({ ...first, type_url: typeUrl, resource_names: names[typeUrl] });
-    else call.write({ ...first, type_url: typeUrl, resource_names_subscribe: names[typeUrl] });
+    if (variant === 'sotw') write({ ...first, type_url: typeUrl, resource_names: names[typeUrl] });
+    else write({ ...first, type_url: typeUrl, resource_names_subscribe: names[typeUrl] });
   });
-  call.on('data', (r: Message) => {
+  const onResponse = (r: Message) => {
     if (variant === 'sotw') {
       last[r.type_url] = { version: r.version_info, nonce: r.nonce };
-      call.write(sotwAck(r, namesField(names[r.type_url] ?? [])));
-    } else call.write({ type_url: r.type_url, response_nonce: r.nonce });
+      write(sotwAck(r, namesField(names[r.type_url] ?? [])));
+    } else write({ type_url: r.type_url, response_nonce: r.nonce });
     // As Envoy: the update is taken (and ACKed), then what it needs is asked for.
     const l = learners.get(r.type_url);
     const change = l?.learner.take(r, variant);
@@ -304,8 +278,8 @@ function connect(command: ConnectCommand, client: ClientSpec, k: number, onSynce
       seen.add(r.type_url);
       if (seen.size === SUBSCRIBED.length) onSynced();
     }
-  });
-  return channel;
+  };
+  return call;
 }
 
 // A SotW ACK repeats every name the client holds; encoded once per list here (clients share their
@@ -326,7 +300,7 @@ function sotwAck(r: Message, names: Buffer): Buffer {
   return Buffer.concat([head, names]);
 }
 
-const channels: grpc.Client[] = [];
+const channels: AdsCall[] = [];
 
 process.on('message', (message: ConnectCommand | ExpectCommand | { cmd: 'close' }) => {
   if (message.cmd === 'close') {

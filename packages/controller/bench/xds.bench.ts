@@ -34,6 +34,8 @@ const OPTIONS = {
   'storm-routes': { type: 'string', default: '2000' },
   /** Which storm rows run, beside the quiet one (`--storms churn` to profile one of them). */
   storms: { type: 'string', default: 'ack,nack,churn' },
+  /** Streams a connection may have refused by its own rate before the gate closes it (`1e9`: the gate never closes one, to see the per-stream refusal alone). */
+  'refused-per-connection': { type: 'string', default: '10' },
   only: { type: 'string', default: '' },
 } as const;
 const { values } = parseArgs({ options: OPTIONS, strict: true });
@@ -260,6 +262,7 @@ async function stormBench(): Promise<void> {
   };
   const server = new XdsServer({
     cache,
+    limits: { maxRefusedStreamsPerConnection: Number(values['refused-per-connection']) },
     callbacks: {
       onAck: (s, a) => {
         if (s.node.id === 'healthy' && a.typeUrl === TYPE_URL.endpoint && target && a.version === target.version) target.done(a.latencyMs);
@@ -352,12 +355,12 @@ async function stormBench(): Promise<void> {
     const churnStreams = int('storm-churn');
     const connections = Math.ceil(churnStreams / 16);
     const churn = await storm({ cmd: 'churn', address, group, connections, concurrency: 16 }, 1000);
-    const refused = churn.after.streamsRateLimited - churn.before.streamsRateLimited;
+    const during = (k: 'streamsRateLimited' | 'streamsOpened' | 'connectionsClosed' | 'connectionsHeld') => n((churn.after[k] ?? 0) - (churn.before[k] ?? 0));
     row(
       `while ${n(churnStreams)} streams churn (${connections} connections x 16, open then reset)`,
       churn,
       q99,
-      `; ${n(churn.end.cycles)} open/reset cycles in all, ${n(refused)} refused by the stream rate during the changes`,
+      `; ${n(churn.end.cycles)} open/reset cycles in all; during the changes ${during('streamsRateLimited')} refused by the stream rate, ${during('streamsOpened')} admitted, ${during('connectionsClosed')} connections closed by the gate, ${during('connectionsHeld')} held back; in all ${n(churn.after.connectionsClosed ?? 0)} closed, ${n(churn.after.connectionsHeld ?? 0)} held`,
     );
   }
   await stopClients(healthy.child);

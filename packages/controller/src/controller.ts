@@ -405,10 +405,11 @@ export class Controller {
     });
     this.xdsListening = true;
     await this.informers.start();
-    // Every kind is listed and in the informers' caches: the first full recompute need not wait
-    // out the debounce that batches later changes.
-    this.scheduler.hurry();
     this.elector.start();
+    // Every kind is listed and in the informers' caches: the first full recompute need not wait
+    // out the debounce that batches later changes. (After the elector's first request is on its
+    // way: the recompute holds the event loop, and a pooled connection may not outlive it.)
+    this.scheduler.hurry();
     this.log.info({ xdsPort: port, controllerName: this.controllerName }, 'started');
     return { xdsPort: port };
   }

@@ -6,9 +6,8 @@ import assert from 'node:assert/strict';
 import http2 from 'node:http2';
 import { test } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
-import protobuf from 'protobufjs';
 import { envoyProtos, type ResponseInfo, SnapshotCache, TYPE_URL, XdsServer } from '../src/index.js';
-import { bigSnapshot, gatewaySnapshot, names, sotwAnswer, sotwClient, sotwRequest, waitFor } from './helpers.js';
+import { bigSnapshot, framedRequest, gatewaySnapshot, names, sotwAnswer, sotwClient, sotwRequest, waitFor } from './helpers.js';
 
 const GW = 'default/gw';
 
@@ -165,15 +164,6 @@ test('a body queued for many streams that do not read is held once, not once per
   const held = process.memoryUsage().arrayBuffers - before;
   assert.ok(held < 5 * size, `20 streams hold ${(held / 1e6).toFixed(1)} MB of a ${(size / 1e6).toFixed(1)} MB response queued (less than 5 copies)`);
 });
-
-/** One gRPC message: the 5-byte prefix and a DiscoveryRequest for wildcard CDS naming a node of the Gateway. */
-function framedRequest(id = 'flood'): Buffer {
-  const node = protobuf.Writer.create().uint32(0x0a).string(id).uint32(0x12).string(GW).finish();
-  const msg = protobuf.Writer.create().uint32(0x12).bytes(node).uint32(0x22).string(TYPE_URL.cluster).finish();
-  const head = Buffer.alloc(5);
-  head.writeUInt32BE(msg.length, 1);
-  return Buffer.concat([head, msg]);
-}
 
 test('a connection opening and resetting streams in a flood is refused past its rate, and a healthy proxy is served on', async (t) => {
   const cache = new SnapshotCache();

@@ -5,6 +5,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type ConvertOptions, convert, toXds } from '@extlb/envoy';
+import protobuf from 'protobufjs';
 import { parseAllDocuments } from 'yaml';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
@@ -302,6 +303,15 @@ export function deltaRequest(
     response_nonce: extra.nonce ?? '',
     error_detail: extra.error === undefined ? undefined : { code: 3, message: extra.error },
   };
+}
+
+/** A SotW first request (node `id` of `group`, clusters) as gRPC frames it on the wire, for raw HTTP/2 clients. */
+export function framedRequest(id: string, group = 'default/gw'): Buffer {
+  const node = protobuf.Writer.create().uint32(0x0a).string(id).uint32(0x12).string(group).finish();
+  const msg = protobuf.Writer.create().uint32(0x12).bytes(node).uint32(0x22).string(TYPE_URL.cluster).finish();
+  const head = Buffer.alloc(5);
+  head.writeUInt32BE(msg.length, 1);
+  return Buffer.concat([head, msg]);
 }
 
 /** Resolves after every callback queued so far in the event loop has run (not a timing assumption). */

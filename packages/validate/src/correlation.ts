@@ -7,7 +7,7 @@
 // One tree of correlated pairs serves a whole validation: it grows only where it is asked about,
 // remembers every comparison, and builds each list-map index once, so asking about each of 100,000
 // errors costs one comparison of every value in all, not one walk of the object per error.
-import { isPlainObject, keysOf, pointerTokens } from './paths.js';
+import { isPlainObject, keysOf } from './paths.js';
 import { propertyOf, type StructuralSchema } from './structural.js';
 
 /** Deep equality of decoded JSON (or CEL) values, with a stack of its own: nesting cannot overflow it. */
@@ -63,10 +63,12 @@ export class Correlated {
 
   /** The pair at list index `i`: only list-type=map entries correlate, by their keys. */
   index(i: number): Correlated | undefined {
+    const keys = this.schema?.listType === 'map' ? this.schema.listMapKeys : undefined;
+    // Items of other lists never correlate: nothing to remember, however long the list.
+    if (!keys) return undefined;
     return this.child(i, () => {
       const { value, old, schema } = this;
-      const keys = schema?.listType === 'map' ? schema.listMapKeys : undefined;
-      if (!keys || !Array.isArray(value) || !Array.isArray(old) || !isPlainObject(value[i])) return undefined;
+      if (!Array.isArray(value) || !Array.isArray(old) || !isPlainObject(value[i])) return undefined;
       if (!this.oldEntries) {
         this.oldEntries = new Map();
         for (const o of old) if (isPlainObject(o) && !this.oldEntries.has(entryKey(o, keys))) this.oldEntries.set(entryKey(o, keys), o);
@@ -89,10 +91,17 @@ export class Correlated {
   ratchets(pointer: string): boolean {
     let node: Correlated | undefined = this;
     if (node.unchanged()) return true;
-    for (const token of pointerTokens(pointer)) {
+    // Token by token, stopping at the first that does not correlate: an error deep in a list that
+    // cannot correlate costs the tokens down to the list, not a split of the whole pointer.
+    for (let start = 1; pointer !== '' && start <= pointer.length; ) {
+      const slash = pointer.indexOf('/', start);
+      const end = slash < 0 ? pointer.length : slash;
+      const raw = pointer.slice(start, end);
+      const token = raw.includes('~') ? raw.replace(/~1/g, '/').replace(/~0/g, '~') : raw;
       node = Array.isArray(node.value) ? node.index(Number(token)) : node.key(token);
       if (!node) return false;
       if (node.unchanged()) return true;
+      start = end + 1;
     }
     return false;
   }

@@ -110,6 +110,14 @@ describe('ratcheting correlation', () => {
     assert.equal(pairs().ratchets('/atomic/0/size'), true); // the atomic list itself is unchanged
     assert.equal(pairs().ratchets('/items/0/size'), false);
   });
+  it('reads escaped pointer tokens (~1 for "/", ~0 for "~") and the root pointer', () => {
+    const labels = { 'a/b~c': 'v', other: 'new' };
+    const pair = new Correlated({ name: 'a', labels }, { name: 'a', labels: { 'a/b~c': 'v', other: 'old' } }, schema);
+    assert.equal(pair.ratchets('/labels/a~1b~0c'), true);
+    assert.equal(pair.ratchets('/labels/other'), false);
+    assert.equal(pair.ratchets(''), false);
+    assert.equal(new Correlated(labels, { ...labels }, schema.properties!.labels).ratchets(''), true);
+  });
   it('compares list-map entries by key, not by position', () => {
     const items = [
       { id: 'a', size: 1 },

@@ -52,11 +52,11 @@ export class DeltaStream extends AdsStream<DeltaRequest> {
     for (const r of changed) state.known.set(r.name, r.version);
     for (const name of removed) state.drop(name);
     const nonce = this.nextNonce();
-    state.track(nonce, this.sent(typeUrl, state, resources, changed));
     const body = sharedBody(resources, 'delta', changed, removed, () =>
       deltaBody({ systemVersionInfo: resources.version, entries: changed.map((r) => r.deltaEntry), typeUrl, removed, controlPlane: this.ctx.controlPlane }),
     );
-    const bytes = { body, nonce: nonceField(nonce) };
+    state.track(nonce, this.sent(typeUrl, state, resources, body));
+    const bytes = { body: body.bytes, nonce: nonceField(nonce) };
     this.send(typeUrl, state, bytes, { version: resources.version, nonce, resources: changed.length, removed: removed.length });
   }
 }

@@ -102,8 +102,14 @@ export interface XdsStats {
   heldForWarming: number;
   /** Streams ended with RESOURCE_EXHAUSTED: a subscription past the server's bounds, or streams opened too fast on one connection. */
   streamsExhausted: number;
-  /** Streams refused at once because their connection opened streams faster than its rate. */
+  /** Streams refused at once, before gRPC saw them, because their connection (or the server) opened streams faster than its rate. */
   streamsRateLimited: number;
+  /** Connections closed (GOAWAY ENHANCE_YOUR_CALM) for opening streams past their own rate again and again; their addresses are held back. */
+  connectionsClosed: number;
+  /** Connections from a held-back address, made to wait before their TLS handshake until the hold ended. */
+  connectionsHeld: number;
+  /** Connections from a held-back address closed at once: as many were waiting as the server lets wait. */
+  connectionsDropped: number;
   /**
    * Streams behind now: a response written that the client has not yet taken (HTTP/2 flow control
    * holds it). Such a stream gets nothing more until it drains, then only the newest version of
@@ -127,6 +133,9 @@ export class StatsRecorder {
     heldForWarming: 0,
     streamsExhausted: 0,
     streamsRateLimited: 0,
+    connectionsClosed: 0,
+    connectionsHeld: 0,
+    connectionsDropped: 0,
   };
   private readonly buckets = new Array<number>(PUSH_LATENCY_BUCKETS_MS.length + 1).fill(0);
   private latencyCount = 0;

@@ -25,6 +25,20 @@ export interface XdsLimits {
    */
   serverStreamsPerSecond: number;
   serverStreamBurst: number;
+  /**
+   * Streams a connection may have refused by its own rate before it is closed (GOAWAY
+   * ENHANCE_YOUR_CALM) and its peer address held back. Default 10.
+   */
+  maxRefusedStreamsPerConnection: number;
+  /**
+   * How long an address is held back after such a close: new connections from it wait, before the
+   * TLS handshake, until the hold ends. Doubled each time it offends again within five times the
+   * longest hold, up to `maxAddressHoldMs`. Default 5 s, at most 60 s.
+   */
+  addressHoldMs: number;
+  maxAddressHoldMs: number;
+  /** Connections waiting out holds at once, over all addresses; past it they are closed at once. Default 1,024. */
+  maxHeldConnections: number;
   /** Responses a stream may have written and not yet taken by the client before it counts as behind. Default 4 MiB. */
   maxQueuedBytes: number;
 }
@@ -40,6 +54,10 @@ export const DEFAULT_XDS_LIMITS: Readonly<XdsLimits> = {
   streamBurst: 10,
   serverStreamsPerSecond: 200,
   serverStreamBurst: 2000,
+  maxRefusedStreamsPerConnection: 10,
+  addressHoldMs: 5000,
+  maxAddressHoldMs: 60_000,
+  maxHeldConnections: 1024,
   maxQueuedBytes: 4 * 1024 * 1024,
 };
 

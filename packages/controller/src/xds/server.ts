@@ -6,11 +6,12 @@ import * as grpc from '@grpc/grpc-js';
 import type protobuf from 'protobufjs';
 import { DeltaStream, type DeltaRequest } from './delta-stream.js';
 import { type RejectedFacts, silentXdsLogger, StatsRecorder, type XdsCallbacks, type XdsLogger, type XdsStats } from './events.js';
+import { ConnectionGate } from './connection-gate.js';
+import { connectionInjector } from './grpc-injector.js';
 import { clip, DEFAULT_XDS_LIMITS, type XdsLimits } from './limits.js';
 import { groupOfNode, type XdsNode } from './node.js';
 import { ProtoJson, type JsonObject } from './proto-json.js';
 import { PUSH_ORDER, type TypeUrl } from './resource-types.js';
-import { StreamRate } from './stream-rate.js';
 import { type Response, responseBytes } from './wire.js';
 import { envoyProtos } from './protos.js';
 import type { SnapshotCache } from './snapshot.js';
@@ -81,6 +82,8 @@ function grpcOptions(limits: XdsLimits): grpc.ServerOptions {
     // bounds the size after decompression too, so a small gzipped request cannot unfold past it.
     'grpc.max_receive_message_length': limits.maxRequestBytes,
     'grpc.max_concurrent_streams': limits.maxStreamsPerConnection,
+    // Per-call bookkeeping nothing here reads.
+    'grpc.enable_channelz': 0,
   };
 }
 
@@ -145,15 +148,11 @@ export class XdsServer {
   private boundPort = 0;
 
   readonly limits: Readonly<XdsLimits>;
-  private readonly rate: StreamRate;
-  private readonly serverRate: StreamRate;
-  private rateLoggedAt = Number.NEGATIVE_INFINITY;
+  private gate: ConnectionGate | undefined;
 
   constructor(private readonly options: XdsServerOptions) {
     this.log = options.logger ?? silentXdsLogger;
     this.limits = { ...DEFAULT_XDS_LIMITS, ...options.limits };
-    this.rate = new StreamRate(this.limits.streamsPerSecond, this.limits.streamBurst);
-    this.serverRate = new StreamRate(this.limits.serverStreamsPerSecond, this.limits.serverStreamBurst);
     this.factsIntervalMs = options.proxyFactsIntervalMs ?? 250;
   }
 
@@ -172,18 +171,23 @@ export class XdsServer {
     const server = new grpc.Server({ ...grpcOptions(this.limits), ...this.options.grpcOptions });
     server.addService(adsService(root), {
       StreamAggregatedResources: (call: grpc.ServerDuplexStream<SotwRequest, Response>) => {
-        if (this.admit(call)) this.accept(new SotwStream(context, call, ++this.streamIds, 'sotw'));
+        this.accept(new SotwStream(context, call, ++this.streamIds, 'sotw'));
       },
       DeltaAggregatedResources: (call: grpc.ServerDuplexStream<DeltaRequest, Response>) => {
-        if (this.admit(call)) this.accept(new DeltaStream(context, call, ++this.streamIds, 'delta'));
+        this.accept(new DeltaStream(context, call, ++this.streamIds, 'delta'));
       },
     });
+    // Connections come through the gate, which refuses streams past their rate before gRPC sees them.
+    const gate = new ConnectionGate(this.limits, this.recorder, this.log);
     const address = `${host.includes(':') ? `[${host}]` : host}:${listen.port ?? 0}`;
-    this.boundPort = await new Promise<number>((resolve, reject) => {
-      server.bindAsync(address, credentials, (err, port) =>
-        err ? reject(new Error(`xDS server cannot listen on ${address}: ${err.message}`)) : resolve(port),
-      );
-    });
+    try {
+      this.boundPort = await gate.listen(host, listen.port ?? 0, connectionInjector(server, credentials));
+    } catch (err) {
+      gate.close();
+      server.forceShutdown();
+      throw new Error(`xDS server cannot listen on ${address}: ${(err as Error).message}`);
+    }
+    this.gate = gate;
     this.server = server;
     this.unsubscribe = this.options.cache.onChange((snapshot, changed) => {
       for (const stream of this.byGroup.get(snapshot.group) ?? []) stream.push(changed);
@@ -204,6 +208,8 @@ export class XdsServer {
     const server = this.server;
     if (!server) return;
     this.server = undefined;
+    this.gate?.close();
+    this.gate = undefined;
     this.unsubscribe?.();
     for (const timer of this.factsTimers.values()) {
       clearTimeout(timer as NodeJS.Timeout);
@@ -297,28 +303,6 @@ export class XdsServer {
     } catch (err) {
       this.log.log('error', 'xDS onProxyFacts callback threw', { error: (err as Error).stack ?? String(err) });
     }
-  }
-
-  /** A new stream within its connection's rate; else ended at once with RESOURCE_EXHAUSTED, logged once a second at most. */
-  private admit(call: grpc.ServerDuplexStream<unknown, Response>): boolean {
-    // gRPC names a call's peer by its connection's remote address and port: one per connection.
-    const connection = call.getPeer();
-    if (this.rate.take(connection) && this.serverRate.take('')) return true;
-    this.recorder.counts.streamsRateLimited++;
-    call.on('error', () => {});
-    call.emit('error', {
-      code: grpc.status.RESOURCE_EXHAUSTED,
-      details: `too many new streams: at most ${this.limits.streamsPerSecond} a second per connection (burst ${this.limits.streamBurst}) and ${this.limits.serverStreamsPerSecond} a second in all (burst ${this.limits.serverStreamBurst}); an xDS client keeps its stream open, retry with backoff`,
-    });
-    const t = performance.now();
-    if (t - this.rateLoggedAt > 1000) {
-      this.rateLoggedAt = t;
-      this.log.log('warn', 'xDS streams refused: opened too fast', {
-        peer: clip(connection),
-        refused: this.recorder.counts.streamsRateLimited,
-      });
-    }
-    return false;
   }
 
   private accept(stream: AdsStream<DecodedRequest>): void {

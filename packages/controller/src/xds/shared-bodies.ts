@@ -6,7 +6,23 @@ import type { EncodedResource, TypeResources } from './snapshot.js';
 /** Distinct bodies kept per type version: proxies of a Gateway differ in few ways (new, in step, one version behind). */
 const MAX_BODIES = 8;
 
-const bodies = new WeakMap<TypeResources, Map<string, Buffer>>();
+/** A response body and the names of the resources it carries, both held once for every stream sent it. */
+export class SharedBody {
+  private nameSet: ReadonlySet<string> | undefined;
+
+  constructor(
+    readonly bytes: Buffer,
+    private readonly entries: readonly EncodedResource[],
+  ) {}
+
+  /** Made on first use: a stream answering this response has answered for each of them (make before break). */
+  get names(): ReadonlySet<string> {
+    this.nameSet ??= new Set(this.entries.map((r) => r.name));
+    return this.nameSet;
+  }
+}
+
+const bodies = new WeakMap<TypeResources, Map<string, SharedBody>>();
 
 /**
  * The body for `entries` (and `removed`) of `resources`, made by `encode` the first time a stream
@@ -18,7 +34,7 @@ export function sharedBody(
   entries: readonly EncodedResource[],
   removed: readonly string[],
   encode: () => Buffer,
-): Buffer {
+): SharedBody {
   let held = bodies.get(resources);
   if (!held) {
     held = new Map();
@@ -28,7 +44,7 @@ export function sharedBody(
   const key = `${variant}\u0000${entries.map((r) => r.name).join('\u0001')}\u0000${removed.join('\u0001')}`;
   let body = held.get(key);
   if (!body) {
-    body = encode();
+    body = new SharedBody(encode(), entries);
     if (held.size >= MAX_BODIES) {
       const oldest = held.keys().next().value;
       if (oldest !== undefined) held.delete(oldest);

@@ -82,12 +82,12 @@ export class SotwStream extends AdsStream<SotwRequest> {
     // Only the newest response can be answered: earlier nonces are stale from here on.
     // Names the superseded responses carried are answered with this one.
     const carried = state.supersede();
-    const sent = this.sent(typeUrl, state, resources, entries);
-    state.track(nonce, sent.names && carried.length > 0 ? { ...sent, names: [...sent.names, ...carried] } : sent);
     const body = sharedBody(resources, 'sotw', entries, [], () =>
       sotwBody({ versionInfo: resources.version, entries: entries.map((r) => r.entry), typeUrl, controlPlane: this.ctx.controlPlane }),
     );
-    const bytes = { body, nonce: nonceField(nonce) };
+    const sent = this.sent(typeUrl, state, resources, body);
+    state.track(nonce, sent.names && carried.length > 0 ? { ...sent, names: new Set([...sent.names, ...carried]) } : sent);
+    const bytes = { body: body.bytes, nonce: nonceField(nonce) };
     this.send(typeUrl, state, bytes, { version: resources.version, nonce, resources: entries.length, removed: 0 });
   }
 }

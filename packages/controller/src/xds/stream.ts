@@ -8,6 +8,7 @@ import { isTypeUrl, PUSH_ORDER, shortTypeName, TYPE_URL, type TypeUrl } from './
 import type { EncodedResource, Snapshot, SnapshotCache, TypeResources } from './snapshot.js';
 import type { Response } from './wire.js';
 import { type ResponseWriter, responseWriter } from './response-writer.js';
+import type { SharedBody } from './shared-bodies.js';
 import { clip, MAX_NACK_MESSAGE_CHARS, type XdsLimits } from './limits.js';
 import type { Subscription } from './subscription.js';
 
@@ -59,7 +60,7 @@ interface Sent {
   /** `performance.now()` from which latency counts. */
   since: number;
   /** Clusters and assignments: the names it carried, not yet answered for (make before break reads them). */
-  names?: readonly string[];
+  names?: ReadonlySet<string>;
 }
 
 export interface NackState {
@@ -71,6 +72,8 @@ export interface NackState {
 
 /** How many unanswered responses of a type a stream remembers; older ones are forgotten. */
 const MAX_INFLIGHT = 32;
+/** Shared name sets a type keeps apart before folding them into its own: `holds` looks through each. */
+const MAX_ANSWERED_SETS = 4;
 
 /** One type on one stream. */
 export class TypeState {
@@ -79,7 +82,13 @@ export class TypeState {
   /** Responses not yet answered, by nonce. */
   readonly inflight = new Map<string, Sent>();
   /** Of clusters and assignments: names the client has answered a response for (make before break reads them). */
-  readonly answered = new Set<string>();
+  private readonly answered = new Set<string>();
+  /**
+   * The name sets of responses answered since, each shared by every stream sent that response, so a
+   * hundred proxies answering their first clusters and assignments do not each copy thousands of
+   * names. Folded into `answered` when one is dropped or when there are many.
+   */
+  private answeredSets: ReadonlySet<string>[] = [];
   requestedAt = performance.now();
   sentVersion: string | undefined;
   ackedVersion: string | undefined;
@@ -138,13 +147,16 @@ export class TypeState {
     const sent = this.inflight.get(nonce);
     if (!sent) return undefined;
     this.inflight.delete(nonce);
-    for (const name of sent.names ?? []) this.answered.add(name);
+    if (sent.names) {
+      this.answeredSets.push(sent.names);
+      if (this.answeredSets.length > MAX_ANSWERED_SETS) this.fold();
+    }
     return sent;
   }
 
   /** Forgets every unanswered response (a newer one supersedes them); returns the names they carried. */
   supersede(): string[] {
-    const names = [...this.inflight.values()].flatMap((s) => s.names ?? []);
+    const names = [...this.inflight.values()].flatMap((s) => (s.names ? [...s.names] : []));
     this.inflight.clear();
     return names;
   }
@@ -152,12 +164,19 @@ export class TypeState {
   /** The client no longer holds `name`. */
   drop(name: string): void {
     this.known.delete(name);
+    // A shared set cannot lose the name: what it holds becomes this stream's own first.
+    this.fold();
     this.answered.delete(name);
+  }
+
+  private fold(): void {
+    for (const names of this.answeredSets) for (const name of names) this.answered.add(name);
+    this.answeredSets = [];
   }
 
   /** Whether the client holds `name` and has answered a response that carried it. */
   holds(name: string): boolean {
-    return this.answered.has(name) && this.known.has(name);
+    return this.known.has(name) && (this.answered.has(name) || this.answeredSets.some((names) => names.has(name)));
   }
 
   /** Forgets what the client holds outside its subscription. */
@@ -364,14 +383,9 @@ export abstract class AdsStream<Req extends DecodedRequest> {
   }
 
   /** What `state.track` keeps of a response: its names, for the types listeners and routes wait for. */
-  protected sent(
-    typeUrl: TypeUrl,
-    state: TypeState,
-    resources: TypeResources,
-    entries: readonly EncodedResource[],
-  ): { version: string; since: number; names?: string[] } {
+  protected sent(typeUrl: TypeUrl, state: TypeState, resources: TypeResources, body: SharedBody): Sent {
     const sent = { version: resources.version, since: this.since(state, resources) };
-    return typeUrl === TYPE_URL.cluster || typeUrl === TYPE_URL.endpoint ? { ...sent, names: entries.map((r) => r.name) } : sent;
+    return typeUrl === TYPE_URL.cluster || typeUrl === TYPE_URL.endpoint ? { ...sent, names: body.names } : sent;
   }
 
   private receive(req: Req): void {

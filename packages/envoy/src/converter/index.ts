@@ -14,7 +14,7 @@ import { type EndpointSlice, type Inputs, key, ReadCache, readInputs, textOf } f
 import { byName, namespaceOf } from '../read/meta.js';
 import { InputEndpoints } from '../resolve/endpoints.js';
 import { CompileMemo, DEFAULT_CONTROLLER, type Gateway, type IR, InputCertificates, ListenerMemo, type Resolved, resolve } from '../resolve/index.js';
-import { statuses as statusStage } from '../status/index.js';
+import { keyedStatuses } from '../status/index.js';
 import { type ClusterNeeds, clusterNeeds, keptNeeds } from './cluster-needs.js';
 import { type GatewayProxyFacts, notProgrammed, withProxyFacts } from './proxy-facts.js';
 
@@ -124,10 +124,6 @@ const isList = (raw: unknown) => isObject(raw) && typeof raw.kind === 'string' &
 const isSlice = (raw: unknown) =>
   isObject(raw) && raw.kind === 'EndpointSlice' && typeof raw.apiVersion === 'string' && raw.apiVersion.startsWith('discovery.k8s.io/');
 
-function statusKey(s: JsonObject): string {
-  const m = s.metadata as { namespace?: string; name?: string };
-  return `${String(s.kind)}${SEP}${m.namespace ?? ''}${SEP}${m.name ?? ''}`;
-}
 const gatewayStatusKey = (gateway: string) => {
   const [namespace = '', name = ''] = gateway.split('/');
   return `Gateway${SEP}${namespace}${SEP}${name}`;
@@ -398,7 +394,7 @@ export class Converter {
     const base = new Map<string, JsonObject>();
     const previousNow = this.statusNow;
     this.statusNow = this.now();
-    for (const s of statusStage(resolved.outcomes, { controllerName: this.controllerName, now: this.statusNow })) base.set(statusKey(s), s);
+    for (const { key: k, status } of keyedStatuses(resolved.outcomes, { controllerName: this.controllerName, now: this.statusNow })) base.set(k, status);
     for (const [gateway, message] of refused) {
       const k = gatewayStatusKey(gateway);
       const s = base.get(k);

@@ -47,6 +47,8 @@ export class Backends {
   readonly policies: PolicyIndex;
   readonly tls: BackendTlsIndex;
   private readonly cache = new Map<string, Backend>();
+  /** Every backend resolved, by its key. */
+  private readonly byKey = new Map<string, Backend>();
   /** By owner (`describeRef`): the set its stanza names and the refs that did not resolve. */
   private readonly pickerSets = new Map<string, { set?: PickerSet; problems: PickerProblem[] }>();
   private readonly pickerSetsByKey = new Map<string, PickerSet>();
@@ -138,6 +140,7 @@ export class Backends {
     };
     this.attachPickers(backend, policy?.ref ?? pool.ref);
     this.cache.set(cacheKey, backend);
+    this.byKey.set(backend.key, backend);
     return { ok: true, backend };
   }
 
@@ -181,6 +184,7 @@ export class Backends {
     if (tls) backend.tls = tls.tls;
     if (policy) this.attachPickers(backend, policy.ref);
     this.cache.set(cacheKey, backend);
+    this.byKey.set(backend.key, backend);
     return { ok: true, backend };
   }
 
@@ -228,6 +232,11 @@ export class Backends {
       this.pickerSets.set(cacheKey, entry);
     }
     if (entry.set) backend.pickers = entry.set.key;
+  }
+
+  /** The backend of this key, once some reference resolved to it. */
+  backend(key: string): Backend | undefined {
+    return this.byKey.get(key);
   }
 
   /** The picker set a backend asks, once resolved. */

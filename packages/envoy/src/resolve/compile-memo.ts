@@ -37,11 +37,8 @@ function jsonOf(res: Resolution): string {
 
 export class CompileMemo {
   private byRoute = new WeakMap<RouteRecord, Compiled>();
-  /**
-   * The routes of this resolve given their compile of before as it was, each with its backends'
-   * objects of this resolve: see settle().
-   */
-  private reused: { route: RouteRecord; compiled: CompiledRoute; now: Map<string, Backend> }[] = [];
+  /** The routes of this resolve given their compile of before as it was: see settle(). */
+  private reused: { route: RouteRecord; compiled: CompiledRoute }[] = [];
 
   compile(
     route: RouteRecord,
@@ -51,10 +48,9 @@ export class CompileMemo {
   ): CompiledRoute {
     const held = this.byRoute.get(route);
     if (held) {
-      const now = this.replay(route, held, backends);
-      if (now) {
+      if (this.replay(route, held, backends)) {
         for (const d of held.diagnostics) diags.list.push(d);
-        this.reused.push({ route, compiled: held.compiled, now });
+        this.reused.push({ route, compiled: held.compiled });
         return held.compiled;
       }
     }
@@ -78,12 +74,12 @@ export class CompileMemo {
    * they did when resolved, and a later GRPCRoute may since have turned one to HTTP/2 — else it
    * gets a copy on this resolve's backends.
    */
-  settle(compiled: Map<RouteRecord, CompiledRoute>): void {
-    for (const { route, compiled: c, now } of this.reused) {
+  settle(compiled: Map<RouteRecord, CompiledRoute>, backends: Backends): void {
+    for (const { route, compiled: c } of this.reused) {
       if (compiled.get(route) !== c) continue;
-      const differs = (b: Backend) => now.get(b.key)?.h2c !== b.h2c;
+      const differs = (b: Backend) => backends.backend(b.key)?.h2c !== b.h2c;
       if (!c.rules.some((r) => r.backends.some(differs)) && !c.httpOnly?.some(differs)) continue;
-      const rebind = (list: Backend[]) => list.map((b) => now.get(b.key) ?? b);
+      const rebind = (list: Backend[]) => list.map((b) => backends.backend(b.key) ?? b);
       const out: CompiledRoute = { ...c, rules: c.rules.map((r) => ({ ...r, backends: rebind(r.backends) })) };
       if (c.httpOnly) out.httpOnly = rebind(c.httpOnly);
       compiled.set(route, out);
@@ -91,17 +87,11 @@ export class CompileMemo {
     this.reused = [];
   }
 
-  /** This resolve's backends of a held compile; undefined when a reference resolves otherwise now. */
-  private replay(route: RouteRecord, held: Compiled, backends: Backends): Map<string, Backend> | undefined {
-    const now = new Map<string, Backend>();
-    const results: Resolution[] = [];
-    for (const call of held.calls) results.push(backends.resolve(route.ref, call.ref));
-    // All of them first: a compile would have resolved every reference whatever the others gave.
-    for (let i = 0; i < results.length; i++) {
-      const res = results[i] as Resolution;
-      if (jsonOf(res) !== held.calls[i]?.json) return undefined;
-      if (res.ok) now.set(res.backend.key, res.backend);
-    }
-    return now;
+  /** Whether every reference of a held compile resolves as it did then. */
+  private replay(route: RouteRecord, held: Compiled, backends: Backends): boolean {
+    let same = true;
+    // Every one: a compile would have resolved every reference whatever the others gave.
+    for (const call of held.calls) if (jsonOf(backends.resolve(route.ref, call.ref)) !== call.json) same = false;
+    return same;
   }
 }

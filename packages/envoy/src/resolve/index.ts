@@ -1,9 +1,8 @@
 // The resolve stage: records → the IR of every converted Gateway, and the outcomes that become
 // statuses. Gateway API meaning lives here, and of Envoy only its limits (the largest weight sum
 // and duration it can hold), so a route Envoy would refuse is reported here against the route.
-import { isDeepStrictEqual } from 'node:util';
 import { type Diagnostics, describeRef } from '../diagnostics.js';
-import { compare } from '../json.js';
+import { compare, sameJson } from '../json.js';
 import { type GatewayRecord, type RouteRecord, type Inputs, type ListenerSet, type Policy, isStreamRoute } from '../read/index.js';
 import { acceptedSetOutcome, listenerSetsOf, refusedSetOutcome } from './listener-sets.js';
 import { type Attachments, attachRoutes } from './attach.js';
@@ -79,18 +78,27 @@ function usedBy(listeners: GatewayListeners, attachments: Attachments, compiled:
   return { backends: sortedRecord(used), pickerSets: sortedRecord(pickerSets) };
 }
 
+/** The Services (`namespace/name`) a route references, resolved or not: made once per route record. */
+const servicesOf = new WeakMap<RouteRecord, readonly string[]>();
+function routeServices(route: RouteRecord): readonly string[] {
+  let out = servicesOf.get(route);
+  if (!out) {
+    const services = new Set<string>();
+    for (const rule of route.rules) {
+      const filters = [...rule.filters, ...rule.backendRefs.flatMap((ref) => ref.filters)];
+      const mirrors = filters.flatMap((f) => (f.type === 'RequestMirror' ? [f.mirror.backendRef] : []));
+      for (const ref of [...rule.backendRefs, ...mirrors]) if (ref.group === '' && ref.kind === 'Service') services.add(`${ref.namespace}/${ref.name}`);
+    }
+    out = [...services];
+    servicesOf.set(route, out);
+  }
+  return out;
+}
+
 /** The Services (`namespace/name`) the routes attached to a Gateway reference, resolved or not. */
 function referencedServices(listeners: GatewayListeners, attachments: Attachments): Set<string> {
   const out = new Set<string>();
-  for (const l of listeners.active) {
-    for (const { route } of attachments.routes.get(l) ?? []) {
-      for (const rule of route.rules) {
-        const filters = [...rule.filters, ...rule.backendRefs.flatMap((ref) => ref.filters)];
-        const mirrors = filters.flatMap((f) => (f.type === 'RequestMirror' ? [f.mirror.backendRef] : []));
-        for (const ref of [...rule.backendRefs, ...mirrors]) if (ref.group === '' && ref.kind === 'Service') out.add(`${ref.namespace}/${ref.name}`);
-      }
-    }
-  }
+  for (const l of listeners.active) for (const { route } of attachments.routes.get(l) ?? []) for (const svc of routeServices(route)) out.add(svc);
   return out;
 }
 
@@ -221,7 +229,7 @@ export function resolve(inputs: Inputs, options: ResolveOptions, diags: Diagnost
     const compile = isStreamRoute(route.kind) ? compileStreamRoute : compileRoute;
     compiled.set(route, memo ? memo.compiles.compile(route, backends, diags, compile) : compile(route, backends, diags));
   });
-  memo?.compiles.settle(compiled);
+  memo?.compiles.settle(compiled, backends);
 
   const gateways: Gateway[] = [];
   /** Per object (`kind/namespace/name`), the Gateways whose routes use it. */
@@ -252,7 +260,7 @@ export function resolve(inputs: Inputs, options: ResolveOptions, diags: Diagnost
     const c = compiled.get(route) as CompiledRoute;
     const parents = attachments.parents.get(route) ?? [];
     const held = memo?.routes.get(route);
-    if (held?.compiled === c && isDeepStrictEqual(held.outcome.parents, parents)) return held.outcome;
+    if (held?.compiled === c && sameJson(held.outcome.parents, parents)) return held.outcome;
     const invalid = [...route.problems, ...c.problems].sort((a, b) => compare(a.path, b.path));
     const outcome: RouteOutcome = {
       route,

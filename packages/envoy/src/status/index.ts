@@ -163,13 +163,19 @@ function backendTlsPolicyStatus(ctx: StatusOptions, o: BackendTlsPolicyOutcome):
   });
 }
 
-function statusKey(s: JsonObject): string {
+/** How a status is known: kind, namespace and name. */
+export function statusKey(s: JsonObject): string {
   const m = s.metadata as { namespace?: string; name?: string };
   return `${String(s.kind)}\u0000${m.namespace ?? ''}\u0000${m.name ?? ''}`;
 }
 
 /** Every status, sorted by kind, namespace and name. */
 export function statuses(outcomes: Outcomes, ctx: StatusOptions): JsonObject[] {
+  return keyedStatuses(outcomes, ctx).map((k) => k.status);
+}
+
+/** Every status with its statusKey, sorted by it. */
+export function keyedStatuses(outcomes: Outcomes, ctx: StatusOptions): { key: string; status: JsonObject }[] {
   const out = [
     ...outcomes.gatewayClasses.map((o) => gatewayClassStatus(ctx, o)),
     ...outcomes.gateways.map((o) => gatewayStatus(ctx, o)),
@@ -180,6 +186,5 @@ export function statuses(outcomes: Outcomes, ctx: StatusOptions): JsonObject[] {
     ...outcomes.backendTlsPolicies.map((o) => backendTlsPolicyStatus(ctx, o)),
     ...outcomes.listenerSets.map((o) => listenerSetStatus(ctx, o)),
   ];
-  const keyed = out.map((s) => ({ key: statusKey(s), s }));
-  return keyed.sort((a, b) => compare(a.key, b.key)).map((k) => k.s);
+  return out.map((status) => ({ key: statusKey(status), status })).sort((a, b) => compare(a.key, b.key));
 }
