@@ -355,7 +355,6 @@ function varintField(field: number, value: number): Buffer {
   return Buffer.from([(field << 3) | VARINT, ...varintBytes(value)]);
 }
 
-const cat = (...parts: Buffer[]): Buffer => Buffer.concat(parts);
 const utf8 = (s: string): Buffer => Buffer.from(s, 'utf8');
 
 /** Where an answer to request headers names its endpoints. */
@@ -367,16 +366,72 @@ export type AnswerPlaces = 'both' | 'metadata' | 'header';
  * `envoy.lb` dynamic metadata unless answering in the header only.
  */
 export function encodeEndpointAnswer(value: string, places: AnswerPlaces): Buffer {
-  const v = utf8(value);
-  const mutation =
-    places === 'metadata' ? ld(2, utf8(EPP.header)) : ld(1, cat(ld(1, cat(ld(1, utf8(EPP.header)), ld(3, v))), varintField(3, OVERWRITE_IF_EXISTS_OR_ADD)));
-  const common = cat(ld(2, mutation), varintField(5, 1));
-  const headersResponse = ld(1, ld(1, common));
-  if (places === 'header') return headersResponse;
-  const inner = ld(1, cat(ld(1, utf8(EPP.endpointKey)), ld(2, ld(3, v))));
-  const metadata = ld(8, ld(1, cat(ld(1, utf8(EPP.namespace)), ld(2, ld(5, inner)))));
-  return cat(headersResponse, metadata);
+  const shape = ANSWER_SHAPES[places];
+  const valueBytes = Buffer.byteLength(value, 'utf8');
+  const out = Buffer.allocUnsafe(partsSize(shape, valueBytes));
+  writeParts(out, 0, shape, value, valueBytes);
+  return out;
 }
+
+/**
+ * A message with one varying string, as its parts: bytes that never change (encoded once), the
+ * value as a length-delimited field of the given number, or a nested message. An answer is then
+ * one buffer sized and written in one pass, whatever the endpoint list: only the value and the
+ * lengths around it vary. Every field number here is below 16, so each tag is one byte.
+ */
+type ShapePart = { bytes: Buffer } | { value: number } | { field: number; parts: ShapePart[] };
+
+function partsSize(parts: readonly ShapePart[], valueBytes: number): number {
+  let size = 0;
+  for (const p of parts) {
+    if ('bytes' in p) size += p.bytes.length;
+    else {
+      const inner = 'value' in p ? valueBytes : partsSize(p.parts, valueBytes);
+      size += 1 + varintSize(inner) + inner;
+    }
+  }
+  return size;
+}
+
+function writeParts(out: Buffer, at: number, parts: readonly ShapePart[], value: string, valueBytes: number): number {
+  let pos = at;
+  for (const p of parts) {
+    if ('bytes' in p) {
+      out.set(p.bytes, pos);
+      pos += p.bytes.length;
+    } else if ('value' in p) {
+      out[pos++] = (p.value << 3) | LENGTH;
+      pos = writeVarint(out, pos, valueBytes);
+      pos += out.write(value, pos, valueBytes, 'utf8');
+    } else {
+      out[pos++] = (p.field << 3) | LENGTH;
+      pos = writeVarint(out, pos, partsSize(p.parts, valueBytes));
+      pos = writeParts(out, pos, p.parts, value, valueBytes);
+    }
+  }
+  return pos;
+}
+
+/** The answer's shape (as `endpointAnswer` builds the message) for each choice of places. */
+function answerShape(places: AnswerPlaces): ShapePart[] {
+  // HeaderMutation: set_headers (1) { header (1) { key (1), raw_value (3) }, append_action (3) }, or remove_headers (2).
+  const mutation: ShapePart =
+    places === 'metadata'
+      ? { bytes: ld(2, utf8(EPP.header)) }
+      : { field: 1, parts: [{ field: 1, parts: [{ bytes: ld(1, utf8(EPP.header)) }, { value: 3 }] }, { bytes: varintField(3, OVERWRITE_IF_EXISTS_OR_ADD) }] };
+  // request_headers (1) { response (1) { header_mutation (2), clear_route_cache (5) } }
+  const headersResponse: ShapePart = { field: 1, parts: [{ field: 1, parts: [{ field: 2, parts: [mutation] }, { bytes: varintField(5, 1) }] }] };
+  if (places === 'header') return [headersResponse];
+  // dynamic_metadata (8): Struct { fields (1) { key (1): namespace, value (2): Value { struct_value (5): Struct { fields (1) { key, value: { string_value (3) } } } } } }
+  const entry: ShapePart = { field: 1, parts: [{ bytes: ld(1, utf8(EPP.endpointKey)) }, { field: 2, parts: [{ value: 3 }] }] };
+  const metadata: ShapePart = {
+    field: 8,
+    parts: [{ field: 1, parts: [{ bytes: ld(1, utf8(EPP.namespace)) }, { field: 2, parts: [{ field: 5, parts: [entry] }] }] }],
+  };
+  return [headersResponse, metadata];
+}
+
+const ANSWER_SHAPES: Record<AnswerPlaces, ShapePart[]> = { both: answerShape('both'), metadata: answerShape('metadata'), header: answerShape('header') };
 
 const BODY_FIELD = { request: 3, response: 4 } as const;
 

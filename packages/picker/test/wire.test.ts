@@ -93,7 +93,7 @@ test('bytes that are not protobuf throw WireError naming the offset', () => {
 });
 
 test('the encoded answers decode, with protobuf.js, to the messages they stand for', () => {
-  for (const value of ['10.0.0.1:8000', '10.0.0.1:8000,[2001:db8::1]:80,10.0.0.3:1', 'x'.repeat(300)]) {
+  for (const value of ['10.0.0.1:8000', '10.0.0.1:8000,[2001:db8::1]:80,10.0.0.3:1', 'x'.repeat(300), 'é'.repeat(70), 'y'.repeat(20_000)]) {
     for (const places of ['both', 'metadata', 'header'] as const) {
       assert.deepEqual(
         decodeResponse(encodeEndpointAnswer(value, places)),
