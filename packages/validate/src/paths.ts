@@ -40,6 +40,8 @@ export function setOwn(target: Record<string, unknown>, key: string, value: unkn
 
 /** Objects with at least this many keys have them listed once per validation, then remembered. */
 const MEMO_KEYS = 256;
+/** Whether a validation is running, and what it has listed, made only once it meets a big object. */
+let remembering = false;
 let memo: WeakMap<object, string[]> | undefined;
 
 /**
@@ -48,21 +50,29 @@ let memo: WeakMap<object, string[]> | undefined;
  * each need its keys. Only for values no one changes while `withKeyMemo` runs; never mutate the array.
  */
 export function keysOf(value: object): string[] {
-  const known = memo?.get(value);
-  if (known) return known;
+  if (memo !== undefined) {
+    const known = memo.get(value);
+    if (known) return known;
+  }
   const keys = Object.keys(value);
-  if (memo && keys.length >= MEMO_KEYS) memo.set(value, keys);
+  if (remembering && keys.length >= MEMO_KEYS) {
+    memo ??= new WeakMap();
+    memo.set(value, keys);
+  }
   return keys;
 }
 
 /** Runs `fn` with keysOf remembering what it lists; forgotten afterwards, as the caller may then change its objects. */
 export function withKeyMemo<T>(fn: () => T): T {
-  const outer = memo;
-  memo = new WeakMap();
+  const outerRemembering = remembering;
+  const outerMemo = memo;
+  remembering = true;
+  memo = undefined;
   try {
     return fn();
   } finally {
-    memo = outer;
+    remembering = outerRemembering;
+    memo = outerMemo;
   }
 }
 
