@@ -338,8 +338,11 @@ async function stormBench(): Promise<void> {
   const expected = stormStreams * CHANGES;
   const base = { address, group, streams: stormStreams, perConnection: 10, endpoints: names.endpoints ?? [] };
   const rows = new Set(values.storms.split(','));
+  /** p99 beside the ACKing streams: NACKs should cost what ACKs do (issue 21, item 8). */
+  let ack99 = Number.NaN;
   if (rows.has('ack')) {
     const ack = await storm({ cmd: 'ack', ...base }, 1000, stormStreams);
+    ack99 = percentile(ack.latencies, 99);
     row(`beside ${n(stormStreams)} streams ACKing every update (baseline)`, ack, q99, `; ${n(ack.answers)} of their ${n(expected)} ACKs`);
   }
   if (rows.has('nack')) {
@@ -348,7 +351,7 @@ async function stormBench(): Promise<void> {
       `while ${n(stormStreams)} streams NACK every update`,
       nack,
       q99,
-      `; ${n(nack.answers)} of their ${n(expected)} NACKs (${n(nack.after.nacks - nack.before.nacks)} counted by the server)`,
+      `; ${n(nack.answers)} of their ${n(expected)} NACKs (${n(nack.after.nacks - nack.before.nacks)} counted by the server)${Number.isNaN(ack99) ? '' : `; p99 ${(percentile(nack.latencies, 99) / ack99).toFixed(2)}x the ACKing baseline's`}`,
     );
   }
   if (rows.has('churn')) {
