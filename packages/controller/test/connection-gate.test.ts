@@ -4,13 +4,13 @@
 // from its address wait before the TLS handshake until the hold ends, while a proxy already
 // connected from that address is served on.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http2 from 'node:http2';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
+import { makeCertificate } from '@extlb/kube-api-server';
 import { SnapshotCache, TYPE_URL, XdsServer } from '../src/index.js';
 import { framedRequest, gatewaySnapshot, names, sotwAnswer, sotwClient, sotwRequest, waitFor } from './helpers.js';
 
@@ -69,30 +69,10 @@ test('a connection whose streams keep being refused by its own rate is closed wi
   const dir = mkdtempSync(join(tmpdir(), 'extlb-gate-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const [certFile, keyFile] = [join(dir, 'tls.crt'), join(dir, 'tls.key')];
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-days',
-      '1',
-      '-subj',
-      '/CN=127.0.0.1',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1',
-      '-keyout',
-      keyFile,
-      '-out',
-      certFile,
-    ],
-    { stdio: 'ignore' },
-  );
-  const ca = readFileSync(certFile);
+  const certificate = makeCertificate('127.0.0.1');
+  writeFileSync(certFile, certificate.cert);
+  writeFileSync(keyFile, certificate.key);
+  const ca = Buffer.from(certificate.cert);
   const cache = new SnapshotCache();
   cache.setSnapshot(GW, gatewaySnapshot(GW));
   const holdMs = 3000;
