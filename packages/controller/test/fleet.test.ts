@@ -20,17 +20,8 @@ test('a client that stops reading is held to a bounded queue and counted behind;
   cache.setSnapshot(GW, bigSnapshot(GW, 1000, 'v0'));
   // The slow proxy: a raw HTTP/2 stream that reads nothing after its request, so flow control
   // (a 64 KiB window) holds what the server writes.
-  const session = http2.connect(`http://127.0.0.1:${port}`, { settings: { initialWindowSize: 65535 } });
-  session.on('error', () => {});
-  const slowStream = session.request({
-    ':method': 'POST',
-    ':path': '/envoy.service.discovery.v3.AggregatedDiscoveryService/StreamAggregatedResources',
-    'content-type': 'application/grpc',
-    te: 'trailers',
-  });
-  slowStream.on('error', () => {});
+  const { session, stream: slowStream } = rawStream(port, 'slow');
   slowStream.pause();
-  slowStream.write(framedRequest('slow'));
   const fast = sotwClient(`127.0.0.1:${port}`);
   t.after(() => {
     session.destroy();
