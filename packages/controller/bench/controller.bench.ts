@@ -309,12 +309,7 @@ const firstSync = now() - started;
 const synced = await controller.request<Memory>({ cmd: 'memory' }, 'the controller figures');
 reportFleet(fleet, firstSync, cpuBeforeStart, synced);
 if (START_ONLY) {
-  await controller.phase();
-  await clients.close();
-  await controller.request({ cmd: 'stop' }, 'the controller stopping');
-  await controller.exited();
-  await api.close();
-  rmSync(dir, { recursive: true, force: true });
+  await shutDown();
   process.exit(0);
 }
 
@@ -420,10 +415,15 @@ console.log(
   `${n(added)} idle ADS streams (${SIZE.idleGateways} small Gateways x ${IDLE_PER_GATEWAY} proxies), synced in ${ms(idleSyncMs)} ms: they hold ${mb(held(idleAfter) - held(idleClosed))} of heap and external memory, ${((held(idleAfter) - held(idleClosed)) / Math.max(1, added) / 1024).toFixed(1)} KB per stream (RSS with them ${mb(idleAfter.rss)}; RSS keeps what earlier phases freed, so its difference says little)`,
 );
 
-await controller.phase();
-await clients.close();
-await controller.request({ cmd: 'stop' }, 'the controller stopping');
-await controller.exited();
-await api.close();
-rmSync(dir, { recursive: true, force: true });
+await shutDown();
 if (CPU_PROF) console.log(`the controller's CPU profiles, by phase: ${CPU_PROF}/{start,settle,endpoints,routes,idle}.cpuprofile`);
+
+/** Ends the run: the controller's last phase profile, the clients, the controller, the API server. */
+async function shutDown(): Promise<void> {
+  await controller.phase();
+  await clients.close();
+  await controller.request({ cmd: 'stop' }, 'the controller stopping');
+  await controller.exited();
+  await api.close();
+  rmSync(dir, { recursive: true, force: true });
+}
