@@ -62,7 +62,8 @@ export function structuralProjection(node: JsonObject): JsonObject {
 }
 
 function newAjv(): Ajv {
-  const ajv = new Ajv({ code: { source: true, esm: true, lines: false }, allErrors: true, verbose: true, strict: true });
+  // inlineRefs: false makes each `$defs` entry a function of its own (see splitIntoDefs).
+  const ajv = new Ajv({ code: { source: true, esm: true, lines: false }, allErrors: true, verbose: true, strict: true, inlineRefs: false });
   ajv.addVocabulary(KUBERNETES_KEYWORDS);
   ajv.addFormat('int32', true);
   ajv.addFormat('int64', true);
@@ -89,9 +90,41 @@ export function validatorFileName(kind: Kind): string {
   return `${kind.crd.kind.toLowerCase()}.validator.ts`;
 }
 
+/** Whether a schema checks more than its own value: an object's fields, a list's items or a map's values. */
+function hasStructure(node: JsonObject): boolean {
+  return isObject(node.properties) || isObject(node.items) || isObject(node.additionalProperties);
+}
+
+/**
+ * `schema` with every nested schema that has structure of its own moved to `$defs` and referred
+ * to. ajv compiles each referred definition to a function of its own, so a function checks one
+ * level of fields and stays far below the bytecode size V8 still optimizes (about 60 KiB), however
+ * large the kind grows. A call adds its errors where the inlined checks would have, in the same
+ * order; only the errors' schemaPath, which nothing reads, names the definition.
+ */
+export function splitIntoDefs(schema: JsonObject): JsonObject {
+  const defs: JsonObject = {};
+  const visit = (node: JsonObject, root: boolean): JsonObject => {
+    const out: JsonObject = { ...node };
+    if (isObject(node.properties)) {
+      const props: JsonObject = {};
+      for (const [k, v] of Object.entries(node.properties)) props[k] = isObject(v) ? visit(v, false) : v;
+      out.properties = props;
+    }
+    if (isObject(node.items)) out.items = visit(node.items, false);
+    if (isObject(node.additionalProperties)) out.additionalProperties = visit(node.additionalProperties, false);
+    if (root || !hasStructure(node)) return out;
+    const name = `s${Object.keys(defs).length}`;
+    defs[name] = out;
+    return { $ref: `#/$defs/${name}` };
+  };
+  const top = visit(schema, true);
+  return Object.keys(defs).length === 0 ? top : { ...top, $defs: defs };
+}
+
 function validatorModule(set: SchemaSet, kind: Kind, banner: string): string {
   const ajv = newAjv();
-  const code = capErrors(esmOnly(standaloneCode(ajv, ajv.compile(openApiSchema(set, kind)))));
+  const code = capErrors(esmOnly(standaloneCode(ajv, ajv.compile(splitIntoDefs(openApiSchema(set, kind))))));
   return [
     `// ${banner}`,
     `// ajv standalone validator for ${kind.crd.kind} (${kind.crd.group}/${kind.crd.version}).`,
