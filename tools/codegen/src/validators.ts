@@ -96,29 +96,53 @@ function hasStructure(node: JsonObject): boolean {
 }
 
 /**
- * `schema` with every nested schema that has structure of its own moved to `$defs` and referred
- * to. ajv compiles each referred definition to a function of its own, so a function checks one
- * level of fields and stays far below the bytecode size V8 still optimizes (about 60 KiB), however
- * large the kind grows. A call adds its errors where the inlined checks would have, in the same
- * order; only the errors' schemaPath, which nothing reads, names the definition.
+ * How much checking a schema inlines, in characters of its JSON without descriptions: ajv's code
+ * for a schema grows with it, at about 7 bytes of bytecode a character.
  */
-export function splitIntoDefs(schema: JsonObject): JsonObject {
+function inlineWeight(node: JsonObject): number {
+  return JSON.stringify(node, (k, v) => (k === 'description' ? undefined : v)).length;
+}
+
+/** The most schema JSON one generated function checks inline (its capped copy: about 12 KiB of bytecode). */
+export const MAX_INLINE_WEIGHT = 1_000;
+
+/**
+ * `schema` with nested schemas moved to `$defs` and referred to, bottom up, largest first, until
+ * no schema inlines more than `maxWeight` of its nested schemas. ajv compiles each referred
+ * definition to a function of its own, so every function stays far below the bytecode size V8
+ * still optimizes (about 60 KiB) however large a kind grows, while small objects such as a list's
+ * items stay inline, where a call per item would cost more than their check. A call adds its
+ * errors where the inlined checks would have, in the same order; only the errors' schemaPath and
+ * parentSchema, which nothing reads but its type and format, name the definition.
+ */
+export function splitIntoDefs(schema: JsonObject, maxWeight = MAX_INLINE_WEIGHT): JsonObject {
   const defs: JsonObject = {};
-  const visit = (node: JsonObject, root: boolean): JsonObject => {
+  const visit = (node: JsonObject): JsonObject => {
     const out: JsonObject = { ...node };
+    /** Where each nested schema sits in `out`, so that it can be replaced by a reference. */
+    const slots: { weight: number; set: (v: JsonObject) => void; value: JsonObject }[] = [];
+    const nest = (value: JsonObject, set: (v: JsonObject) => void) => {
+      const inner = visit(value);
+      set(inner);
+      if (hasStructure(inner)) slots.push({ weight: inlineWeight(inner), set, value: inner });
+    };
     if (isObject(node.properties)) {
-      const props: JsonObject = {};
-      for (const [k, v] of Object.entries(node.properties)) props[k] = isObject(v) ? visit(v, false) : v;
+      const props: JsonObject = { ...node.properties };
       out.properties = props;
+      for (const [k, v] of Object.entries(props)) if (isObject(v)) nest(v, (x) => (props[k] = x));
     }
-    if (isObject(node.items)) out.items = visit(node.items, false);
-    if (isObject(node.additionalProperties)) out.additionalProperties = visit(node.additionalProperties, false);
-    if (root || !hasStructure(node)) return out;
-    const name = `s${Object.keys(defs).length}`;
-    defs[name] = out;
-    return { $ref: `#/$defs/${name}` };
+    if (isObject(node.items)) nest(node.items, (x) => (out.items = x));
+    if (isObject(node.additionalProperties)) nest(node.additionalProperties, (x) => (out.additionalProperties = x));
+    slots.sort((a, b) => b.weight - a.weight);
+    for (const slot of slots) {
+      if (inlineWeight(out) <= maxWeight) break;
+      const name = `s${Object.keys(defs).length}`;
+      defs[name] = slot.value;
+      slot.set({ $ref: `#/$defs/${name}` });
+    }
+    return out;
   };
-  const top = visit(schema, true);
+  const top = visit(schema);
   return Object.keys(defs).length === 0 ? top : { ...top, $defs: defs };
 }
 

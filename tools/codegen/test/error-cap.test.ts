@@ -25,7 +25,7 @@ function load(
   validateCapped: (data: unknown, cap: number) => Run;
 } {
   const ajv = new Ajv({ code: { source: true, esm: true, lines: false }, allErrors: true, verbose: true, inlineRefs: !split });
-  const code = capErrors(esmOnly(standaloneModule.default(ajv, ajv.compile(split ? splitIntoDefs(schema) : schema))));
+  const code = capErrors(esmOnly(standaloneModule.default(ajv, ajv.compile(split ? splitIntoDefs(schema, 0) : schema))));
   const body = code
     .replace(/export default \w+;/, '')
     .replace('export const validate = ', 'const validate = ')
