@@ -62,7 +62,8 @@ export function structuralProjection(node: JsonObject): JsonObject {
 }
 
 function newAjv(): Ajv {
-  const ajv = new Ajv({ code: { source: true, esm: true, lines: false }, allErrors: true, verbose: true, strict: true });
+  // inlineRefs: false makes each `$defs` entry a function of its own (see splitIntoDefs).
+  const ajv = new Ajv({ code: { source: true, esm: true, lines: false }, allErrors: true, verbose: true, strict: true, inlineRefs: false });
   ajv.addVocabulary(KUBERNETES_KEYWORDS);
   ajv.addFormat('int32', true);
   ajv.addFormat('int64', true);
@@ -89,9 +90,65 @@ export function validatorFileName(kind: Kind): string {
   return `${kind.crd.kind.toLowerCase()}.validator.ts`;
 }
 
+/** Whether a schema checks more than its own value: an object's fields, a list's items or a map's values. */
+function hasStructure(node: JsonObject): boolean {
+  return isObject(node.properties) || isObject(node.items) || isObject(node.additionalProperties);
+}
+
+/**
+ * How much checking a schema inlines, in characters of its JSON without descriptions: ajv's code
+ * for a schema grows with it, at about 7 bytes of bytecode a character.
+ */
+function inlineWeight(node: JsonObject): number {
+  return JSON.stringify(node, (k, v) => (k === 'description' ? undefined : v)).length;
+}
+
+/** The most schema JSON one generated function checks inline (its capped copy: about 12 KiB of bytecode). */
+export const MAX_INLINE_WEIGHT = 1_000;
+
+/**
+ * `schema` with nested schemas moved to `$defs` and referred to, bottom up, largest first, until
+ * no schema inlines more than `maxWeight` of its nested schemas. ajv compiles each referred
+ * definition to a function of its own, so every function stays far below the bytecode size V8
+ * still optimizes (about 60 KiB) however large a kind grows, while small objects such as a list's
+ * items stay inline, where a call per item would cost more than their check. A call adds its
+ * errors where the inlined checks would have, in the same order; only the errors' schemaPath and
+ * parentSchema, which nothing reads but its type and format, name the definition.
+ */
+export function splitIntoDefs(schema: JsonObject, maxWeight = MAX_INLINE_WEIGHT): JsonObject {
+  const defs: JsonObject = {};
+  const visit = (node: JsonObject): JsonObject => {
+    const out: JsonObject = { ...node };
+    /** Where each nested schema sits in `out`, so that it can be replaced by a reference. */
+    const slots: { weight: number; set: (v: JsonObject) => void; value: JsonObject }[] = [];
+    const nest = (value: JsonObject, set: (v: JsonObject) => void) => {
+      const inner = visit(value);
+      set(inner);
+      if (hasStructure(inner)) slots.push({ weight: inlineWeight(inner), set, value: inner });
+    };
+    if (isObject(node.properties)) {
+      const props: JsonObject = { ...node.properties };
+      out.properties = props;
+      for (const [k, v] of Object.entries(props)) if (isObject(v)) nest(v, (x) => (props[k] = x));
+    }
+    if (isObject(node.items)) nest(node.items, (x) => (out.items = x));
+    if (isObject(node.additionalProperties)) nest(node.additionalProperties, (x) => (out.additionalProperties = x));
+    slots.sort((a, b) => b.weight - a.weight);
+    for (const slot of slots) {
+      if (inlineWeight(out) <= maxWeight) break;
+      const name = `s${Object.keys(defs).length}`;
+      defs[name] = slot.value;
+      slot.set({ $ref: `#/$defs/${name}` });
+    }
+    return out;
+  };
+  const top = visit(schema);
+  return Object.keys(defs).length === 0 ? top : { ...top, $defs: defs };
+}
+
 function validatorModule(set: SchemaSet, kind: Kind, banner: string): string {
   const ajv = newAjv();
-  const code = capErrors(esmOnly(standaloneCode(ajv, ajv.compile(openApiSchema(set, kind)))));
+  const code = capErrors(esmOnly(standaloneCode(ajv, ajv.compile(splitIntoDefs(openApiSchema(set, kind))))));
   return [
     `// ${banner}`,
     `// ajv standalone validator for ${kind.crd.kind} (${kind.crd.group}/${kind.crd.version}).`,

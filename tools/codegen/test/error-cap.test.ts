@@ -6,7 +6,8 @@ import { describe, it } from 'node:test';
 import { Ajv } from 'ajv';
 import standaloneModule from 'ajv/dist/standalone/index.js';
 import { capErrors } from '../src/error-cap.js';
-import { esmOnly } from '../src/validators.js';
+import type { JsonObject } from '../src/source.js';
+import { esmOnly, splitIntoDefs } from '../src/validators.js';
 
 interface Run {
   valid: boolean;
@@ -16,12 +17,15 @@ interface Run {
 }
 
 /** A standalone validator for `schema`, capped, loaded without writing a module to disk. */
-function load(schema: object): {
+function load(
+  schema: JsonObject,
+  split = false,
+): {
   validate: ((data: unknown) => boolean) & { errors?: Run['errors'] | null };
   validateCapped: (data: unknown, cap: number) => Run;
 } {
-  const ajv = new Ajv({ code: { source: true, esm: true, lines: false }, allErrors: true, verbose: true });
-  const code = capErrors(esmOnly(standaloneModule.default(ajv, ajv.compile(schema))));
+  const ajv = new Ajv({ code: { source: true, esm: true, lines: false }, allErrors: true, verbose: true, inlineRefs: !split });
+  const code = capErrors(esmOnly(standaloneModule.default(ajv, ajv.compile(split ? splitIntoDefs(schema, 0) : schema))));
   const body = code
     .replace(/export default \w+;/, '')
     .replace('export const validate = ', 'const validate = ')
@@ -29,27 +33,54 @@ function load(schema: object): {
   return new Function(`${body}\nreturn { validate, validateCapped };`)();
 }
 
-const schema = {
+const schema: JsonObject = {
   type: 'object',
   properties: { ports: { type: 'array', maxItems: 2, items: { type: 'object', properties: { number: { type: 'integer', minimum: 1 } } } } },
 };
 const data = { ports: [{ number: 'a' }, { number: 0 }, { number: 'b' }, { number: 2 }, { number: -1 }] };
 
 describe('capErrors', () => {
-  it('builds the first `cap` errors as ajv does and keeps the path and keyword of every other', () => {
-    const { validate, validateCapped } = load(schema);
-    equal(validate(data), false);
-    const all = validate.errors!;
-    equal(all.length, 5);
-    for (const cap of [0, 1, 2, 5, 9]) {
-      const run = validateCapped(data, cap);
-      equal(run.valid, false);
-      deepStrictEqual(run.errors, all.slice(0, cap));
-      deepStrictEqual(
-        run.overflowPaths.map((path, i) => ({ instancePath: path, keyword: run.overflowKeywords[i] })),
-        all.slice(cap).map((e) => ({ instancePath: e.instancePath, keyword: e.keyword })),
+  for (const split of [false, true]) {
+    it(`builds the first \`cap\` errors as ajv does and keeps the path and keyword of every other${split ? ', split into functions' : ''}`, () => {
+      const { validate, validateCapped } = load(schema, split);
+      equal(validate(data), false);
+      const all = validate.errors!;
+      equal(all.length, 5);
+      for (const cap of [0, 1, 2, 5, 9]) {
+        const run = validateCapped(data, cap);
+        equal(run.valid, false);
+        deepStrictEqual(run.errors, all.slice(0, cap));
+        deepStrictEqual(
+          run.overflowPaths.map((path, i) => ({ instancePath: path, keyword: run.overflowKeywords[i] })),
+          all.slice(cap).map((e) => ({ instancePath: e.instancePath, keyword: e.keyword })),
+        );
+      }
+    });
+  }
+
+  it('splits nested structure into functions without changing the errors but for where their schema is written', () => {
+    const inline = load(schema).validate;
+    const split = load(schema, true).validate;
+    equal(inline(data), false);
+    equal(split(data), false);
+    const strip = (errors: object[]) =>
+      errors.map(
+        ({
+          schemaPath: _s,
+          schema: _v,
+          parentSchema,
+          ...rest
+        }: {
+          schemaPath?: string;
+          schema?: unknown;
+          parentSchema?: { type?: string; format?: string };
+        }) => ({
+          ...rest,
+          type: parentSchema?.type,
+          format: parentSchema?.format,
+        }),
       );
-    }
+    deepStrictEqual(strip(split.errors!), strip(inline.errors!));
   });
 
   it('leaves the plain validator uncapped after a capped run, and a valid object valid', () => {
@@ -69,8 +100,9 @@ describe('capErrors', () => {
   });
 
   it('fails on an error site of a shape it does not know, rather than leave it uncapped', () => {
-    const code = 'export const validate = v;function v(data){let vErrors = null;vErrors.push(x);}';
-    throws(() => capErrors('export const validate = v;function v(){}\nconst after = 1;'), /one function v, last/);
+    const code =
+      'export const validate = validate1;function validate1(data){let vErrors = null;vErrors.push(x);validate1.errors = vErrors;return errors === 0;}';
+    throws(() => capErrors('export const validate = v;function v(){}\nconst after = 1;'), /no function v/);
     throws(() => capErrors(code), /rewrote 0 of 1 error sites/);
   });
 });
