@@ -18,6 +18,7 @@ import { byName, namespaceOf } from '../read/meta.js';
 import { InputEndpoints } from '../resolve/endpoints.js';
 import {
   AttachMemo,
+  BackendsMemo,
   CompileMemo,
   DEFAULT_CONTROLLER,
   type Gateway,
@@ -245,7 +246,13 @@ export class Converter {
   private statusNow = '';
   private diagnostics: Diagnostic[] = [];
   private readonly reads = new ReadCache();
-  private readonly resolveMemo = { attach: new AttachMemo(), compiles: new CompileMemo(), listeners: new ListenerMemo(), routes: new WeakMap() };
+  private readonly resolveMemo = {
+    attach: new AttachMemo(),
+    backends: new BackendsMemo(),
+    compiles: new CompileMemo(),
+    listeners: new ListenerMemo(),
+    routes: new WeakMap(),
+  };
   /** Status keys of the objects changed since the last update, or all of them. */
   private touched: Set<string> | 'all' = 'all';
   /** Per Gateway, what its last Envoy build made (reused where its inputs are unchanged). */
@@ -277,6 +284,7 @@ export class Converter {
   private apply(change: ConverterChange): Map<string, unknown> | undefined {
     if ('objects' in change) {
       this.resolveMemo.attach.epoch++;
+      this.resolveMemo.backends.epoch++;
       this.touched = 'all';
       this.dirty = allDirty();
       this.objects.clear();
@@ -290,6 +298,8 @@ export class Converter {
       this.noteDirty(raw);
       // Routes attach to what Gateways, ListenerSets and Namespaces are: any other change may move them.
       if (!isRoute(raw)) this.resolveMemo.attach.epoch++;
+      // A backendRef resolves from objects other than routes and EndpointSlices, and a GRPCRoute turns its backends to HTTP/2.
+      if (!(isRoute(raw) || isSlice(raw)) || (isObject(raw) && raw.kind === 'GRPCRoute')) this.resolveMemo.backends.epoch++;
       if (this.touched !== 'all' && isObject(raw) && isObject(raw.metadata)) {
         const kind = textOf(raw.kind);
         const name = textOf(raw.metadata.name);
