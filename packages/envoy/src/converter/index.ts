@@ -26,9 +26,10 @@ import {
   InputCertificates,
   ListenerMemo,
   type Resolved,
+  type RouteOutcome,
   resolve,
 } from '../resolve/index.js';
-import { keyedStatuses } from '../status/index.js';
+import { type KeyedStatus, keyedStatuses } from '../status/index.js';
 import { type ClusterNeeds, clusterNeeds, keptNeeds } from './cluster-needs.js';
 import { type GatewayProxyFacts, notProgrammed, withProxyFacts } from './proxy-facts.js';
 
@@ -255,6 +256,8 @@ export class Converter {
   };
   /** Status keys of the objects changed since the last update, or all of them. */
   private touched: Set<string> | 'all' = 'all';
+  /** Each route outcome's status, made once (see keyedStatuses). */
+  private readonly routeStatuses = new WeakMap<RouteOutcome, KeyedStatus>();
   /** Per Gateway, what its last Envoy build made (reused where its inputs are unchanged). */
   private memos = new Map<string, EnvoyMemo>();
   /** What changed since the last full build, for the memos: everything until one was made. */
@@ -376,7 +379,6 @@ export class Converter {
     const dirty: Dirty = this.dirty;
     const memos = new Map<string, EnvoyMemo>();
     const lastIr = new Map((this.built?.resolved.ir.gateways ?? []).map((g) => [g.name, g]));
-    const lastRoutes = new WeakSet(this.built?.resolved.outcomes.routes ?? []);
     resolved.ir.gateways = resolved.ir.gateways.map((fresh) => {
       const reuse = { previous: this.memos.get(fresh.name), next: emptyMemo(), dirty, built: 0 };
       let config = toEnvoy(fresh, endpoints, certificates, this.envoy, diags, reuse);
@@ -410,7 +412,8 @@ export class Converter {
     const base = new Map<string, JsonObject>();
     const previousNow = this.statusNow;
     this.statusNow = this.now();
-    for (const { key: k, status } of keyedStatuses(resolved.outcomes, { controllerName: this.controllerName, now: this.statusNow })) base.set(k, status);
+    const ctx = { controllerName: this.controllerName, now: this.statusNow };
+    for (const { key: k, status } of keyedStatuses(resolved.outcomes, ctx, this.routeStatuses)) base.set(k, status);
     for (const [gateway, message] of refused) {
       const k = gatewayStatusKey(gateway);
       const s = base.get(k);
@@ -424,9 +427,6 @@ export class Converter {
     const changedGateways = this.changedGateways(served);
     this.served = served;
     this.refused = refused;
-    // A route whose outcome is the very one of the last build has the status it had, but for the time.
-    const kept = new Set<string>();
-    for (const o of resolved.outcomes.routes) if (lastRoutes.has(o)) kept.add(`${o.route.kind}${SEP}${o.route.meta.namespace}${SEP}${o.route.meta.name}`);
     const previous = this.current;
     this.current = new Map();
     const touched = this.touched;
@@ -435,7 +435,9 @@ export class Converter {
     for (const [k, b] of base) {
       const s = this.withFacts(b);
       this.current.set(k, s);
-      if (touched === 'all' || touched.has(k) || (!kept.has(k) && !sameStatus(previous.get(k), previousNow, s, this.statusNow))) changedStatuses.push(s);
+      // The very status of before (a route whose outcome is the one of before) is known unchanged.
+      const was = previous.get(k);
+      if (touched === 'all' || touched.has(k) || (was !== s && !sameStatus(was, previousNow, s, this.statusNow))) changedStatuses.push(s);
     }
     const statusMs = since(t);
     this.diagnostics = diags.sorted();
