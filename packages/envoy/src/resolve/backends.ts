@@ -109,8 +109,11 @@ export class Backends {
     return res;
   }
 
-  /** Marks a backend resolved in this resolve, reporting what its first resolution found. */
-  private use(backend: Backend): void {
+  /**
+   * Counts a backend resolved in this resolve, reporting what its first resolution found: for a
+   * reference resolved on this Backends before, whose resolution it keeps.
+   */
+  use(backend: Backend): void {
     if (this.used.has(backend.key)) return;
     this.used.add(backend.key);
     const seen = this.firstSeen.get(backend.key);
