@@ -120,6 +120,35 @@ describe('Converter', () => {
     );
   });
 
+  it('reports what resolving a backend first found while a route uses it, and not once none does', () => {
+    const pool: Json = {
+      apiVersion: 'inference.networking.k8s.io/v1',
+      kind: 'InferencePool',
+      metadata: { name: 'llm', namespace: 'default' },
+      spec: { selector: { matchLabels: { app: 'llm' } }, targetPorts: [{ number: 8000 }] },
+    };
+    const poolRoute = route('rp', 'a', 'sa');
+    poolRoute.spec.rules = [{ backendRefs: [{ group: 'inference.networking.k8s.io', kind: 'InferencePool', name: 'llm' }] }];
+    const objects = [...estate(), pool, poolRoute];
+    const converter = new Converter({ now: NOW });
+    const warned = (u: { diagnostics: readonly { code: string }[] }) => u.diagnostics.some((d) => d.code === 'NoEndpointPicker');
+    assert.ok(warned(converter.update({ objects })));
+    // Routes alone change: the backends of before are kept, their findings only while used.
+    const without = converter.update({ deleted: [poolRoute] });
+    assert.equal(warned(without), false);
+    assert.deepEqual(
+      without.diagnostics,
+      convert(
+        objects.filter((o) => o !== poolRoute),
+        { now: NOW },
+      ).diagnostics,
+    );
+    assert.equal(warned(converter.update({ updated: [route('ra', 'a', 'sb')] })), false);
+    const again = converter.update({ added: [poolRoute] });
+    assert.ok(warned(again));
+    assert.deepEqual(again.diagnostics, convert([...objects.filter((o) => o.metadata.name !== 'ra'), route('ra', 'a', 'sb')], { now: NOW }).diagnostics);
+  });
+
   it('merges proxy facts into the Gateway status without a recompute', () => {
     const converter = new Converter({ now: NOW, endpoints: 'eds' });
     const first = converter.update({ objects: estate() });
@@ -451,9 +480,9 @@ function move(o: Json, rand: () => number, universe: readonly Json[]): Json {
  * Random steps over an estate: each adds, deletes or changes one or two objects (a route or a
  * ListenerSet moved half the time), and after each the Converter must give what a fresh
  * conversion of the objects it holds gives: configurations, statuses, diagnostics and IR, and
- * every status that changed among the changed ones.
+ * every status that changed among the changed ones. `changing` picks the objects that may change.
  */
-function randomWalk(universe: Json[], options: ConvertOptions, seed: number, steps: number): void {
+function randomWalk(universe: Json[], options: ConvertOptions, seed: number, steps: number, changing: (o: Json) => boolean = () => true): void {
   const values = valuesByKey(universe);
   const held = new Map(universe.map((o) => [idOf(o), o]));
   const gone = new Map<string, Json>();
@@ -468,7 +497,7 @@ function randomWalk(universe: Json[], options: ConvertOptions, seed: number, ste
     const log: string[] = [];
     for (let c = 0; c < changes; c++) {
       const r = rand();
-      const present = [...held.values()].filter((o) => !added.includes(o) && !updated.includes(o));
+      const present = [...held.values()].filter((o) => changing(o) && !added.includes(o) && !updated.includes(o));
       if (r < 0.15 && present.length > 0) {
         const o = present[Math.floor(rand() * present.length)] as Json;
         held.delete(idOf(o));
@@ -515,6 +544,24 @@ describe('Converter: a change costs what it touches, and gives what a full conve
     it(`${name} (${extra.endpoints ?? 'static'}): random changes, each step equal to convert() of the set it leaves`, () => {
       const universe = readObjects(fileURLToPath(new URL(`./scenarios/${name}/input.yaml`, import.meta.url))) as Json[];
       randomWalk(universe, { now: NOW, ...extra }, name.length * 7919 + (extra.endpoints ?? 'static').length, 60);
+    });
+  }
+
+  // Routes alone changing: the backends' state is kept between these steps, so what the routes
+  // share through it (first-seen findings, picker problems, HTTP/2 turned on by a GRPCRoute) must
+  // follow the routes that remain.
+  const ROUTES_ALONE = [
+    'missing-picker-service',
+    'inferencepool-failure-modes',
+    'grpc-and-backend-tls',
+    'service-policy-external',
+    'picker-failover',
+    'cross-namespace-refs',
+  ];
+  for (const name of ROUTES_ALONE) {
+    it(`${name}: routes alone changing, each step equal to convert() of the set it leaves`, () => {
+      const universe = readObjects(fileURLToPath(new URL(`./scenarios/${name}/input.yaml`, import.meta.url))) as Json[];
+      randomWalk(universe, { now: NOW, endpoints: 'eds' }, name.length * 6007, 60, (o) => ROUTE_KINDS.has(o.kind));
     });
   }
 

@@ -18,6 +18,7 @@ import { byName, namespaceOf } from '../read/meta.js';
 import { InputEndpoints } from '../resolve/endpoints.js';
 import {
   AttachMemo,
+  BackendsMemo,
   CompileMemo,
   DEFAULT_CONTROLLER,
   type Gateway,
@@ -25,9 +26,10 @@ import {
   InputCertificates,
   ListenerMemo,
   type Resolved,
+  type RouteOutcome,
   resolve,
 } from '../resolve/index.js';
-import { keyedStatuses } from '../status/index.js';
+import { type KeyedStatus, keyedStatuses } from '../status/index.js';
 import { type ClusterNeeds, clusterNeeds, keptNeeds } from './cluster-needs.js';
 import { type GatewayProxyFacts, notProgrammed, withProxyFacts } from './proxy-facts.js';
 
@@ -245,9 +247,17 @@ export class Converter {
   private statusNow = '';
   private diagnostics: Diagnostic[] = [];
   private readonly reads = new ReadCache();
-  private readonly resolveMemo = { attach: new AttachMemo(), compiles: new CompileMemo(), listeners: new ListenerMemo(), routes: new WeakMap() };
+  private readonly resolveMemo = {
+    attach: new AttachMemo(),
+    backends: new BackendsMemo(),
+    compiles: new CompileMemo(),
+    listeners: new ListenerMemo(),
+    routes: new WeakMap(),
+  };
   /** Status keys of the objects changed since the last update, or all of them. */
   private touched: Set<string> | 'all' = 'all';
+  /** Each route outcome's status, made once (see keyedStatuses). */
+  private readonly routeStatuses = new WeakMap<RouteOutcome, KeyedStatus>();
   /** Per Gateway, what its last Envoy build made (reused where its inputs are unchanged). */
   private memos = new Map<string, EnvoyMemo>();
   /** What changed since the last full build, for the memos: everything until one was made. */
@@ -277,6 +287,7 @@ export class Converter {
   private apply(change: ConverterChange): Map<string, unknown> | undefined {
     if ('objects' in change) {
       this.resolveMemo.attach.epoch++;
+      this.resolveMemo.backends.epoch++;
       this.touched = 'all';
       this.dirty = allDirty();
       this.objects.clear();
@@ -290,6 +301,8 @@ export class Converter {
       this.noteDirty(raw);
       // Routes attach to what Gateways, ListenerSets and Namespaces are: any other change may move them.
       if (!isRoute(raw)) this.resolveMemo.attach.epoch++;
+      // A backendRef resolves from objects other than routes and EndpointSlices, and a GRPCRoute turns its backends to HTTP/2.
+      if (!(isRoute(raw) || isSlice(raw)) || (isObject(raw) && raw.kind === 'GRPCRoute')) this.resolveMemo.backends.epoch++;
       if (this.touched !== 'all' && isObject(raw) && isObject(raw.metadata)) {
         const kind = textOf(raw.kind);
         const name = textOf(raw.metadata.name);
@@ -366,7 +379,6 @@ export class Converter {
     const dirty: Dirty = this.dirty;
     const memos = new Map<string, EnvoyMemo>();
     const lastIr = new Map((this.built?.resolved.ir.gateways ?? []).map((g) => [g.name, g]));
-    const lastRoutes = new WeakSet(this.built?.resolved.outcomes.routes ?? []);
     resolved.ir.gateways = resolved.ir.gateways.map((fresh) => {
       const reuse = { previous: this.memos.get(fresh.name), next: emptyMemo(), dirty, built: 0 };
       let config = toEnvoy(fresh, endpoints, certificates, this.envoy, diags, reuse);
@@ -400,7 +412,8 @@ export class Converter {
     const base = new Map<string, JsonObject>();
     const previousNow = this.statusNow;
     this.statusNow = this.now();
-    for (const { key: k, status } of keyedStatuses(resolved.outcomes, { controllerName: this.controllerName, now: this.statusNow })) base.set(k, status);
+    const ctx = { controllerName: this.controllerName, now: this.statusNow };
+    for (const { key: k, status } of keyedStatuses(resolved.outcomes, ctx, this.routeStatuses)) base.set(k, status);
     for (const [gateway, message] of refused) {
       const k = gatewayStatusKey(gateway);
       const s = base.get(k);
@@ -414,9 +427,6 @@ export class Converter {
     const changedGateways = this.changedGateways(served);
     this.served = served;
     this.refused = refused;
-    // A route whose outcome is the very one of the last build has the status it had, but for the time.
-    const kept = new Set<string>();
-    for (const o of resolved.outcomes.routes) if (lastRoutes.has(o)) kept.add(`${o.route.kind}${SEP}${o.route.meta.namespace}${SEP}${o.route.meta.name}`);
     const previous = this.current;
     this.current = new Map();
     const touched = this.touched;
@@ -425,7 +435,9 @@ export class Converter {
     for (const [k, b] of base) {
       const s = this.withFacts(b);
       this.current.set(k, s);
-      if (touched === 'all' || touched.has(k) || (!kept.has(k) && !sameStatus(previous.get(k), previousNow, s, this.statusNow))) changedStatuses.push(s);
+      // The very status of before (a route whose outcome is the one of before) is known unchanged.
+      const was = previous.get(k);
+      if (touched === 'all' || touched.has(k) || (was !== s && !sameStatus(was, previousNow, s, this.statusNow))) changedStatuses.push(s);
     }
     const statusMs = since(t);
     this.diagnostics = diags.sorted();

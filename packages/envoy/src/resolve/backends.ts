@@ -3,7 +3,7 @@
 // including the pickers an External load balancer names.
 import { createHash } from 'node:crypto';
 import { GROUP, INFERENCE_GROUP } from '@extlb/types';
-import { type Diagnostics, type ObjectRef, describeRef } from '../diagnostics.js';
+import { type Diagnostic, Diagnostics, type ObjectRef, describeRef } from '../diagnostics.js';
 import { type BackendRef, GATEWAY_GROUP, type Inputs, type LoadBalancer, type Service, key } from '../read/index.js';
 import { BackendTlsIndex } from './backend-tls.js';
 import { permitted } from './grants.js';
@@ -43,22 +43,50 @@ function targetPortOf(port: Service['ports'][number]): number {
   return typeof port.targetPort === 'number' ? port.targetPort : port.port;
 }
 
+/**
+ * The backends of a resolve. Across resolves where no object but EndpointSlices and routes (other
+ * than GRPCRoutes) changed, one Backends is used again through `begin()` (see BackendsMemo): what a reference
+ * resolves to reads only those objects, so each resolution is kept, and the state a resolve shares
+ * between routes — first-seen findings, the backends and picker problems it reports — is made
+ * from the references resolved since `begin()`, as a fresh Backends would make it.
+ */
 export class Backends {
   readonly policies: PolicyIndex;
   readonly tls: BackendTlsIndex;
   private readonly cache = new Map<string, Backend>();
   /** Every backend resolved, by its key. */
   private readonly byKey = new Map<string, Backend>();
-  /** By owner (`describeRef`): the set its stanza names and the refs that did not resolve. */
-  private readonly pickerSets = new Map<string, { set?: PickerSet; problems: PickerProblem[] }>();
+  /** By owner (`describeRef`): the set its stanza names, the refs that did not resolve, and their findings. */
+  private readonly pickerSets = new Map<string, { set?: PickerSet; problems: PickerProblem[]; diagnostics: Diagnostic[] }>();
   private readonly pickerSetsByKey = new Map<string, PickerSet>();
+  /** Per reference record, per referring kind and namespace: what it resolved to. */
+  private readonly resolutions = new WeakMap<BackendRef, Map<string, Resolution>>();
+  /** Per backend key: what resolving it first reported, and the owner of its picker stanza. */
+  private readonly firstSeen = new Map<string, { diagnostics: Diagnostic[]; pickerOwner?: string }>();
+  /** The findings of the policy indexes, reported at every begin(). */
+  private readonly indexDiagnostics: Diagnostic[];
+  private diags!: Diagnostics;
+  /** Backend keys and picker owners resolved since begin(). */
+  private used = new Set<string>();
+  private usedOwners = new Set<string>();
 
   constructor(
     private readonly inputs: Inputs,
-    private readonly diags: Diagnostics,
+    diags: Diagnostics,
   ) {
-    this.policies = new PolicyIndex(inputs.policies, inputs, diags, { contends: (p) => p.lb !== undefined });
-    this.tls = new BackendTlsIndex(inputs, diags);
+    const own = new Diagnostics();
+    this.policies = new PolicyIndex(inputs.policies, inputs, own, { contends: (p) => p.lb !== undefined });
+    this.tls = new BackendTlsIndex(inputs, own);
+    this.indexDiagnostics = own.list;
+    this.begin(diags);
+  }
+
+  /** Starts a resolve on the same objects but routes: nothing counts as resolved yet. */
+  begin(diags: Diagnostics): void {
+    this.diags = diags;
+    this.used = new Set();
+    this.usedOwners = new Set();
+    for (const d of this.indexDiagnostics) diags.list.push(d);
   }
 
   /**
@@ -66,6 +94,38 @@ export class Backends {
    * caller's to report. A GRPCRoute's backend speaks HTTP/2, whatever else uses it: gRPC needs it.
    */
   resolve(route: ObjectRef, ref: BackendRef): Resolution {
+    let byReferrer = this.resolutions.get(ref);
+    if (!byReferrer) {
+      byReferrer = new Map();
+      this.resolutions.set(ref, byReferrer);
+    }
+    const referrer = `${route.kind}/${route.namespace ?? ''}`;
+    let res = byReferrer.get(referrer);
+    if (!res) {
+      res = this.resolveGrpc(route, ref);
+      byReferrer.set(referrer, res);
+    }
+    if (res.ok) this.use(res.backend);
+    return res;
+  }
+
+  /**
+   * Counts a backend resolved in this resolve, reporting what its first resolution found: for a
+   * reference resolved on this Backends before, whose resolution it keeps.
+   */
+  use(backend: Backend): void {
+    if (this.used.has(backend.key)) return;
+    this.used.add(backend.key);
+    const seen = this.firstSeen.get(backend.key);
+    if (!seen) return;
+    for (const d of seen.diagnostics) this.diags.list.push(d);
+    const owner = seen.pickerOwner;
+    if (owner === undefined || this.usedOwners.has(owner)) return;
+    this.usedOwners.add(owner);
+    for (const d of this.pickerSets.get(owner)?.diagnostics ?? []) this.diags.list.push(d);
+  }
+
+  private resolveGrpc(route: ObjectRef, ref: BackendRef): Resolution {
     const res = this.resolveRef(route, ref);
     if (!res.ok || route.kind !== 'GRPCRoute' || res.backend.h2c) return res;
     if (res.backend.kind !== SERVICE) {
@@ -115,8 +175,9 @@ export class Backends {
       return { ok: false, problem: { reason: 'InvalidBackend', message: `${gk} ${ref.namespace}/${ref.name} is invalid: ${pool.invalid}` } };
     const policy = this.policies.policyFor(ref.kind, ref.namespace, ref.name);
     const lb = policy?.lb ?? pool.lb ?? ROUND_ROBIN;
+    const found = new Diagnostics();
     if (!policy && !pool.lb && pool.kind === 'InferencePool') {
-      this.diags.warning(
+      found.warning(
         'NoEndpointPicker',
         'the InferencePool has no endpointPickerRef and no LoadBalancerPolicy gives it one, so its endpoints are load-balanced round robin',
         pool.ref,
@@ -138,9 +199,8 @@ export class Backends {
       lb,
       lbFrom: policy ? policy.ref : pool.lb ? pool.ref : 'default',
     };
-    this.attachPickers(backend, policy?.ref ?? pool.ref);
+    this.known(backend, found.list, this.attachPickers(backend, policy?.ref ?? pool.ref));
     this.cache.set(cacheKey, backend);
-    this.byKey.set(backend.key, backend);
     return { ok: true, backend };
   }
 
@@ -182,16 +242,20 @@ export class Backends {
     };
     if (servicePort.appProtocol === 'kubernetes.io/ws') backend.websocket = true;
     if (tls) backend.tls = tls.tls;
-    if (policy) this.attachPickers(backend, policy.ref);
+    this.known(backend, [], policy ? this.attachPickers(backend, policy.ref) : undefined);
     this.cache.set(cacheKey, backend);
-    this.byKey.set(backend.key, backend);
     return { ok: true, backend };
   }
 
-  /** Resolves the picker refs of an External load balancer, in the namespace of their owner. */
-  private attachPickers(backend: Backend, owner: ObjectRef): void {
+  private known(backend: Backend, diagnostics: Diagnostic[], pickerOwner: string | undefined): void {
+    this.byKey.set(backend.key, backend);
+    this.firstSeen.set(backend.key, pickerOwner === undefined ? { diagnostics } : { diagnostics, pickerOwner });
+  }
+
+  /** Resolves the picker refs of an External load balancer, in the namespace of their owner; returns the owner's key. */
+  private attachPickers(backend: Backend, owner: ObjectRef): string | undefined {
     const ext = backend.lb.external;
-    if (!ext) return;
+    if (!ext) return undefined;
     const ns = owner.namespace ?? '';
     const cacheKey = describeRef(owner);
     let entry = this.pickerSets.get(cacheKey);
@@ -222,8 +286,9 @@ export class Backends {
           pickers.push(picker);
         }
       }
-      for (const p of problems) this.diags.error('PickerNotFound', p.message, owner, p.ref.path);
-      entry = { problems };
+      const found = new Diagnostics();
+      for (const p of problems) found.error('PickerNotFound', p.message, owner, p.ref.path);
+      entry = { problems, diagnostics: found.list };
       if (pickers.length > 0) {
         const k = `picker/${ns}/${pickers.map((p) => `${p.service}:${p.port}`).join(',')}`;
         entry.set = this.pickerSetsByKey.get(k) ?? { key: k, owner, pickers };
@@ -232,11 +297,12 @@ export class Backends {
       this.pickerSets.set(cacheKey, entry);
     }
     if (entry.set) backend.pickers = entry.set.key;
+    return cacheKey;
   }
 
   /** The backend of this key, once some reference resolved to it. */
   backend(key: string): Backend | undefined {
-    return this.byKey.get(key);
+    return this.used.has(key) ? this.byKey.get(key) : undefined;
   }
 
   /** The picker set a backend asks, once resolved. */
@@ -246,7 +312,28 @@ export class Backends {
 
   /** Problems with the pickers an object's stanza names, once a backend using it was resolved. */
   pickerProblems(owner: ObjectRef): PickerProblem[] {
-    return this.pickerSets.get(describeRef(owner))?.problems ?? [];
+    const k = describeRef(owner);
+    return this.usedOwners.has(k) ? (this.pickerSets.get(k)?.problems ?? []) : [];
+  }
+}
+
+/**
+ * One Backends across resolves while `epoch` stays: its owner bumps it on any change but to
+ * EndpointSlices and to routes other than GRPCRoutes (those turn backends to HTTP/2), the changes
+ * a resolution does not read.
+ */
+export class BackendsMemo {
+  epoch = 0;
+  private held?: { epoch: number; backends: Backends };
+
+  for(inputs: Inputs, diags: Diagnostics): Backends {
+    if (this.held?.epoch === this.epoch) {
+      this.held.backends.begin(diags);
+      return this.held.backends;
+    }
+    const backends = new Backends(inputs, diags);
+    this.held = { epoch: this.epoch, backends };
+    return backends;
   }
 }
 

@@ -11,9 +11,11 @@ import type { CompiledRoute } from './routes.js';
 
 interface Compiled {
   compiled: CompiledRoute;
-  /** Every reference the compile resolved, in order, with the resolution's JSON. */
-  calls: { ref: BackendRef; json: string }[];
+  /** Every reference the compile resolved, in order, with the resolution's JSON and backend. */
+  calls: { ref: BackendRef; json: string; backend?: Backend }[];
   diagnostics: readonly Diagnostic[];
+  /** The Backends its references last resolved on as they did then. */
+  on: Backends;
 }
 
 /**
@@ -49,6 +51,7 @@ export class CompileMemo {
     const held = this.byRoute.get(route);
     if (held) {
       if (this.replay(route, held, backends)) {
+        held.on = backends;
         for (const d of held.diagnostics) diags.list.push(d);
         this.reused.push({ route, compiled: held.compiled });
         return held.compiled;
@@ -58,13 +61,13 @@ export class CompileMemo {
     const recording = Object.create(backends) as Backends;
     recording.resolve = (ref, backendRef) => {
       const res = backends.resolve(ref, backendRef);
-      calls.push({ ref: backendRef, json: jsonOf(res) });
+      calls.push(res.ok ? { ref: backendRef, json: jsonOf(res), backend: res.backend } : { ref: backendRef, json: jsonOf(res) });
       return res;
     };
     const own = new Diagnostics();
     const compiled = compile(route, recording, own);
     for (const d of own.list) diags.list.push(d);
-    this.byRoute.set(route, { compiled, calls, diagnostics: own.list });
+    this.byRoute.set(route, { compiled, calls, diagnostics: own.list, on: backends });
     return compiled;
   }
 
@@ -87,8 +90,15 @@ export class CompileMemo {
     this.reused = [];
   }
 
-  /** Whether every reference of a held compile resolves as it did then. */
+  /**
+   * Whether every reference of a held compile resolves as it did then. On the Backends they last
+   * resolved on, each resolution is the one it keeps: they are only counted as resolved again.
+   */
   private replay(route: RouteRecord, held: Compiled, backends: Backends): boolean {
+    if (held.on === backends) {
+      for (const call of held.calls) if (call.backend) backends.use(call.backend);
+      return true;
+    }
     let same = true;
     // Every one: a compile would have resolved every reference whatever the others gave.
     for (const call of held.calls) if (jsonOf(backends.resolve(route.ref, call.ref)) !== call.json) same = false;

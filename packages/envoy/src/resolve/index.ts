@@ -6,7 +6,7 @@ import { compare, sameJson } from '../json.js';
 import { type GatewayRecord, type RouteRecord, type Inputs, type ListenerSet, type Policy, isStreamRoute } from '../read/index.js';
 import { acceptedSetOutcome, listenerSetsOf, refusedSetOutcome } from './listener-sets.js';
 import { type AttachMemo, type Attachments, attachRoutes } from './attach.js';
-import { Backends } from './backends.js';
+import { Backends, type BackendsMemo } from './backends.js';
 import { TlsRefs } from './certificates.js';
 import type { CompileMemo } from './compile-memo.js';
 import { DEFAULT_CONTROLLER, gatewayClasses } from './classes.js';
@@ -32,7 +32,7 @@ import { type CompiledRoute, compileRoute } from './routes.js';
 import { buildListeners, type ListenerMemo } from './servers.js';
 import { compileStreamRoute } from './stream-routes.js';
 
-export { shadowServiceName, usesPicker } from './backends.js';
+export { BackendsMemo, shadowServiceName, usesPicker } from './backends.js';
 export { AttachMemo } from './attach.js';
 export { backendJsonOf, CompileMemo } from './compile-memo.js';
 export { ListenerMemo } from './servers.js';
@@ -165,6 +165,8 @@ function policyAccepted(policy: Policy, backends: Backends): Verdict {
 export interface ResolveMemo {
   /** How routes attached, while nothing but routes changes (its owner bumps its epoch otherwise). */
   attach: AttachMemo;
+  /** The backends, while nothing a resolution reads changes (its owner bumps its epoch otherwise). */
+  backends: BackendsMemo;
   compiles: CompileMemo;
   listeners: ListenerMemo;
   /**
@@ -216,7 +218,7 @@ export function resolve(inputs: Inputs, options: ResolveOptions, diags: Diagnost
       pending.push({ gateway, listeners: listeners.outcomes, spec, rejected });
     }
   }
-  const backends = new Backends(inputs, diags);
+  const backends = memo ? memo.backends.for(inputs, diags) : new Backends(inputs, diags);
   const attachments = attachRoutes(inputs, converted, others, diags, setEntries, knownSets, memo?.attach);
   for (const { set, gateway } of setEntries.values()) setOutcomes.push(acceptedSetOutcome(set, converted.get(gateway)?.listeners.outcomes ?? []));
   for (const set of inputs.listenerSets) {

@@ -174,17 +174,32 @@ export function statuses(outcomes: Outcomes, ctx: StatusOptions): JsonObject[] {
   return keyedStatuses(outcomes, ctx).map((k) => k.status);
 }
 
-/** Every status with its statusKey, sorted by it. */
-export function keyedStatuses(outcomes: Outcomes, ctx: StatusOptions): { key: string; status: JsonObject }[] {
+export type KeyedStatus = { key: string; status: JsonObject };
+
+/**
+ * Every status with its statusKey, sorted by it. With `routes`, a route outcome made into a status
+ * before gets that very status again (and the time its conditions were given then, when they last
+ * changed): resolve hands an unchanged route the outcome object of before.
+ */
+export function keyedStatuses(outcomes: Outcomes, ctx: StatusOptions, routes?: WeakMap<RouteOutcome, KeyedStatus>): KeyedStatus[] {
+  const keyed = (status: JsonObject): KeyedStatus => ({ key: statusKey(status), status });
+  const route = (o: RouteOutcome): KeyedStatus => {
+    let held = routes?.get(o);
+    if (!held) {
+      held = keyed(routeStatus(ctx, o));
+      routes?.set(o, held);
+    }
+    return held;
+  };
   const out = [
-    ...outcomes.gatewayClasses.map((o) => gatewayClassStatus(ctx, o)),
-    ...outcomes.gateways.map((o) => gatewayStatus(ctx, o)),
-    ...outcomes.routes.map((o) => routeStatus(ctx, o)),
+    ...outcomes.gatewayClasses.map((o) => keyed(gatewayClassStatus(ctx, o))),
+    ...outcomes.gateways.map((o) => keyed(gatewayStatus(ctx, o))),
+    ...outcomes.routes.map(route),
     // Every pool, used or not: a pool no route uses any more gets its parents removed.
-    ...outcomes.pools.map((o) => poolStatus(ctx, o)),
-    ...outcomes.policies.map((o) => policyStatus(ctx, o)),
-    ...outcomes.backendTlsPolicies.map((o) => backendTlsPolicyStatus(ctx, o)),
-    ...outcomes.listenerSets.map((o) => listenerSetStatus(ctx, o)),
+    ...outcomes.pools.map((o) => keyed(poolStatus(ctx, o))),
+    ...outcomes.policies.map((o) => keyed(policyStatus(ctx, o))),
+    ...outcomes.backendTlsPolicies.map((o) => keyed(backendTlsPolicyStatus(ctx, o))),
+    ...outcomes.listenerSets.map((o) => keyed(listenerSetStatus(ctx, o))),
   ];
-  return out.map((status) => ({ key: statusKey(status), status })).sort((a, b) => compare(a.key, b.key));
+  return out.sort((a, b) => compare(a.key, b.key));
 }
