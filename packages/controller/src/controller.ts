@@ -180,6 +180,8 @@ export class Controller {
   /** The shadow Services last queued for writing, and whether some Service changed since (one may be a shadow someone edited). */
   private shadowsQueued?: ConverterUpdate['needs']['shadowServices'];
   private servicesChanged = true;
+  /** The identity Gateways the last identity pass was asked for. */
+  private identityWanted: string | undefined;
   /** The last update's answer, and what the work queue is to bring about. */
   private last?: ConverterUpdate;
   private readonly desiredStatus = new Map<string, JsonObject>();
@@ -335,6 +337,22 @@ export class Controller {
       },
       onError: (error, what) => this.log.warn({ error: error instanceof Error ? error.message : String(error) }, what),
     });
+  }
+
+  /**
+   * An identity pass (a LIST of identity Secrets, then writes) when a Gateway that gets one came,
+   * went or changed since the last pass was asked for. A full update alone is no reason: every
+   * relist of a 410 storm is one, and made Secrets the most listed kind of the storm. The
+   * informers do not see identity Secrets (their type is not TLS); between Gateway changes the
+   * pass's own timer renews and remakes them.
+   */
+  private kickIdentity(): void {
+    const wanted = JSON.stringify(
+      this.identityGateways().map((g) => [g.uid, (this.informers.get('Gateway', g.name, g.namespace)?.metadata as JsonObject | undefined)?.resourceVersion]),
+    );
+    if (wanted === this.identityWanted) return;
+    this.identityWanted = wanted;
+    this.identity?.kick();
   }
 
   /**
@@ -542,8 +560,7 @@ export class Controller {
       // whose facts first come now (one just accepted) must have its merged status queued last.
       this.feedInfrastructure(update);
       this.queueProvision();
-      // Gateways may have come, gone or changed their annotation.
-      this.identity?.kick();
+      this.kickIdentity();
     }
   }
 
@@ -595,7 +612,7 @@ export class Controller {
     });
     if (report.applied.length + report.deleted.length > 0) this.log.info({ applied: report.applied, deleted: report.deleted }, 'provisioned');
     this.feedInfrastructure(last);
-    this.identity?.kick();
+    this.kickIdentity();
     // A refused object is a fact on its Gateway's status (Programmed=False/Invalid); the next change tries it again.
     if (report.failed.length > 0) this.log.warn({ failed: report.failed.slice(0, 10) }, 'provisioning failed');
   }
