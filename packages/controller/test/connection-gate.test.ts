@@ -12,16 +12,13 @@ import { test } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import { makeCertificate } from '@extlb/kube-api-server';
 import { SnapshotCache, TYPE_URL, XdsServer } from '../src/index.js';
-import { framedRequest, gatewaySnapshot, names, sotwAnswer, sotwClient, sotwRequest, waitFor } from './helpers.js';
+import { adsStream, framedRequest, gatewaySnapshot, names, sotwAnswer, sotwClient, sotwRequest, waitFor } from './helpers.js';
 
 const GW = 'default/gw';
-const ADS_PATH = '/envoy.service.discovery.v3.AggregatedDiscoveryService/StreamAggregatedResources';
-
 /** One stream's answer: its response headers, or how it ended without any. */
 function openStream(session: http2.ClientHttp2Session, id: string): Promise<{ status?: string; reset?: number }> {
   return new Promise((resolve) => {
-    const stream = session.request({ ':method': 'POST', ':path': ADS_PATH, 'content-type': 'application/grpc', te: 'trailers' });
-    stream.on('error', () => {});
+    const stream = adsStream(session);
     stream.on('response', (h) => resolve({ status: h['grpc-status'] === undefined ? undefined : String(h['grpc-status']) }));
     stream.on('close', () => resolve({ reset: stream.rstCode }));
     stream.write(framedRequest(id, GW));

@@ -7,7 +7,7 @@ import http2 from 'node:http2';
 import { test } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import { envoyProtos, type ResponseInfo, SnapshotCache, TYPE_URL, XdsServer } from '../src/index.js';
-import { bigSnapshot, framedRequest, gatewaySnapshot, names, sotwAnswer, sotwClient, sotwRequest, waitFor } from './helpers.js';
+import { adsStream, bigSnapshot, framedRequest, gatewaySnapshot, names, sotwAnswer, sotwClient, sotwRequest, waitFor } from './helpers.js';
 
 const GW = 'default/gw';
 
@@ -74,13 +74,7 @@ test('proxies in the same state are sent the same bytes, encoded once', async (t
 function rawStream(port: number, id: string, window = 65535): { session: http2.ClientHttp2Session; stream: http2.ClientHttp2Stream } {
   const session = http2.connect(`http://127.0.0.1:${port}`, { settings: { initialWindowSize: window } });
   session.on('error', () => {});
-  const stream = session.request({
-    ':method': 'POST',
-    ':path': '/envoy.service.discovery.v3.AggregatedDiscoveryService/StreamAggregatedResources',
-    'content-type': 'application/grpc',
-    te: 'trailers',
-  });
-  stream.on('error', () => {});
+  const stream = adsStream(session);
   stream.write(framedRequest(id));
   return { session, stream };
 }
@@ -184,13 +178,7 @@ test('a connection opening and resetting streams in a flood is refused past its 
         resolve();
         return;
       }
-      const stream = session.request({
-        ':method': 'POST',
-        ':path': '/envoy.service.discovery.v3.AggregatedDiscoveryService/StreamAggregatedResources',
-        'content-type': 'application/grpc',
-        te: 'trailers',
-      });
-      stream.on('error', () => {});
+      const stream = adsStream(session);
       stream.on('response', (h) => {
         if (h['grpc-status'] !== undefined) statuses.set(String(h['grpc-status']), (statuses.get(String(h['grpc-status'])) ?? 0) + 1);
         stream.close(http2.constants.NGHTTP2_CANCEL);

@@ -1,6 +1,7 @@
 // Test parts: an ADS client that plays Envoy, built from Envoy's protos with @grpc/proto-loader
 // (independent of the server's hand-written response encoding), and small Gateway snapshots.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import type http2 from 'node:http2';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -303,6 +304,18 @@ export function deltaRequest(
     response_nonce: extra.nonce ?? '',
     error_detail: extra.error === undefined ? undefined : { code: 3, message: extra.error },
   };
+}
+
+/** A raw HTTP/2 ADS (state-of-the-world) stream on `session`, its request headers as gRPC sends them; errors are left to the stream's events. */
+export function adsStream(session: http2.ClientHttp2Session): http2.ClientHttp2Stream {
+  const stream = session.request({
+    ':method': 'POST',
+    ':path': '/envoy.service.discovery.v3.AggregatedDiscoveryService/StreamAggregatedResources',
+    'content-type': 'application/grpc',
+    te: 'trailers',
+  });
+  stream.on('error', () => {});
+  return stream;
 }
 
 /** A SotW first request (node `id` of `group`, clusters) as gRPC frames it on the wire, for raw HTTP/2 clients. */

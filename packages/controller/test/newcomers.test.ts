@@ -5,11 +5,9 @@ import assert from 'node:assert/strict';
 import http2 from 'node:http2';
 import { test } from 'node:test';
 import { SnapshotCache, XdsServer } from '../src/index.js';
-import { framedRequest, gatewaySnapshot, waitFor } from './helpers.js';
+import { adsStream, framedRequest, gatewaySnapshot, waitFor } from './helpers.js';
 
 const GW = 'default/gw';
-const ADS_PATH = '/envoy.service.discovery.v3.AggregatedDiscoveryService/StreamAggregatedResources';
-
 test('streams reset right after their first request are dropped before a response is made for them; the next stream is answered', async (t) => {
   const cache = new SnapshotCache();
   cache.setSnapshot(GW, gatewaySnapshot(GW));
@@ -21,8 +19,7 @@ test('streams reset right after their first request are dropped before a respons
   t.after(() => session.destroy());
   await new Promise((resolve) => session.once('remoteSettings', resolve));
   const open = (id: string) => {
-    const stream = session.request({ ':method': 'POST', ':path': ADS_PATH, 'content-type': 'application/grpc', te: 'trailers' });
-    stream.on('error', () => {});
+    const stream = adsStream(session);
     stream.write(framedRequest(id, GW));
     return stream;
   };
