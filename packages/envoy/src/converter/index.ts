@@ -13,7 +13,7 @@ import type { EndpointMode, EnvoyTarget } from '../envoy-target.js';
 import { type Dirty, type EnvoyConfig, type EnvoyMemo, type EnvoyOptions, emptyMemo, endpointAssignmentsOf, toEnvoy } from '../envoy/index.js';
 import { compare, isObject, type JsonObject, sameJson } from '../json.js';
 import { DEFAULT_MAX_OUTPUT_BYTES, itemSize, listsSize } from '../output-size.js';
-import { type EndpointSlice, type Inputs, key, ReadCache, readInputs, textOf } from '../read/index.js';
+import { type EndpointSlice, type Inputs, key, ReadCache, type RouteRecord, readInputs, textOf } from '../read/index.js';
 import { byName, namespaceOf } from '../read/meta.js';
 import { InputEndpoints } from '../resolve/endpoints.js';
 import {
@@ -28,6 +28,7 @@ import {
   type Resolved,
   type RouteOutcome,
   resolve,
+  resolveRouteUpdate,
 } from '../resolve/index.js';
 import { type KeyedStatus, keyedStatuses } from '../status/index.js';
 import { type ClusterNeeds, clusterNeeds, keptNeeds } from './cluster-needs.js';
@@ -104,6 +105,11 @@ export interface ConverterUpdate {
   needs: ClusterNeeds;
   ir: IR;
   timings: UpdateTimings;
+  /**
+   * The Gateways this update resolved again: all of them, or (routes alone updated, reaching no
+   * further than their Gateways) those the routes attach to; none for `endpoints`.
+   */
+  resolvedGateways: 'all' | readonly string[];
 }
 
 function durationOption(value: string | undefined, fallbackMs: number, name: string, diags: Diagnostics): number {
@@ -226,6 +232,22 @@ interface Built {
   /** Statuses straight from the stages (no proxy facts), by status key. */
   base: Map<string, JsonObject>;
   needs: ClusterNeeds;
+  /** What the Envoy stage reported of each Gateway. */
+  findings: Map<string, readonly Diagnostic[]>;
+  /** Whether every object held was named, one of its identity, and no `*List`. */
+  distinct: boolean;
+}
+
+/** What the Envoy stage made per Gateway. */
+interface GatewayBuilds {
+  served: Map<string, EnvoyConfig>;
+  refused: Map<string, string>;
+  feeds: Map<string, Set<string>>;
+  fixedSize: Map<string, number>;
+  endpointsSize: Map<string, number>;
+  memos: Map<string, EnvoyMemo>;
+  /** What the Envoy stage reported of each Gateway. */
+  findings: Map<string, readonly Diagnostic[]>;
 }
 
 export class Converter {
@@ -246,6 +268,10 @@ export class Converter {
   /** The lastTransitionTime the last full update gave every condition. */
   private statusNow = '';
   private diagnostics: Diagnostic[] = [];
+  /** Every finding reported, as reported (diagnostics are these sorted, each once). */
+  private findings: Diagnostic[] = [];
+  /** The lastTransitionTime of the statuses made since the last full update, each by its update. */
+  private madeAt = new Map<string, string>();
   private readonly reads = new ReadCache();
   private readonly resolveMemo = {
     attach: new AttachMemo(),
@@ -278,13 +304,17 @@ export class Converter {
 
   /** Applies a change and returns what it made. The first call must give the whole set (or every object as added). */
   update(change: ConverterChange): ConverterUpdate {
-    const endpointsOnly = this.apply(change);
-    if (endpointsOnly && this.built && this.envoy.endpoints === 'eds') return this.updateEndpoints(endpointsOnly);
-    return this.rebuild();
+    const { slices, routes } = this.apply(change);
+    if (slices && this.built && this.envoy.endpoints === 'eds') return this.updateEndpoints(slices);
+    return (routes && this.updateRoutes(routes)) ?? this.rebuild();
   }
 
-  /** Records a change; returns the slices changed when nothing else did (`namespace/name` → object or undefined if gone). */
-  private apply(change: ConverterChange): Map<string, unknown> | undefined {
+  /**
+   * Records a change. Returns the slices changed when nothing else did (`namespace/name` → object
+   * or undefined if gone), or the routes updated (each held once, before and after) when nothing
+   * else was: neither for the whole set.
+   */
+  private apply(change: ConverterChange): { slices?: Map<string, unknown>; routes?: { before: unknown; after: unknown }[] } {
     if ('objects' in change) {
       this.resolveMemo.attach.epoch++;
       this.resolveMemo.backends.epoch++;
@@ -293,10 +323,21 @@ export class Converter {
       this.objects.clear();
       this.unnamed = [];
       for (const raw of change.objects) this.put(raw);
-      return undefined;
+      return {};
     }
     const slices = new Map<string, unknown>();
     let others = false;
+    // Routes updated in place, each held once: GRPCRoutes turn their backends to HTTP/2, so they are not among them.
+    const routes: { before: unknown; after: unknown }[] = [];
+    let onlyRoutes = (change.added ?? []).length === 0 && (change.deleted ?? []).length === 0;
+    const ids = new Set<string>();
+    for (const raw of change.updated ?? []) {
+      const id = objectId(raw);
+      const held = id === undefined ? undefined : this.objects.get(id);
+      if (id === undefined || ids.has(id) || !isRoute(raw) || (isObject(raw) && raw.kind === 'GRPCRoute') || held?.length !== 1) onlyRoutes = false;
+      else routes.push({ before: held[0], after: raw });
+      if (id !== undefined) ids.add(id);
+    }
     const note = (raw: unknown, gone: boolean) => {
       this.noteDirty(raw);
       // Routes attach to what Gateways, ListenerSets and Namespaces are: any other change may move them.
@@ -322,7 +363,8 @@ export class Converter {
       if (id) this.objects.delete(id);
       note(raw, true);
     }
-    return others ? undefined : slices;
+    if (!others) return { slices };
+    return onlyRoutes && routes.length > 0 ? { routes } : {};
   }
 
   /** What an object's change means for the Envoy memos (the IR they are keyed on covers the rest). */
@@ -371,40 +413,18 @@ export class Converter {
     t = process.hrtime.bigint();
     const endpoints = new InputEndpoints(inputs);
     const certificates = new InputCertificates(inputs);
-    const served = new Map<string, EnvoyConfig>();
-    const refused = new Map<string, string>();
-    const feeds = new Map<string, Set<string>>();
-    const fixedSize = new Map<string, number>();
-    const endpointsSizes = new Map<string, number>();
-    const dirty: Dirty = this.dirty;
-    const memos = new Map<string, EnvoyMemo>();
+    const out: GatewayBuilds = {
+      served: new Map(),
+      refused: new Map(),
+      feeds: new Map(),
+      fixedSize: new Map(),
+      endpointsSize: new Map(),
+      memos: new Map(),
+      findings: new Map(),
+    };
     const lastIr = new Map((this.built?.resolved.ir.gateways ?? []).map((g) => [g.name, g]));
-    resolved.ir.gateways = resolved.ir.gateways.map((fresh) => {
-      const reuse = { previous: this.memos.get(fresh.name), next: emptyMemo(), dirty, built: 0 };
-      let config = toEnvoy(fresh, endpoints, certificates, this.envoy, diags, reuse);
-      memos.set(fresh.name, reuse.next);
-      // Nothing built: the IR is the one the last build was made from, so the last IR and
-      // configuration stand (object-identical), unless only ClusterLoadAssignments changed.
-      const last = lastIr.get(fresh.name);
-      const gateway = reuse.built === 0 && last && sameShape(last, fresh) ? last : fresh;
-      const previous = this.served.get(gateway.name);
-      if (previous && !this.refused.has(gateway.name) && sameResources(previous, config)) config = previous;
-      const size = listsSize(config as unknown as Record<string, unknown>, this.maxBytes);
-      if (size <= this.maxBytes) {
-        served.set(gateway.name, config);
-        feeds.set(gateway.name, fedBy(gateway));
-        const endpointsSize = listSize(config.endpoints, this.maxBytes);
-        fixedSize.set(gateway.name, size - endpointsSize + 2);
-        endpointsSizes.set(gateway.name, endpointsSize);
-      } else {
-        const message = this.tooLarge();
-        diags.error('OutputTooLarge', message, gateway.ref);
-        refused.set(gateway.name, message);
-        // The proxies keep what they have: its clusters are not this IR's, so endpoints leave it be.
-        if (previous) served.set(gateway.name, previous);
-      }
-      return gateway;
-    });
+    resolved.ir.gateways = resolved.ir.gateways.map((fresh) => this.buildGateway(fresh, lastIr.get(fresh.name), endpoints, certificates, diags, out));
+    const { served, refused, feeds, fixedSize, endpointsSize: endpointsSizes, memos } = out;
     this.memos = memos;
     this.dirty = { all: false, services: new Set(), pods: false, certificates: false };
     const envoyMs = since(t);
@@ -423,7 +443,7 @@ export class Converter {
     for (const [service, slices] of inputs.slicesByService) for (const s of slices) sliceService.set(key(s.meta.namespace, s.meta.name), service);
     const classes = resolved.outcomes.gatewayClasses.map((o) => o.gatewayClass.meta.name);
     const needs = keptNeeds(this.built?.needs, clusterNeeds(inputs, classes));
-    this.built = { inputs, resolved, feeds, sliceService, fixedSize, endpointsSize: endpointsSizes, base, needs };
+    this.built = { inputs, resolved, feeds, sliceService, fixedSize, endpointsSize: endpointsSizes, base, needs, findings: out.findings, distinct };
     const changedGateways = this.changedGateways(served);
     this.served = served;
     this.refused = refused;
@@ -437,11 +457,55 @@ export class Converter {
       this.current.set(k, s);
       // The very status of before (a route whose outcome is the one of before) is known unchanged.
       const was = previous.get(k);
-      if (touched === 'all' || touched.has(k) || (was !== s && !sameStatus(was, previousNow, s, this.statusNow))) changedStatuses.push(s);
+      if (touched === 'all' || touched.has(k) || (was !== s && !sameStatus(was, this.madeAt.get(k) ?? previousNow, s, this.statusNow))) changedStatuses.push(s);
     }
+    this.madeAt.clear();
     const statusMs = since(t);
+    this.findings = [...diags.list];
     this.diagnostics = diags.sorted();
     return this.result('full', changedGateways, changedStatuses, { read, resolve: resolveMs, envoy: envoyMs, status: statusMs });
+  }
+
+  /**
+   * The Envoy stage for one Gateway, into `out`: its configuration (or, past the limit, the one it
+   * had), what its slices feed, its sizes, its memo and its findings.
+   */
+  private buildGateway(
+    fresh: Gateway,
+    last: Gateway | undefined,
+    endpoints: InputEndpoints,
+    certificates: InputCertificates,
+    diags: Diagnostics,
+    out: GatewayBuilds,
+  ): Gateway {
+    const own = new Diagnostics();
+    const reuse = { previous: this.memos.get(fresh.name), next: emptyMemo(), dirty: this.dirty as Dirty, built: 0 };
+    let config = toEnvoy(fresh, endpoints, certificates, this.envoy, own, reuse);
+    out.memos.set(fresh.name, reuse.next);
+    // Nothing built: the IR is the one the last build was made from, so the last IR and
+    // configuration stand (object-identical), unless only ClusterLoadAssignments changed.
+    const gateway = reuse.built === 0 && last && sameShape(last, fresh) ? last : fresh;
+    const previous = this.served.get(gateway.name);
+    if (previous && !this.refused.has(gateway.name) && sameResources(previous, config)) config = previous;
+    const size = listsSize(config as unknown as Record<string, unknown>, this.maxBytes);
+    out.refused.delete(gateway.name);
+    if (size <= this.maxBytes) {
+      out.served.set(gateway.name, config);
+      out.feeds.set(gateway.name, fedBy(gateway));
+      const endpointsSize = listSize(config.endpoints, this.maxBytes);
+      out.fixedSize.set(gateway.name, size - endpointsSize + 2);
+      out.endpointsSize.set(gateway.name, endpointsSize);
+    } else {
+      const message = this.tooLarge();
+      own.error('OutputTooLarge', message, gateway.ref);
+      out.refused.set(gateway.name, message);
+      // The proxies keep what they have: its clusters are not this IR's, so endpoints leave it be.
+      if (previous) out.served.set(gateway.name, previous);
+      else out.served.delete(gateway.name);
+    }
+    out.findings.set(gateway.name, own.list);
+    for (const d of own.list) diags.list.push(d);
+    return gateway;
   }
 
   private tooLarge(): string {
@@ -453,6 +517,98 @@ export class Converter {
     for (const [g, config] of next) if (this.served.get(g) !== config) out.add(g);
     for (const g of this.served.keys()) if (!next.has(g)) out.add(g);
     return [...out].sort(compare);
+  }
+
+  /**
+   * Routes updated in place, resolved and built again for the Gateways they attach to alone, when
+   * resolve can (see resolve/route-update.ts); undefined when it cannot, for a full update.
+   */
+  private updateRoutes(changes: { before: unknown; after: unknown }[]): ConverterUpdate | undefined {
+    const built = this.built;
+    if (!built?.distinct) return undefined;
+    let t = process.hrtime.bigint();
+    const diags = new Diagnostics();
+    const dropped = new Set<Diagnostic>();
+    const records: { before: RouteRecord; after: RouteRecord }[] = [];
+    for (const { before, after } of changes) {
+      const old = this.reads.read(before, 'default').entry;
+      const fresh = this.reads.read(after, 'default');
+      if (old?.kind !== 'Route' || fresh.entry?.kind !== 'Route') return undefined;
+      for (const d of this.reads.read(before, 'default').diagnostics) dropped.add(d);
+      for (const d of fresh.diagnostics) diags.list.push(d);
+      records.push({ before: old.record, after: fresh.entry.record });
+    }
+    const read = since(t);
+    t = process.hrtime.bigint();
+    const update = resolveRouteUpdate(built.inputs, records, diags, this.resolveMemo);
+    if (!update) return undefined;
+    const inputs: Inputs = { ...built.inputs, routes: update.routes };
+    const resolveMs = since(t);
+    t = process.hrtime.bigint();
+    const endpoints = new InputEndpoints(inputs);
+    const certificates = new InputCertificates(inputs);
+    const out: GatewayBuilds = {
+      served: new Map(this.served),
+      refused: new Map(this.refused),
+      feeds: built.feeds,
+      fixedSize: built.fixedSize,
+      endpointsSize: built.endpointsSize,
+      memos: this.memos,
+      findings: built.findings,
+    };
+    const lastIr = new Map(built.resolved.ir.gateways.map((g) => [g.name, g]));
+    const touched = new Set(update.gateways);
+    const ir: IR = {
+      gateways: update.ir.gateways.map((fresh) => {
+        const last = lastIr.get(fresh.name);
+        if (!touched.has(fresh.name)) return last ?? fresh;
+        for (const d of built.findings.get(fresh.name) ?? []) dropped.add(d);
+        return this.buildGateway(fresh, last, endpoints, certificates, diags, out);
+      }),
+    };
+    const envoyMs = since(t);
+    t = process.hrtime.bigint();
+    // The statuses of the changed routes and of their Gateways (and ListenerSets); every other is the one of before.
+    const now = this.now();
+    const gatewayOf = (ref: { namespace?: string; name: string }) => `${ref.namespace ?? ''}/${ref.name}`;
+    const ownSets = new Set(update.outcomes.listenerSets.filter((o) => touched.has(gatewayOf(o.listenerSet.parentRef))).map((o) => o.listenerSet));
+    const fresh = keyedStatuses(
+      {
+        ...update.outcomes,
+        gatewayClasses: [],
+        gateways: update.outcomes.gateways.filter((o) => touched.has(gatewayOf(o.gateway.meta))),
+        routes: update.changed,
+        pools: [],
+        policies: [],
+        backendTlsPolicies: [],
+        listenerSets: update.outcomes.listenerSets.filter((o) => ownSets.has(o.listenerSet)),
+      },
+      { controllerName: this.controllerName, now },
+      this.routeStatuses,
+    );
+    const changedStatuses: JsonObject[] = [];
+    const given = new Set(update.changed.map((o) => `${o.route.kind}${SEP}${o.route.meta.namespace}${SEP}${o.route.meta.name}`));
+    for (const { key: k, status } of fresh) {
+      const message = out.refused.get(status.kind === 'Gateway' ? gatewayOf(status.metadata as { namespace: string; name: string }) : '');
+      const b = message === undefined ? status : { ...status, status: notProgrammed(status.status as JsonObject, 'Invalid', message) };
+      built.base.set(k, b);
+      const s = this.withFacts(b);
+      const was = this.current.get(k);
+      this.current.set(k, s);
+      if (given.has(k) || !sameStatus(was, this.madeAt.get(k) ?? this.statusNow, s, now)) changedStatuses.push(s);
+      this.madeAt.set(k, now);
+    }
+    this.touched = new Set();
+    this.built = { ...built, inputs, resolved: { ir, outcomes: update.outcomes } };
+    const changedGateways = this.changedGateways(out.served);
+    this.served = out.served;
+    this.refused = out.refused;
+    for (const d of update.dropped) dropped.add(d);
+    this.findings = [...this.findings.filter((d) => !dropped.has(d)), ...diags.list];
+    const all = new Diagnostics();
+    for (const d of this.findings) all.list.push(d);
+    this.diagnostics = all.sorted();
+    return this.result('full', changedGateways, changedStatuses, { read, resolve: resolveMs, envoy: envoyMs, status: since(t) }, update.gateways);
   }
 
   /** Only the ClusterLoadAssignments of the Gateways the changed slices feed. */
@@ -502,7 +658,10 @@ export class Converter {
       built.endpointsSize.set(gateway.name, size);
       if (fixed - 2 + size <= this.maxBytes) served.set(gateway.name, { ...config, endpoints: assignments });
       else {
-        diags.error('OutputTooLarge', this.tooLarge(), gateway.ref);
+        const own = new Diagnostics();
+        own.error('OutputTooLarge', this.tooLarge(), gateway.ref);
+        diags.list.push(...own.list);
+        built.findings.set(gateway.name, [...(built.findings.get(gateway.name) ?? []), ...own.list]);
         refused.set(gateway.name, this.tooLarge());
       }
     }
@@ -526,7 +685,9 @@ export class Converter {
     this.refused = refused;
     // This update's slices replace what the last one said of them (sorted again only when that changes anything).
     const gone = new Set([...changed.keys()]);
-    const kept = this.diagnostics.filter((d) => !(d.object?.kind === 'EndpointSlice' && gone.has(`${d.object.namespace ?? ''}/${d.object.name}`)));
+    const stays = (d: Diagnostic) => !(d.object?.kind === 'EndpointSlice' && gone.has(`${d.object.namespace ?? ''}/${d.object.name}`));
+    this.findings = [...this.findings.filter(stays), ...diags.list];
+    const kept = this.diagnostics.filter(stays);
     if (diags.list.length > 0) {
       const fresh = new Diagnostics();
       for (const d of [...kept, ...diags.list]) fresh.list.push(d);
@@ -535,7 +696,13 @@ export class Converter {
     return this.result('endpoints', changedGateways, changedStatuses, { read, resolve: 0, envoy: envoyMs, status: since(s) });
   }
 
-  private result(kind: ConverterUpdate['kind'], changedGateways: string[], changedStatuses: JsonObject[], timings: UpdateTimings): ConverterUpdate {
+  private result(
+    kind: ConverterUpdate['kind'],
+    changedGateways: string[],
+    changedStatuses: JsonObject[],
+    timings: UpdateTimings,
+    resolvedGateways: ConverterUpdate['resolvedGateways'] = kind === 'full' ? 'all' : [],
+  ): ConverterUpdate {
     const built = this.built as Built;
     return {
       kind,
@@ -547,6 +714,7 @@ export class Converter {
       needs: built.needs,
       ir: built.resolved.ir,
       timings,
+      resolvedGateways,
     };
   }
 

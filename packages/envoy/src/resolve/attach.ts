@@ -29,13 +29,19 @@ export interface Attachments {
   parents: Map<RouteRecord, ParentOutcome[]>;
   /** Per listener, the routes attached to it, in route order. */
   routes: Map<ActiveListener, Attachment[]>;
+  /** Per route, the listeners it is attached to. */
+  on: Map<RouteRecord, ActiveListener[]>;
+  /** Per listener, the kind of the first route attached to it. */
+  kinds: Map<ActiveListener, RouteKind>;
+  /** The listeners where routes of two kinds met: attached, or one refused for the other's hostnames. */
+  mixed: Set<ActiveListener>;
 }
 
 /**
  * How each route attached at the last resolve, for the next one while nothing but routes changed
  * (same `epoch`): a route whose record is the same attaches as it did, unless a route of the other
  * kind (HTTPRoute, GRPCRoute) now holds hostnames on a listener it is on — it is then attached
- * afresh. A route that met such holders is not remembered at all.
+ * afresh. A route that met such holders is attached afresh each time.
  */
 export class AttachMemo {
   /** Bumped by the memo's owner whenever anything but routes changed. */
@@ -44,7 +50,12 @@ export class AttachMemo {
 
   get(route: RouteRecord): AttachEntry | undefined {
     const entry = this.byRoute.get(route);
-    return entry?.epoch === this.epoch ? entry : undefined;
+    return entry?.epoch === this.epoch && entry.replays ? entry : undefined;
+  }
+
+  /** What the route's last attachment reported, at any epoch. */
+  diagnosticsOf(route: RouteRecord): readonly Diagnostic[] | undefined {
+    return this.byRoute.get(route)?.diagnostics;
   }
 
   set(route: RouteRecord, entry: Omit<AttachEntry, 'epoch'>): void {
@@ -54,6 +65,8 @@ export class AttachMemo {
 
 interface AttachEntry {
   epoch: number;
+  /** False when it met hostnames of the other kind: then it is attached afresh each time. */
+  replays: boolean;
   outcomes: ParentOutcome[];
   /** Where it attached: the Gateway, the listener's index among its active ones, the hostnames. */
   placements: { gateway: string; index: number; hostnames: string[] }[];
@@ -110,24 +123,151 @@ function refusal(l: ListenerSpec, listeners: GatewayListeners, gw: GatewayRecord
   return `listener "${l.name}" allows routes from ${which} only, not from namespace ${route.meta.namespace}`;
 }
 
-/**
- * Attaches every route to the listeners of its parents. `gateways` are the converted Gateways;
- * `others` are Gateways of classes this controller does not convert (their routes' status
- * entries belong to another controller).
- */
-export function attachRoutes(
-  inputs: Inputs,
-  gateways: Map<string, { gateway: GatewayRecord; listeners: GatewayListeners }>,
-  others: Map<string, GatewayRecord>,
-  diags: Diagnostics,
+/** What a route attaches to: the converted Gateways, other controllers' Gateways, ListenerSets. */
+export interface AttachContext {
+  inputs: Inputs;
+  /** The converted Gateways, by `namespace/name`. */
+  gateways: Map<string, { gateway: GatewayRecord; listeners: GatewayListeners }>;
+  /** Gateways of classes this controller does not convert (their routes' status entries belong to another controller). */
+  others: Map<string, GatewayRecord>;
   /** The ListenerSets whose Gateway accepts them, by `namespace/name`, with that Gateway's key. */
-  sets: Map<string, { set: ListenerSet; gateway: string }> = new Map(),
+  sets: Map<string, { set: ListenerSet; gateway: string }>;
   /** Every ListenerSet this controller answers for, accepted or not, by `namespace/name`. */
-  knownSets: Set<string> = new Set(),
-  memo?: AttachMemo,
-): Attachments {
+  knownSets: Set<string>;
+}
+
+/** Where one route attached, and the outcome of each of its parentRefs. */
+export interface RouteAttachment {
+  outcomes: ParentOutcome[];
+  placements: { listener: ActiveListener; gateway: string; index: number; hostnames: string[] }[];
+  /** The listeners where it met hostnames held by routes of the other kind (its attachment then depends on them). */
+  metHolders: ActiveListener[];
+}
+
+const otherKind = (route: RouteRecord): RouteKind => (route.kind === 'HTTPRoute' ? 'GRPCRoute' : 'HTTPRoute');
+
+/**
+ * Attaches one route to the listeners of its parents. `holdersOf` gives, per listener, who holds
+ * which hostnames among the routes of the other kind attached before it (undefined: none).
+ */
+export function attachRoute(
+  route: RouteRecord,
+  ctx: AttachContext,
+  diags: Diagnostics,
+  holdersOf: (l: ActiveListener) => HostnameHolders | undefined = () => undefined,
+): RouteAttachment {
+  const { inputs, sets, knownSets } = ctx;
+  const placements: RouteAttachment['placements'] = [];
+  const metHolders: ActiveListener[] = [];
+  const outcomes: ParentOutcome[] = [];
+  const reject = (parent: ParentRef, reason: string, message: string) => outcomes.push({ parent, accepted: verdict(false, reason, message) });
+  for (const parent of route.parentRefs) {
+    const path = `spec.parentRefs[${parent.index}]`;
+    let gwName = `${parent.namespace}/${parent.name}`;
+    const viaSet = parent.group === GATEWAY_GROUP && parent.kind === 'ListenerSet';
+    if (parent.group !== GATEWAY_GROUP || (parent.kind !== 'Gateway' && !viaSet)) {
+      const gk = parent.group === '' ? parent.kind : `${parent.kind}.${parent.group}`;
+      diags.warning('UnsupportedParent', `a parent of kind ${gk} is not supported; only Gateways and ListenerSets are`, route.ref, path);
+      reject(parent, 'NoMatchingParent', `parent kind ${parent.kind} is not supported`);
+      continue;
+    }
+    const setName = gwName;
+    const set = viaSet ? sets.get(setName) : undefined;
+    if (viaSet) {
+      if (!set) {
+        // A set of another controller's Gateway is not ours to answer for.
+        if (!knownSets.has(setName)) {
+          if (!inputs.listenerSets.some((x) => `${x.meta.namespace}/${x.meta.name}` === setName)) {
+            diags.error('ParentNotFound', `ListenerSet ${setName} not found`, route.ref, path);
+            reject(parent, 'NoMatchingParent', `ListenerSet ${setName} not found`);
+          }
+          continue;
+        }
+        diags.warning('NotAllowedByListeners', `ListenerSet ${setName} is not accepted by its Gateway, so its listeners take no route`, route.ref, path);
+        reject(parent, 'NotAllowedByListeners', `ListenerSet ${setName} is not accepted by its Gateway`);
+        continue;
+      }
+      gwName = set.gateway;
+    }
+    const other = ctx.others.get(gwName);
+    if (other) {
+      diags.info('OtherGatewayClass', `Gateway ${gwName} is of class ${other.gatewayClassName}, which is not converted`, route.ref, path);
+      continue;
+    }
+    const entry = ctx.gateways.get(gwName);
+    if (!entry) {
+      diags.error('ParentNotFound', `Gateway ${gwName} not found`, route.ref, path);
+      reject(parent, 'NoMatchingParent', `Gateway ${gwName} not found`);
+      continue;
+    }
+    const { gateway: gw, listeners } = entry;
+    // NoMatchingParent only when the Gateway has no such listener at all; a listener that is
+    // there but does not take the route (other kinds, not served, other namespaces) is NotAllowedByListeners.
+    // A Gateway parent attaches to the Gateway's own listeners, a ListenerSet parent to the set's only.
+    const named = (set ? set.set.listeners : gw.listeners).filter(
+      (l) => (parent.sectionName === undefined || l.name === parent.sectionName) && (parent.port === undefined || l.port === parent.port),
+    );
+    const parentName = set ? `ListenerSet ${setName}` : `Gateway ${gwName}`;
+    if (named.length === 0) {
+      diags.error('NoMatchingParent', `${parentName} has no ${wanted(parent)}`, route.ref, path);
+      reject(parent, 'NoMatchingParent', `the ${set ? 'ListenerSet' : 'Gateway'} has no ${wanted(parent)}`);
+      continue;
+    }
+    const refusals = named.map((l) => refusal(l, listeners, gw, route, inputs));
+    const taking = new Set(named.filter((_l, i) => refusals[i] === undefined));
+    const allowed = listeners.active.filter((a) => taking.has(a.spec));
+    if (allowed.length === 0) {
+      const why = refusals.join('; ');
+      diags.warning('NotAllowedByListeners', `no listener of ${parentName} takes the route: ${why}`, route.ref, path);
+      reject(parent, 'NotAllowedByListeners', why);
+      continue;
+    }
+    let any = false;
+    let conflict: RouteRecord | undefined;
+    for (const l of allowed) {
+      const hostnames =
+        route.hostnames.length === 0 ? [l.spec.hostname ?? '*'] : [...new Set(route.hostnames.flatMap((h) => intersect(l.spec.hostname, h) ?? []))];
+      if (hostnames.length === 0) continue;
+      const others = holdersOf(l);
+      if (others) metHolders.push(l);
+      const holder = others && hostnames.map((h) => others.holder(h)).find((r) => r !== undefined);
+      if (holder) {
+        conflict = holder;
+        diags.warning(
+          'HostnameConflict',
+          `${holder.kind} ${holder.meta.namespace}/${holder.meta.name}, which is older (or first by name), already serves these hostnames on listener "${l.spec.name}" of Gateway ${gwName}; a hostname is served by HTTPRoutes or by GRPCRoutes, not both`,
+          route.ref,
+          path,
+        );
+        continue;
+      }
+      any = true;
+      placements.push({ listener: l, gateway: gwName, index: listeners.active.indexOf(l), hostnames });
+    }
+    if (!any && conflict) {
+      reject(parent, 'HostnameConflict', `${conflict.kind} ${conflict.meta.namespace}/${conflict.meta.name} already serves these hostnames`);
+      continue;
+    }
+    if (!any) {
+      diags.warning('NoMatchingListenerHostname', `no hostname of the route matches a listener of ${parentName}`, route.ref, 'spec.hostnames');
+      reject(parent, 'NoMatchingListenerHostname', 'no route hostname matches a listener hostname');
+      continue;
+    }
+    outcomes.push({ parent, accepted: verdict(true, 'Accepted', 'Route is accepted') });
+  }
+  return { outcomes, placements, metHolders };
+}
+
+/**
+ * Attaches every route to the listeners of its parents, oldest first (the older route keeps a
+ * hostname both kinds want).
+ */
+export function attachRoutes(ctx: AttachContext, diags: Diagnostics, memo?: AttachMemo): Attachments {
   const parents = new Map<RouteRecord, ParentOutcome[]>();
   const routes = new Map<ActiveListener, Map<RouteRecord, Attachment>>();
+  const on = new Map<RouteRecord, ActiveListener[]>();
+  const kinds = new Map<ActiveListener, RouteKind>();
+  const mixed = new Set<ActiveListener>();
   /** Per listener and route kind, who holds which hostnames; routes attach oldest first. */
   const holders = new Map<ActiveListener, Map<RouteKind, HostnameHolders>>();
   const held = (l: ActiveListener, kind: RouteKind) => {
@@ -145,15 +285,22 @@ export function attachRoutes(
     }
     const existing = attached.get(route);
     if (existing) existing.hostnames = [...new Set([...existing.hostnames, ...hostnames])];
-    else attached.set(route, { route, hostnames });
+    else {
+      attached.set(route, { route, hostnames });
+      const listeners = on.get(route);
+      if (listeners) listeners.push(l);
+      else on.set(route, [l]);
+    }
+    const kind = kinds.get(l);
+    if (kind === undefined) kinds.set(l, route.kind);
+    else if (kind !== route.kind) mixed.add(l);
     // A route whose every match was invalid serves nothing, so it holds no hostname.
     if (route.rules.some((r) => r.matches.length > 0)) for (const h of hostnames) held(l, route.kind).add(h, route);
   };
-  const otherKind = (route: RouteRecord): RouteKind => (route.kind === 'HTTPRoute' ? 'GRPCRoute' : 'HTTPRoute');
-  for (const route of inputs.routes) {
+  for (const route of ctx.inputs.routes) {
     const kept = memo?.get(route);
     if (kept) {
-      const listeners = kept.placements.map((p) => gateways.get(p.gateway)?.listeners.active[p.index]);
+      const listeners = kept.placements.map((p) => ctx.gateways.get(p.gateway)?.listeners.active[p.index]);
       if (listeners.every((l) => l !== undefined && holders.get(l)?.get(otherKind(route)) === undefined)) {
         for (const [i, p] of kept.placements.entries()) place(listeners[i] as ActiveListener, route, p.hostnames);
         for (const d of kept.diagnostics) diags.list.push(d);
@@ -162,110 +309,18 @@ export function attachRoutes(
       }
     }
     const own = memo ? new Diagnostics() : diags;
-    const placements: AttachEntry['placements'] = [];
-    /** Whether it met hostnames held by the other kind (then its attachment depends on other routes). */
-    let metHolders = false;
-    const outcomes: ParentOutcome[] = [];
-    const reject = (parent: ParentRef, reason: string, message: string) => outcomes.push({ parent, accepted: verdict(false, reason, message) });
-    for (const parent of route.parentRefs) {
-      const path = `spec.parentRefs[${parent.index}]`;
-      let gwName = `${parent.namespace}/${parent.name}`;
-      const viaSet = parent.group === GATEWAY_GROUP && parent.kind === 'ListenerSet';
-      if (parent.group !== GATEWAY_GROUP || (parent.kind !== 'Gateway' && !viaSet)) {
-        const gk = parent.group === '' ? parent.kind : `${parent.kind}.${parent.group}`;
-        own.warning('UnsupportedParent', `a parent of kind ${gk} is not supported; only Gateways and ListenerSets are`, route.ref, path);
-        reject(parent, 'NoMatchingParent', `parent kind ${parent.kind} is not supported`);
-        continue;
-      }
-      const setName = gwName;
-      const set = viaSet ? sets.get(setName) : undefined;
-      if (viaSet) {
-        if (!set) {
-          // A set of another controller's Gateway is not ours to answer for.
-          if (!knownSets.has(setName)) {
-            if (!inputs.listenerSets.some((x) => `${x.meta.namespace}/${x.meta.name}` === setName)) {
-              own.error('ParentNotFound', `ListenerSet ${setName} not found`, route.ref, path);
-              reject(parent, 'NoMatchingParent', `ListenerSet ${setName} not found`);
-            }
-            continue;
-          }
-          own.warning('NotAllowedByListeners', `ListenerSet ${setName} is not accepted by its Gateway, so its listeners take no route`, route.ref, path);
-          reject(parent, 'NotAllowedByListeners', `ListenerSet ${setName} is not accepted by its Gateway`);
-          continue;
-        }
-        gwName = set.gateway;
-      }
-      const other = others.get(gwName);
-      if (other) {
-        own.info('OtherGatewayClass', `Gateway ${gwName} is of class ${other.gatewayClassName}, which is not converted`, route.ref, path);
-        continue;
-      }
-      const entry = gateways.get(gwName);
-      if (!entry) {
-        own.error('ParentNotFound', `Gateway ${gwName} not found`, route.ref, path);
-        reject(parent, 'NoMatchingParent', `Gateway ${gwName} not found`);
-        continue;
-      }
-      const { gateway: gw, listeners } = entry;
-      // NoMatchingParent only when the Gateway has no such listener at all; a listener that is
-      // there but does not take the route (other kinds, not served, other namespaces) is NotAllowedByListeners.
-      // A Gateway parent attaches to the Gateway's own listeners, a ListenerSet parent to the set's only.
-      const named = (set ? set.set.listeners : gw.listeners).filter(
-        (l) => (parent.sectionName === undefined || l.name === parent.sectionName) && (parent.port === undefined || l.port === parent.port),
-      );
-      const parentName = set ? `ListenerSet ${setName}` : `Gateway ${gwName}`;
-      if (named.length === 0) {
-        own.error('NoMatchingParent', `${parentName} has no ${wanted(parent)}`, route.ref, path);
-        reject(parent, 'NoMatchingParent', `the ${set ? 'ListenerSet' : 'Gateway'} has no ${wanted(parent)}`);
-        continue;
-      }
-      const refusals = named.map((l) => refusal(l, listeners, gw, route, inputs));
-      const taking = new Set(named.filter((_l, i) => refusals[i] === undefined));
-      const allowed = listeners.active.filter((a) => taking.has(a.spec));
-      if (allowed.length === 0) {
-        const why = refusals.join('; ');
-        own.warning('NotAllowedByListeners', `no listener of ${parentName} takes the route: ${why}`, route.ref, path);
-        reject(parent, 'NotAllowedByListeners', why);
-        continue;
-      }
-      let any = false;
-      let conflict: RouteRecord | undefined;
-      for (const l of allowed) {
-        const hostnames =
-          route.hostnames.length === 0 ? [l.spec.hostname ?? '*'] : [...new Set(route.hostnames.flatMap((h) => intersect(l.spec.hostname, h) ?? []))];
-        if (hostnames.length === 0) continue;
-        const others = holders.get(l)?.get(otherKind(route));
-        if (others) metHolders = true;
-        const holder = others && hostnames.map((h) => others.holder(h)).find((r) => r !== undefined);
-        if (holder) {
-          conflict = holder;
-          own.warning(
-            'HostnameConflict',
-            `${holder.kind} ${holder.meta.namespace}/${holder.meta.name}, which is older (or first by name), already serves these hostnames on listener "${l.spec.name}" of Gateway ${gwName}; a hostname is served by HTTPRoutes or by GRPCRoutes, not both`,
-            route.ref,
-            path,
-          );
-          continue;
-        }
-        any = true;
-        place(l, route, hostnames);
-        placements.push({ gateway: gwName, index: listeners.active.indexOf(l), hostnames });
-      }
-      if (!any && conflict) {
-        reject(parent, 'HostnameConflict', `${conflict.kind} ${conflict.meta.namespace}/${conflict.meta.name} already serves these hostnames`);
-        continue;
-      }
-      if (!any) {
-        own.warning('NoMatchingListenerHostname', `no hostname of the route matches a listener of ${parentName}`, route.ref, 'spec.hostnames');
-        reject(parent, 'NoMatchingListenerHostname', 'no route hostname matches a listener hostname');
-        continue;
-      }
-      outcomes.push({ parent, accepted: verdict(true, 'Accepted', 'Route is accepted') });
-    }
-    parents.set(route, outcomes);
+    const attached = attachRoute(route, ctx, own, (l) => holders.get(l)?.get(otherKind(route)));
+    for (const p of attached.placements) place(p.listener, route, p.hostnames);
+    for (const l of attached.metHolders) mixed.add(l);
+    parents.set(route, attached.outcomes);
     if (memo) {
       for (const d of own.list) diags.list.push(d);
-      if (!metHolders) memo.set(route, { outcomes, placements, diagnostics: own.list });
+      memo.set(route, {
+        outcomes: attached.outcomes,
+        placements: attached.placements.map(({ gateway, index, hostnames }) => ({ gateway, index, hostnames })),
+        diagnostics: own.list,
+        replays: attached.metHolders.length === 0,
+      });
     }
   }
   const lists = new Map<ActiveListener, Attachment[]>();
@@ -273,5 +328,5 @@ export function attachRoutes(
     l.outcome.attachedRoutes = attached.size;
     lists.set(l, [...attached.values()]);
   }
-  return { parents, routes: lists };
+  return { parents, routes: lists, on, kinds, mixed };
 }

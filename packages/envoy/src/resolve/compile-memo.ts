@@ -71,6 +71,15 @@ export class CompileMemo {
     return compiled;
   }
 
+  /** What the route's last compile reported, and the keys of the backends its references resolved to. */
+  heldFor(route: RouteRecord): { diagnostics: readonly Diagnostic[]; backendKeys: Set<string> } | undefined {
+    const held = this.byRoute.get(route);
+    if (!held) return undefined;
+    const backendKeys = new Set<string>();
+    for (const call of held.calls) if (call.backend) backendKeys.add(call.backend.key);
+    return { diagnostics: held.diagnostics, backendKeys };
+  }
+
   /**
    * Once every route of a resolve is compiled: a route given its compile of before keeps that very
    * object (so what is built from it can be kept too) while its backends equal this resolve's —

@@ -2,7 +2,7 @@
 // statuses. Gateway API meaning lives here, and of Envoy only its limits (the largest weight sum
 // and duration it can hold), so a route Envoy would refuse is reported here against the route.
 import { type Diagnostics, describeRef } from '../diagnostics.js';
-import { compare, sameJson } from '../json.js';
+import { compare } from '../json.js';
 import { type GatewayRecord, type RouteRecord, type Inputs, type ListenerSet, type Policy, isStreamRoute } from '../read/index.js';
 import { acceptedSetOutcome, listenerSetsOf, refusedSetOutcome } from './listener-sets.js';
 import { type AttachMemo, type Attachments, attachRoutes } from './attach.js';
@@ -12,10 +12,9 @@ import type { CompileMemo } from './compile-memo.js';
 import { DEFAULT_CONTROLLER, gatewayClasses } from './classes.js';
 import { type GatewaySpecOutcome, checkGatewaySpec } from './gateway-spec.js';
 import type { Backend, Gateway, IR, PickerSet } from './ir.js';
-import { type GatewayListeners, resolveListeners } from './listeners.js';
+import { type ActiveListener, type GatewayListeners, resolveListeners } from './listeners.js';
 import {
   type BackendTlsPolicyOutcome,
-  type GatewayOutcome,
   type ListenerOutcome,
   type ListenerSetOutcome,
   type Outcomes,
@@ -29,11 +28,15 @@ import { gatewayAccessLog } from './parameters.js';
 import { arbitrationVerdict } from './policies.js';
 import { poolOutcomes } from './pools.js';
 import { type CompiledRoute, compileRoute } from './routes.js';
+import { gatewayOutcome } from './gateway-outcome.js';
+import type { ResolveState } from './route-update.js';
+import { routeOutcome, routeServices } from './route-outcome.js';
 import { buildListeners, type ListenerMemo } from './servers.js';
 import { compileStreamRoute } from './stream-routes.js';
 
 export { BackendsMemo, shadowServiceName, usesPicker } from './backends.js';
 export { AttachMemo } from './attach.js';
+export { type RouteUpdate, resolveRouteUpdate } from './route-update.js';
 export { backendJsonOf, CompileMemo } from './compile-memo.js';
 export { ListenerMemo } from './servers.js';
 export { composeHeaders } from './filters.js';
@@ -79,67 +82,11 @@ function usedBy(listeners: GatewayListeners, attachments: Attachments, compiled:
   return { backends: sortedRecord(used), pickerSets: sortedRecord(pickerSets) };
 }
 
-/** The Services (`namespace/name`) a route references, resolved or not: made once per route record. */
-const servicesOf = new WeakMap<RouteRecord, readonly string[]>();
-function routeServices(route: RouteRecord): readonly string[] {
-  let out = servicesOf.get(route);
-  if (!out) {
-    const services = new Set<string>();
-    for (const rule of route.rules) {
-      const filters = [...rule.filters, ...rule.backendRefs.flatMap((ref) => ref.filters)];
-      const mirrors = filters.flatMap((f) => (f.type === 'RequestMirror' ? [f.mirror.backendRef] : []));
-      for (const ref of [...rule.backendRefs, ...mirrors]) if (ref.group === '' && ref.kind === 'Service') services.add(`${ref.namespace}/${ref.name}`);
-    }
-    out = [...services];
-    servicesOf.set(route, out);
-  }
-  return out;
-}
-
 /** The Services (`namespace/name`) the routes attached to a Gateway reference, resolved or not. */
 function referencedServices(listeners: GatewayListeners, attachments: Attachments): Set<string> {
   const out = new Set<string>();
   for (const l of listeners.active) for (const { route } of attachments.routes.get(l) ?? []) for (const svc of routeServices(route)) out.add(svc);
   return out;
-}
-
-/** `listener "a" is` or `listeners "a", "b" are`. */
-const theListeners = (listeners: ListenerOutcome[]) =>
-  `${listeners.length === 1 ? 'listener' : 'listeners'} ${listeners.map((l) => `"${l.name}"`).join(', ')} ${listeners.length === 1 ? 'is' : 'are'}`;
-
-/**
- * A Gateway is accepted when one of its listeners is (and nothing of the Gateway itself rejects
- * it), with ListenersNotValid when some listener is not served; programmed when one is served.
- */
-function gatewayOutcome(
-  gateway: GatewayRecord,
-  listeners: ListenerOutcome[],
-  spec: GatewaySpecOutcome,
-  rejected: Verdict | undefined,
-  attachedListenerSets: number,
-): GatewayOutcome {
-  const notServed = listeners.filter((l) => !l.programmed.status);
-  const unresolved = listeners.filter((l) => !l.resolvedRefs.status);
-  let accepted = verdict(true, 'Accepted', 'Gateway is accepted');
-  let programmed = verdict(true, 'Programmed', 'Gateway is in the Envoy configuration');
-  if (rejected) {
-    accepted = rejected;
-    programmed = verdict(false, 'Invalid', 'the Gateway is not accepted');
-  } else if (!listeners.some((l) => l.accepted.status && !l.conflicted.status)) {
-    accepted = verdict(false, 'ListenersNotValid', 'no listener can be converted');
-    programmed = verdict(false, 'Invalid', 'no listener can be converted');
-  } else if (notServed.length === listeners.length) {
-    accepted = verdict(true, 'ListenersNotValid', `${theListeners(notServed)} not served`);
-    programmed = verdict(false, 'Invalid', 'no listener can be served');
-  } else if (notServed.length > 0) accepted = verdict(true, 'ListenersNotValid', `${theListeners(notServed)} not served; the others are`);
-  const resolvedRefs =
-    spec.unresolved ??
-    (unresolved.length > 0
-      ? verdict(false, 'ListenersNotResolved', `${theListeners(unresolved)} missing references`)
-      : verdict(true, 'ResolvedRefs', 'All references are resolved'));
-  const outcome: GatewayOutcome = { gateway, accepted, programmed, resolvedRefs, addresses: spec.addresses, listeners, attachedListenerSets };
-  if (spec.insecureFrontend) outcome.insecureFrontend = spec.insecureFrontend;
-  return outcome;
 }
 
 /** Per served Gateway, the stream routes attached to it that refused a backend because its load balancer needs HTTP. */
@@ -175,6 +122,8 @@ export interface ResolveMemo {
    * of it (its status) is known unchanged without comparing.
    */
   routes: WeakMap<RouteRecord, { compiled: CompiledRoute; outcome: RouteOutcome }>;
+  /** What the last full resolve leaves for route updates (see route-update.ts). */
+  state?: ResolveState;
 }
 
 /** With a memo, a route compiled before and unchanged is not compiled again (see compile-memo.ts), nor a port's listener whose routes are all such. */
@@ -192,7 +141,7 @@ export function resolve(inputs: Inputs, options: ResolveOptions, diags: Diagnost
   /** ListenerSets: the accepted ones (for routes to attach through), every one of this controller's Gateways, their outcomes. */
   const setEntries = new Map<string, { set: ListenerSet; gateway: string }>();
   const knownSets = new Set<string>();
-  const setOutcomes: ListenerSetOutcome[] = [];
+  const refusedSets: ListenerSetOutcome[] = [];
   const attachedSets = new Map<GatewayRecord, number>();
   for (const gateway of inputs.gateways) {
     if ((classNames && !classNames.includes(gateway.gatewayClassName)) || !classes.owns(gateway)) {
@@ -203,8 +152,8 @@ export function resolve(inputs: Inputs, options: ResolveOptions, diags: Diagnost
     const rejected = classes.rejects(gateway) ?? spec.rejected;
     const sets = listenerSetsOf(gateway, inputs, diags);
     for (const set of [...sets.allowed, ...sets.refused]) knownSets.add(`${set.meta.namespace}/${set.meta.name}`);
-    for (const set of sets.refused) setOutcomes.push(refusedSetOutcome(set, gateway, 'NotAllowed'));
-    if (rejected) for (const set of sets.allowed) setOutcomes.push(refusedSetOutcome(set, gateway, 'ParentNotAccepted'));
+    for (const set of sets.refused) refusedSets.push(refusedSetOutcome(set, gateway, 'NotAllowed'));
+    if (rejected) for (const set of sets.allowed) refusedSets.push(refusedSetOutcome(set, gateway, 'ParentNotAccepted'));
     else for (const set of sets.allowed) setEntries.set(`${set.meta.namespace}/${set.meta.name}`, { set, gateway: gatewayName(gateway) });
     const listeners = resolveListeners(gateway, tlsRefs, diags, rejected ? [] : sets.allowed);
     attachedSets.set(gateway, rejected ? 0 : sets.allowed.length);
@@ -219,8 +168,8 @@ export function resolve(inputs: Inputs, options: ResolveOptions, diags: Diagnost
     }
   }
   const backends = memo ? memo.backends.for(inputs, diags) : new Backends(inputs, diags);
-  const attachments = attachRoutes(inputs, converted, others, diags, setEntries, knownSets, memo?.attach);
-  for (const { set, gateway } of setEntries.values()) setOutcomes.push(acceptedSetOutcome(set, converted.get(gateway)?.listeners.outcomes ?? []));
+  const attachments = attachRoutes({ inputs, gateways: converted, others, sets: setEntries, knownSets }, diags, memo?.attach);
+  const acceptedSets = [...setEntries.values()].map(({ set, gateway }) => acceptedSetOutcome(set, converted.get(gateway)?.listeners.outcomes ?? []));
   for (const set of inputs.listenerSets) {
     const key = `${set.meta.namespace}/${set.meta.name}`;
     const parent = `${set.parentRef.namespace}/${set.parentRef.name}`;
@@ -262,23 +211,7 @@ export function resolve(inputs: Inputs, options: ResolveOptions, diags: Diagnost
   const gatewaysUsing = (kind: string, namespace: string, name: string) => [...(uses.get(`${kind}/${namespace}/${name}`) ?? [])];
   const allGateways = [...served.keys()].sort(compare);
   const routes: RouteOutcome[] = inputs.routes.map((route) => {
-    const c = compiled.get(route) as CompiledRoute;
-    const parents = attachments.parents.get(route) ?? [];
-    const held = memo?.routes.get(route);
-    if (held?.compiled === c && sameJson(held.outcome.parents, parents)) return held.outcome;
-    const invalid = [...route.problems, ...c.problems].sort((a, b) => compare(a.path, b.path));
-    const outcome: RouteOutcome = {
-      route,
-      parents,
-      refProblems: c.refProblems,
-      invalid,
-      // A stream route's rules have no matches: only a TLSRoute left without a usable hostname serves nothing.
-      noRuleLeft: isStreamRoute(route.kind)
-        ? route.kind === 'TLSRoute' && route.hostnames.length === 0
-        : invalid.length > 0 && route.rules.every((r) => r.matches.length === 0),
-    };
-    memo?.routes.set(route, { compiled: c, outcome });
-    return outcome;
+    return routeOutcome(route, compiled.get(route) as CompiledRoute, attachments.parents.get(route) ?? [], memo?.routes);
   });
   const pools = poolOutcomes({ inputs, backends, routes, compiled, converted: new Set(converted.keys()), gatewaysUsing });
   const refused = httpOnlyRoutes(served, attachments, compiled);
@@ -308,25 +241,47 @@ export function resolve(inputs: Inputs, options: ResolveOptions, diags: Diagnost
     };
   });
   memo?.listeners.settle();
-  return {
-    ir: { gateways },
-    outcomes: {
-      gatewayClasses: classes.outcomes,
-      // A Gateway's status lists its own listeners; a ListenerSet's are on the set.
-      gateways: pending.map((p) =>
-        gatewayOutcome(
-          p.gateway,
-          p.listeners.filter((l) => !l.owner),
-          p.spec,
-          p.rejected,
-          attachedSets.get(p.gateway) ?? 0,
-        ),
+  const outcomes: Outcomes = {
+    gatewayClasses: classes.outcomes,
+    // A Gateway's status lists its own listeners; a ListenerSet's are on the set.
+    gateways: pending.map((p) =>
+      gatewayOutcome(
+        p.gateway,
+        p.listeners.filter((l) => !l.owner),
+        p.spec,
+        p.rejected,
+        attachedSets.get(p.gateway) ?? 0,
       ),
-      routes,
-      pools,
-      policies,
-      backendTlsPolicies,
-      listenerSets: setOutcomes.sort((a, b) => compare(describeRef(a.listenerSet.ref), describeRef(b.listenerSet.ref))),
-    },
+    ),
+    routes,
+    pools,
+    policies,
+    backendTlsPolicies,
+    listenerSets: [...refusedSets, ...acceptedSets].sort((a, b) => compare(describeRef(a.listenerSet.ref), describeRef(b.listenerSet.ref))),
   };
+  const ir: IR = { gateways };
+  if (memo) {
+    const gatewayOf = new Map<ActiveListener, string>();
+    const ports = new Map<string, GatewayListeners['ports']>();
+    for (const [name, { listeners }] of converted) {
+      for (const l of listeners.active) gatewayOf.set(l, name);
+      ports.set(name, listeners.ports);
+    }
+    memo.state = {
+      attach: { gateways: converted, others, sets: setEntries, knownSets },
+      attachments,
+      compiled,
+      routeOrder,
+      routes: inputs.routes,
+      backends,
+      gatewayOf,
+      pending: pending.map((p) => ({ ...p, sets: attachedSets.get(p.gateway) ?? 0 })),
+      refusedSets,
+      acceptedSets: [...setEntries.values()],
+      ports,
+      ir,
+      outcomes,
+    };
+  }
+  return { ir, outcomes };
 }

@@ -8,7 +8,7 @@ import type { Listener, Route, Server, VirtualHost } from './ir.js';
 import { type ActiveListener, type PortGroup, listenerName } from './listeners.js';
 import type { CompiledRoute } from './routes.js';
 import { buildStreams } from './streams.js';
-import { Diagnostics } from '../diagnostics.js';
+import { type Diagnostic, Diagnostics } from '../diagnostics.js';
 
 const PATH_RANK: Record<Match['path']['type'], number> = { Exact: 0, RegularExpression: 1, PathPrefix: 2 };
 
@@ -148,6 +148,16 @@ function idOf(o: object | undefined): number {
   return id;
 }
 
+const portAt = (gatewayName: string, group: PortGroup) => `${gatewayName}\u0000${group.protocol === 'UDP' ? 'udp' : ''}\u0000${group.port}`;
+
+/** What a port's proxy listener is built from: its listeners, and its routes in attachment order (route order, the one tie-break within a listener). */
+function portKey(group: PortGroup, inputs: ServerInputs): string {
+  const routes = group.listeners.map((l) =>
+    (inputs.attachments.get(l) ?? []).map((a) => `${idOf(a.route)}:${idOf(inputs.compiled.get(a.route))}:${a.hostnames.join(',')}`).join(' '),
+  );
+  return `${JSON.stringify(group)}\u0000${routes.join('\u0000')}`;
+}
+
 /**
  * The proxy listener of each port remembered across resolves: a port whose listeners resolve as
  * before and whose routes are the very records and compiles of before (the read stage and the
@@ -159,12 +169,8 @@ export class ListenerMemo {
   private next = new Map<string, { key: string; listeners: Listener[]; diagnostics: Diagnostics['list'] }>();
 
   port(gatewayName: string, group: PortGroup, inputs: ServerInputs): Listener[] {
-    const at = `${gatewayName}\u0000${group.protocol === 'UDP' ? 'udp' : ''}\u0000${group.port}`;
-    // The routes in attachment order: that is route order, the one tie-break within a listener.
-    const routes = group.listeners.map((l) =>
-      (inputs.attachments.get(l) ?? []).map((a) => `${idOf(a.route)}:${idOf(inputs.compiled.get(a.route))}:${a.hostnames.join(',')}`).join(' '),
-    );
-    const key = `${JSON.stringify(group)}\u0000${routes.join('\u0000')}`;
+    const at = portAt(gatewayName, group);
+    const key = portKey(group, inputs);
     let entry = this.held.get(at);
     if (entry?.key === key) {
       for (const d of entry.diagnostics) inputs.diags?.list.push(d);
@@ -176,6 +182,25 @@ export class ListenerMemo {
     }
     this.next.set(at, entry);
     return entry.listeners;
+  }
+
+  /**
+   * The proxy listeners of a Gateway whose routes changed on some listeners only: the ports of the
+   * others are the very Listeners built before, the rest are built again (their new findings in
+   * `inputs.diags`, the old ones added to `dropped`).
+   */
+  rebuild(gatewayName: string, ports: PortGroup[], changed: ReadonlySet<ActiveListener>, inputs: ServerInputs, dropped: Set<Diagnostic>): Listener[] {
+    return ports.flatMap((group) => {
+      const at = portAt(gatewayName, group);
+      const held = this.held.get(at);
+      if (held && !group.listeners.some((l) => changed.has(l))) return held.listeners;
+      for (const d of held?.diagnostics ?? []) dropped.add(d);
+      const diags = new Diagnostics();
+      const listeners = portListener(gatewayName, group, { ...inputs, diags });
+      for (const d of diags.list) inputs.diags?.list.push(d);
+      this.held.set(at, { key: portKey(group, inputs), listeners, diagnostics: diags.list });
+      return listeners;
+    });
   }
 
   /** After a resolve: what it did not build is forgotten. */
