@@ -482,13 +482,14 @@ function move(o: Json, rand: () => number, universe: readonly Json[]): Json {
  * conversion of the objects it holds gives: configurations, statuses, diagnostics and IR, and
  * every status that changed among the changed ones. `changing` picks the objects that may change.
  */
-function randomWalk(universe: Json[], options: ConvertOptions, seed: number, steps: number, changing: (o: Json) => boolean = () => true): void {
+function randomWalk(universe: Json[], options: ConvertOptions, seed: number, steps: number, changing: (o: Json) => boolean = () => true): number {
   const values = valuesByKey(universe);
   const held = new Map(universe.map((o) => [idOf(o), o]));
   const gone = new Map<string, Json>();
   const converter = new Converter(options);
   let last = converter.update({ objects: [...held.values()] }).statuses as Json[];
   const rand = random(seed);
+  let scoped = 0;
   for (let step = 0; step < steps; step++) {
     const added: Json[] = [];
     const updated: Json[] = [];
@@ -522,6 +523,7 @@ function randomWalk(universe: Json[], options: ConvertOptions, seed: number, ste
       }
     }
     const u = converter.update({ added, updated, deleted });
+    if (u.kind === 'full' && u.resolvedGateways !== 'all') scoped++;
     const full = new Converter(options).update({ objects: [...held.values()] });
     const at = `step ${step}: ${log.join(', ')}`;
     // Every status that is not what it was is among the changed ones.
@@ -537,6 +539,7 @@ function randomWalk(universe: Json[], options: ConvertOptions, seed: number, ste
     // A Gateway the change did not reach keeps its configuration object, and is not "changed".
     for (const g of full.gateways.keys()) if (!u.changedGateways.includes(g)) assert.ok(u.gateways.has(g), `${at}: ${g} kept`);
   }
+  return scoped;
 }
 
 describe('Converter: a change costs what it touches, and gives what a full conversion gives', () => {
@@ -561,14 +564,16 @@ describe('Converter: a change costs what it touches, and gives what a full conve
   for (const name of ROUTES_ALONE) {
     it(`${name}: routes alone changing, each step equal to convert() of the set it leaves`, () => {
       const universe = readObjects(fileURLToPath(new URL(`./scenarios/${name}/input.yaml`, import.meta.url))) as Json[];
-      randomWalk(universe, { now: NOW, endpoints: 'eds' }, name.length * 6007, 60, (o) => ROUTE_KINDS.has(o.kind));
+      const scoped = randomWalk(universe, { now: NOW, endpoints: 'eds' }, name.length * 6007, 60, (o) => ROUTE_KINDS.has(o.kind));
+      // The walk must have gone through the route-scoped path too, or it says nothing about it.
+      assert.ok(scoped > 0, 'no step resolved only the Gateways of the routes changed');
     });
   }
 
   for (const endpoints of ['static', 'eds'] as const) {
     for (let seed = 1; seed <= 4; seed++) {
       it(`routes and ListenerSets moving between Gateways, listeners, ports and hostnames (${endpoints}, seed ${seed}): each step equal to convert()`, () => {
-        randomWalk(movesEstate(), { now: NOW, endpoints }, seed * 104_729, 80);
+        assert.ok(randomWalk(movesEstate(), { now: NOW, endpoints }, seed * 104_729, 80) > 0, 'no step resolved only the Gateways of the routes changed');
       });
     }
   }
@@ -587,6 +592,7 @@ describe('Converter: a change costs what it touches, and gives what a full conve
     };
     const next = converter.update({ updated: [moved] });
     assert.equal(next.kind, 'full');
+    assert.deepEqual(next.resolvedGateways, ['default/a'], 'a route updated in place resolves only the Gateway it attaches to');
     assert.deepEqual(next.changedGateways, ['default/a']);
     assert.deepEqual(
       next.changedStatuses.map((x) => `${x.kind} ${(x.metadata as Json).name}`),
@@ -603,5 +609,12 @@ describe('Converter: a change costs what it touches, and gives what a full conve
     assert.notEqual(a2?.routes[0], a?.routes[0], "a's route configuration is new");
     assert.equal(a2?.clusters[0], a?.clusters[0], "a's cluster is the one built before");
     assert.equal(a2?.endpoints[0], a?.endpoints[0], 'and so is its ClusterLoadAssignment');
+    const fresh = convert(
+      estate().map((o) => (o.metadata.name === 'ra' && o.kind === 'HTTPRoute' ? moved : o)),
+      { endpoints: 'eds', now: NOW },
+    );
+    assert.deepEqual(Object.fromEntries(next.gateways), fresh.gateways, 'and all is what convert() gives');
+    // A route that moves to another Gateway reaches two; one that adds a backend reaches the backends' state: both resolve all.
+    assert.deepEqual(converter.update({ updated: [route('ra', 'b', 'sa')] }).resolvedGateways, 'all');
   });
 });
