@@ -1,10 +1,11 @@
 // The Converter: the one composition of the stages (read → resolve → Envoy → status). It holds the
 // objects it was given, the resolved IR and the last Envoy configuration of each Gateway, so a
 // change costs what it touches: EndpointSlices alone rebuild only the ClusterLoadAssignments of the
-// Gateways whose backends they feed; anything else reads and resolves again, where every object,
-// route compile, port listener and Envoy resource whose inputs are unchanged is the one of before
-// (so a route change rebuilds the port it is on), and statuses whose outcome is the one of before
-// are not compared again. Statuses are settled after the Envoy stage (a configuration past the
+// Gateways whose backends they feed; routes updated in place whose change reaches no further (see
+// resolve/route-update.ts) resolve and build again only the Gateways they attach to; anything else
+// reads and resolves again, where every object, route compile, port listener and Envoy resource
+// whose inputs are unchanged is the one of before (so a route change rebuilds the port it is on),
+// and statuses whose outcome is the one of before are not compared again. Statuses are settled after the Envoy stage (a configuration past the
 // size limit is not Programmed), and proxy facts (NACKs, infrastructure) merge into them without
 // running any stage again.
 import { type Diagnostic, Diagnostics } from '../diagnostics.js';
