@@ -1,5 +1,6 @@
 // The scheduler's debounce: a batch of endpoint changes only is not held for the long debounce
-// routes and Gateways get, and a batch that mixes both is one full recompute.
+// routes and Gateways get, nor is a change that comes alone after a quiet spell, and a batch that
+// mixes kinds, or a burst, is one full recompute after the long one.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { type Batch, Scheduler } from '../src/reconcile/scheduler.js';
@@ -32,6 +33,34 @@ describe('Scheduler', () => {
       runs.map((b) => [b.endpointsOnly, [...b.kinds].sort()]),
       [[false, ['EndpointSlice', 'HTTPRoute']]],
     );
+    await s.stop();
+  });
+
+  it('runs a change that comes alone after a quiet spell after the short wait; a burst waits the debounce', { timeout: 30_000 }, async () => {
+    const runs: { batch: Batch; at: number }[] = [];
+    const s = new Scheduler(async (b) => void runs.push({ batch: b, at: Date.now() }), { delayMs: 400, maxDelayMs: HOUR, loneDelayMs: 1 });
+    let touched = Date.now();
+    s.touch('HTTPRoute');
+    await s.idle();
+    assert.equal(runs.length, 1);
+    const lone = (runs[0]?.at ?? 0) - touched;
+    assert.ok(lone < 400, `the lone change ran after ${lone} ms, not after the 400 ms debounce`);
+    // Within the debounce of the last change: not quiet, so it waits.
+    touched = Date.now();
+    s.touch('HTTPRoute');
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(runs.length, 1, 'a change right after another waits for its debounce');
+    await s.idle();
+    assert.ok((runs[1]?.at ?? 0) - touched >= 399, 'and runs after it');
+    // After a quiet spell, a burst: the second change puts the batch back on the debounce.
+    await new Promise((r) => setTimeout(r, 450));
+    touched = Date.now();
+    s.touch('HTTPRoute');
+    s.touch('Gateway');
+    await s.idle();
+    assert.equal(runs.length, 3);
+    assert.deepEqual([...(runs[2]?.batch.kinds ?? [])].sort(), ['Gateway', 'HTTPRoute'], 'the burst is one batch');
+    assert.ok((runs[2]?.at ?? 0) - touched >= 399, 'run after the debounce');
     await s.stop();
   });
 

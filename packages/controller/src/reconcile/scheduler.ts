@@ -2,8 +2,10 @@
 // than `maxDelayMs` in all, so a steady trickle of changes cannot postpone a recompute forever. A
 // batch of endpoint changes only waits `endpointDelayMs`, shorter: it is cheap to apply and Envoy
 // should stop sending to a Pod that went away at once (a rollout's slices still batch, as each run
-// takes what arrived meanwhile). Runs never overlap: changes that arrive during a run are batched
-// into the next one.
+// takes what arrived meanwhile). A change that comes alone after a quiet spell (nothing changed
+// for `delayMs`) waits only `loneDelayMs`: one `kubectl apply` of one route should not sit out a
+// debounce meant for bursts, and a burst's second change puts its batch back on `delayMs`. Runs
+// never overlap: changes that arrive during a run are batched into the next one.
 
 export interface Batch {
   /** The kinds that changed. */
@@ -16,6 +18,8 @@ export interface SchedulerOptions {
   delayMs?: number;
   /** The wait while only endpoints changed. Default 10 ms. */
   endpointDelayMs?: number;
+  /** The wait of a change that comes alone after `delayMs` without any. Default 10 ms. */
+  loneDelayMs?: number;
   maxDelayMs?: number;
   /** Kinds whose changes move endpoints only. */
   endpointKinds?: ReadonlySet<string>;
@@ -24,11 +28,16 @@ export interface SchedulerOptions {
 export class Scheduler {
   private pending = new Set<string>();
   private firstAt?: number;
+  /** When the last change came (-Infinity before any). */
+  private lastAt = Number.NEGATIVE_INFINITY;
+  /** The pending batch is one change that came after a quiet spell. */
+  private lone = false;
   private timer?: NodeJS.Timeout;
   private running?: Promise<void>;
   private stopped = false;
   private readonly delayMs: number;
   private readonly endpointDelayMs: number;
+  private readonly loneDelayMs: number;
   private readonly maxDelayMs: number;
   private readonly endpointKinds: ReadonlySet<string>;
 
@@ -38,6 +47,7 @@ export class Scheduler {
   ) {
     this.delayMs = options.delayMs ?? 100;
     this.endpointDelayMs = Math.min(options.endpointDelayMs ?? 10, this.delayMs);
+    this.loneDelayMs = Math.min(options.loneDelayMs ?? 10, this.delayMs);
     this.maxDelayMs = options.maxDelayMs ?? 1000;
     this.endpointKinds = options.endpointKinds ?? new Set();
   }
@@ -45,8 +55,11 @@ export class Scheduler {
   /** Notes a change of `kind` and schedules a recompute. */
   touch(kind: string): void {
     if (this.stopped) return;
+    const now = Date.now();
+    this.lone = this.pending.size === 0 && !this.running && now - this.lastAt >= this.delayMs;
+    this.lastAt = now;
     this.pending.add(kind);
-    this.firstAt ??= Date.now();
+    this.firstAt ??= now;
     this.arm();
   }
 
@@ -64,7 +77,7 @@ export class Scheduler {
     if (this.running || this.pending.size === 0) return;
     if (this.timer) clearTimeout(this.timer);
     const waited = Date.now() - (this.firstAt ?? Date.now());
-    const delay = this.onlyEndpoints(this.pending) ? this.endpointDelayMs : this.delayMs;
+    const delay = this.onlyEndpoints(this.pending) ? this.endpointDelayMs : this.lone ? this.loneDelayMs : this.delayMs;
     this.timer = setTimeout(() => this.fire(), Math.max(0, Math.min(delay, this.maxDelayMs - waited)));
   }
 
