@@ -32,7 +32,10 @@ const routeMs: number[] = [];
 for (let i = 0; i < 5; i++) {
   const [u, ms] = cpu(() => converter.update({ updated: [httpRoute(i, 1000, 1000, i + 1)] }));
   routeMs.push(ms);
-  if (i === 4) console.log(`route update (kind ${u.kind}): ${fmt(u.timings as never)} ms`);
+  if (i === 4)
+    console.log(
+      `route update (kind ${u.kind}, resolved ${u.resolvedGateways === 'all' ? 'every Gateway' : u.resolvedGateways.join(', ')}): ${fmt(u.timings as never)} ms`,
+    );
 }
 const p = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil((q / 100) * xs.length) - 1)] ?? NaN;
 console.log(
