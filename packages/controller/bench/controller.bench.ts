@@ -222,6 +222,10 @@ function report(what: string, samples: Sample[], aimMs: number, work: { before: 
       ),
     )} ms (watch event, debounce, ${count} ${work.kind} recomputes of ${ms((seconds * 1000) / Math.max(1, count))} ms on average${work.note ?? ''}); snapshot to the last client's ACK ${ms(percentile(pushes, 50))} ms`,
   );
+  // The tail is a change or two: say where theirs went, split as above.
+  const slowest = [...samples].sort((a, b) => Math.max(...b.perClient) - Math.max(...a.perClient)).slice(0, 3);
+  const split = (s: Sample) => `${ms(Math.max(...s.perClient))} (write ${ms(s.write)}, snapshot set at ${ms(s.snapshot)})`;
+  console.log(`  the slowest changes to their last client, ms: ${slowest.map(split).join('; ')}`);
   console.log(
     `  the controller's CPU time per change: ${ms((work.after.cpuMs - work.before.cpuMs) / samples.length)} ms (recomputes, pushes to ${CLIENTS} clients, their ACKs)`,
   );
