@@ -5,9 +5,9 @@
 // resolve/route-update.ts) resolve and build again only the Gateways they attach to; anything else
 // reads and resolves again, where every object, route compile, port listener and Envoy resource
 // whose inputs are unchanged is the one of before (so a route change rebuilds the port it is on),
-// and statuses whose outcome is the one of before are not compared again. Statuses are settled after the Envoy stage (a configuration past the
-// size limit is not Programmed), and proxy facts (NACKs, infrastructure) merge into them without
-// running any stage again.
+// and statuses whose outcome is the one of before are not compared again. Statuses are settled
+// after the Envoy stage (a configuration past the size limit is not Programmed), and proxy facts
+// (NACKs, infrastructure) merge into them without running any stage again.
 import { type Diagnostic, Diagnostics } from '../diagnostics.js';
 import { parseDuration } from '../gateway-duration.js';
 import type { EndpointMode, EnvoyTarget } from '../envoy-target.js';
