@@ -614,7 +614,8 @@ describe('Converter: a change costs what it touches, and gives what a full conve
       { endpoints: 'eds', now: NOW },
     );
     assert.deepEqual(Object.fromEntries(next.gateways), fresh.gateways, 'and all is what convert() gives');
-    // A route that moves to another Gateway reaches two; one that adds a backend reaches the backends' state: both resolve all.
+    // A route that moves to another Gateway reaches two; one that changes its backend reaches the backends' state: both resolve all.
     assert.deepEqual(converter.update({ updated: [route('ra', 'b', 'sa')] }).resolvedGateways, 'all');
+    assert.deepEqual(converter.update({ updated: [route('ra', 'b', 'sb')] }).resolvedGateways, 'all');
   });
 });
