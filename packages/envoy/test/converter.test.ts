@@ -106,6 +106,38 @@ describe('Converter', () => {
     assert.deepEqual(converter.update({ added: [slice('other-1', 'other', ['10.9.9.9'])] }).changedGateways, []);
   });
 
+  it('rebuilds the endpoints of a split UDPRoute when a slice of one of its backends changes', () => {
+    const udp = (name: string): Json => ({
+      ...service(name),
+      spec: { ports: [{ name: 'dns', port: 53, targetPort: 53, protocol: 'UDP' }] },
+    });
+    const udpSlice = (name: string, svc: string, ips: string[]): Json => ({ ...slice(name, svc, ips), ports: [{ name: 'dns', port: 53, protocol: 'UDP' }] });
+    const objects = [
+      { ...gateway('a'), spec: { gatewayClassName: 'extlb', listeners: [{ name: 'dns', port: 53, protocol: 'UDP' }] } },
+      {
+        apiVersion: 'gateway.networking.k8s.io/v1alpha2',
+        kind: 'UDPRoute',
+        metadata: { name: 'dns', namespace: 'default' },
+        spec: { parentRefs: [{ name: 'a' }], rules: [{ backendRefs: [{ name: 'dns-a', port: 53, weight: 3 }, { name: 'dns-b', port: 53, weight: 1 }] }] },
+      },
+      udp('dns-a'),
+      udp('dns-b'),
+      udpSlice('dns-a-1', 'dns-a', ['10.0.4.1']),
+      udpSlice('dns-b-1', 'dns-b', ['10.0.5.1']),
+    ];
+    const converter = new Converter({ now: NOW, endpoints: 'eds' });
+    const split = (endpoints: readonly Json[] | undefined) => endpoints?.find((c) => c.cluster_name.startsWith('udp-split/'));
+    const before = split(converter.update({ objects }).gateways.get('default/a')?.endpoints);
+    assert.equal(before?.endpoints[0].lb_endpoints.length, 2, 'the split has both backends’ endpoints');
+    const grown = udpSlice('dns-a-1', 'dns-a', ['10.0.4.1', '10.0.4.2']);
+    const next = converter.update({ updated: [grown] });
+    assert.equal(next.kind, 'endpoints');
+    const full = convert([...objects.filter((o) => o.metadata.name !== 'dns-a-1'), grown], { now: NOW, endpoints: 'eds' });
+    const after = split(next.gateways.get('default/a')?.endpoints);
+    assert.deepEqual(after, split(full.gateways['default/a']?.endpoints));
+    assert.equal(after?.endpoints[0].lb_endpoints.length, 3);
+  });
+
   it('resolves again when anything but EndpointSlices changes', () => {
     const converter = new Converter({ now: NOW, endpoints: 'eds' });
     converter.update({ objects: estate() });

@@ -12,6 +12,7 @@ import { type Diagnostic, Diagnostics } from '../diagnostics.js';
 import { parseDuration } from '../gateway-duration.js';
 import type { EndpointMode, EnvoyTarget } from '../envoy-target.js';
 import { type Dirty, type EnvoyConfig, type EnvoyMemo, type EnvoyOptions, emptyMemo, endpointAssignmentsOf, toEnvoy } from '../envoy/index.js';
+import type { EndpointV3 } from '../envoy/types.js';
 import { compare, isObject, type JsonObject, sameJson } from '../json.js';
 import { DEFAULT_MAX_OUTPUT_BYTES, itemSize, listsSize } from '../output-size.js';
 import { type EndpointSlice, type Inputs, key, ReadCache, type RouteRecord, readInputs, textOf } from '../read/index.js';
@@ -183,6 +184,34 @@ function fedBy(gateway: Gateway): Set<string> {
   }
   for (const set of Object.values(gateway.pickerSets)) for (const p of set.pickers) out.add(key(p.namespace, p.service));
   return out;
+}
+
+/**
+ * A Gateway's ClusterLoadAssignments (sorted by cluster) with those of `clusters` replaced by
+ * `fresh`, and the ones replaced. One pass: an assignment takes the place of the one it replaces,
+ * and the list is sorted again only when a cluster gains its first one.
+ */
+function replaceAssignments(
+  list: readonly EndpointV3.ClusterLoadAssignment[],
+  clusters: ReadonlySet<string>,
+  fresh: readonly EndpointV3.ClusterLoadAssignment[],
+): { assignments: EndpointV3.ClusterLoadAssignment[]; gone: EndpointV3.ClusterLoadAssignment[] } {
+  const byCluster = new Map(fresh.map((c) => [c.cluster_name, c]));
+  const assignments: EndpointV3.ClusterLoadAssignment[] = [];
+  const gone: EndpointV3.ClusterLoadAssignment[] = [];
+  for (const c of list) {
+    if (!clusters.has(c.cluster_name)) {
+      assignments.push(c);
+      continue;
+    }
+    gone.push(c);
+    const next = byCluster.get(c.cluster_name);
+    if (next) assignments.push(next);
+    byCluster.delete(c.cluster_name);
+  }
+  if (byCluster.size === 0) return { assignments, gone };
+  assignments.push(...byCluster.values());
+  return { assignments: assignments.sort((a, b) => compare(a.cluster_name, b.cluster_name)), gone };
 }
 
 type MutableDirty = { all: boolean; services: Set<string>; pods: boolean; certificates: boolean };
@@ -650,8 +679,7 @@ export class Converter {
       if (!feeds || !config || this.refused.has(gateway.name) || ![...affected].some((s) => feeds.has(s))) continue;
       // Only the clusters those slices feed; every other ClusterLoadAssignment is the last one.
       const { clusters, assignments: fresh } = endpointAssignmentsOf(gateway, affected, endpoints, this.envoy);
-      const gone = config.endpoints.filter((c) => clusters.has(c.cluster_name));
-      const assignments = [...config.endpoints.filter((c) => !clusters.has(c.cluster_name)), ...fresh].sort((a, b) => compare(a.cluster_name, b.cluster_name));
+      const { assignments, gone } = replaceAssignments(config.endpoints, clusters, fresh);
       const fixed = built.fixedSize.get(gateway.name) ?? 0;
       const before = built.endpointsSize.get(gateway.name) ?? 0;
       // The list's size, from the last one: its items that went and came, and one comma per item.

@@ -3,13 +3,13 @@ import type { Diagnostics } from '../diagnostics.js';
 import { compare } from '../json.js';
 import type { CertificateLookup } from '../resolve/certificates.js';
 import type { EndpointLookup } from '../resolve/endpoints.js';
-import { type Backend, backendJsonOf, type Gateway, usesPicker } from '../resolve/index.js';
+import { type Backend, backendJsonOf, type Gateway, type PickerSet, type Stream, usesPicker } from '../resolve/index.js';
 import { backendAssignment, backendCluster, pickerAssignment, pickerCluster } from './clusters.js';
 import type { EnvoyConfig } from './config.js';
 import type { BuildContext, EnvoyOptions } from './context.js';
 import { envoyListener } from './listeners.js';
 import { ALL_DIRTY, backendEndpointsDirty, type Dirty, type EnvoyMemo, type MemoEntry, once, pickerEndpointsDirty, recorded, replay } from './memo.js';
-import { udpSplitAssignment, udpSplitCluster, udpSplits } from './streams.js';
+import { udpSplitAssignment, udpSplitBackends, udpSplitCluster, udpSplitName, udpSplits } from './streams.js';
 import type { EndpointV3, ListenerV3, RouteV3 } from './types.js';
 
 export type { EnvoyConfig } from './config.js';
@@ -57,11 +57,48 @@ export function endpointAssignments(gateway: Gateway, endpoints: EndpointLookup,
   return out.sort(byName);
 }
 
+/** What each Service (`namespace/name`) feeds in a Gateway: found once per Gateway IR object. */
+interface Feeds {
+  backends: Map<string, Backend[]>;
+  pickerSets: Map<string, PickerSet[]>;
+  /** Split UDPRoutes: their assignment is made of several backends' endpoints. */
+  udpSplits: Map<string, Stream[]>;
+}
+const feedsOf = new WeakMap<Gateway, Feeds>();
+
+function add<T>(map: Map<string, T[]>, key: string, value: T): void {
+  const list = map.get(key);
+  if (!list) map.set(key, [value]);
+  else if (!list.includes(value)) list.push(value);
+}
+
+function feeds(gateway: Gateway): Feeds {
+  let f = feedsOf.get(gateway);
+  if (f) return f;
+  f = { backends: new Map(), pickerSets: new Map(), udpSplits: new Map() };
+  const serviceOf = (b: Backend) => `${b.endpoints.namespace}/${b.endpoints.type === 'service' ? b.endpoints.service : b.endpoints.shadowService}`;
+  for (const b of Object.values(gateway.backends)) add(f.backends, serviceOf(b), b);
+  for (const key of usedPickerSets(gateway)) {
+    const set = gateway.pickerSets[key];
+    for (const p of set?.pickers ?? []) if (set) add(f.pickerSets, `${p.namespace}/${p.service}`, set);
+  }
+  for (const stream of udpSplits(gateway)) {
+    for (const key of udpSplitBackends(stream)) {
+      const b = gateway.backends[key];
+      if (b) add(f.udpSplits, serviceOf(b), stream);
+    }
+  }
+  feedsOf.set(gateway, f);
+  return f;
+}
+
 /**
  * The ClusterLoadAssignments of the clusters of a Gateway whose endpoints come from `services`
- * (`namespace/name`): its backends on those Services (a pool's shadow Service included) and the
- * picker sets with a picker among them. `clusters` names every cluster considered, so a caller
- * replaces exactly those (one that now has no endpoints at all has no assignment).
+ * (`namespace/name`): its backends on those Services (a pool's shadow Service included), the
+ * picker sets with a picker among them and the split UDPRoutes with a backend among them.
+ * `clusters` names every cluster considered, so a caller replaces exactly those (one that now has
+ * no endpoints at all has no assignment). An EndpointSlice change costs the clusters it feeds, not
+ * a walk of every backend: the Gateway's IR is indexed by Service on first use.
  */
 export function endpointAssignmentsOf(
   gateway: Gateway,
@@ -70,21 +107,19 @@ export function endpointAssignmentsOf(
   options: EnvoyOptions,
 ): { clusters: Set<string>; assignments: EndpointV3.ClusterLoadAssignment[] } {
   const ctx = { endpoints, options };
+  const f = feeds(gateway);
   const clusters = new Set<string>();
   const assignments: EndpointV3.ClusterLoadAssignment[] = [];
-  for (const b of Object.values(gateway.backends)) {
-    const e = b.endpoints;
-    if (!services.has(`${e.namespace}/${e.type === 'service' ? e.service : e.shadowService}`)) continue;
-    clusters.add(b.key);
-    const cla = backendAssignment(b, ctx);
+  const take = (name: string, make: () => EndpointV3.ClusterLoadAssignment | undefined) => {
+    if (clusters.has(name)) return;
+    clusters.add(name);
+    const cla = make();
     if (cla) assignments.push(cla);
-  }
-  for (const key of usedPickerSets(gateway)) {
-    const set = gateway.pickerSets[key];
-    const fed = set?.pickers.some((p) => services.has(`${p.namespace}/${p.service}`));
-    if (!set || !fed) continue;
-    clusters.add(set.key);
-    assignments.push(pickerAssignment(set, ctx));
+  };
+  for (const service of services) {
+    for (const b of f.backends.get(service) ?? []) take(b.key, () => backendAssignment(b, ctx));
+    for (const set of f.pickerSets.get(service) ?? []) take(set.key, () => pickerAssignment(set, ctx));
+    for (const stream of f.udpSplits.get(service) ?? []) take(udpSplitName(stream), () => udpSplitAssignment(stream, { gateway, endpoints }));
   }
   return { clusters, assignments };
 }

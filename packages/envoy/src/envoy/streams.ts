@@ -106,6 +106,11 @@ export function udpSplitName(stream: Stream): string {
 }
 
 /** Every UDP stream of a Gateway that splits over several backends. */
+/** The keys of the backends a split UDPRoute's assignment is made of. */
+export function udpSplitBackends(stream: Stream): string[] {
+  return live(stream).map((d) => d.backend);
+}
+
 export function udpSplits(gateway: Gateway): Stream[] {
   return gateway.listeners.flatMap((l) => (l.protocol === 'UDP' ? (l.streams ?? []) : [])).filter((s) => live(s).length > 1);
 }
