@@ -118,7 +118,17 @@ describe('Converter', () => {
         apiVersion: 'gateway.networking.k8s.io/v1alpha2',
         kind: 'UDPRoute',
         metadata: { name: 'dns', namespace: 'default' },
-        spec: { parentRefs: [{ name: 'a' }], rules: [{ backendRefs: [{ name: 'dns-a', port: 53, weight: 3 }, { name: 'dns-b', port: 53, weight: 1 }] }] },
+        spec: {
+          parentRefs: [{ name: 'a' }],
+          rules: [
+            {
+              backendRefs: [
+                { name: 'dns-a', port: 53, weight: 3 },
+                { name: 'dns-b', port: 53, weight: 1 },
+              ],
+            },
+          ],
+        },
       },
       udp('dns-a'),
       udp('dns-b'),
