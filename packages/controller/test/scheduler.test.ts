@@ -22,6 +22,32 @@ describe('Scheduler', () => {
     await s.stop();
   });
 
+  it('runs an endpoint change that comes alone at once; the ones right behind it wait the endpoint debounce, batched', { timeout: 30_000 }, async () => {
+    const runs: { batch: Batch; at: number }[] = [];
+    const s = new Scheduler(async (b) => void runs.push({ batch: b, at: Date.now() }), {
+      delayMs: HOUR,
+      maxDelayMs: HOUR,
+      endpointDelayMs: 400,
+      endpointKinds: new Set(['EndpointSlice']),
+    });
+    let touched = Date.now();
+    s.touch('EndpointSlice');
+    await s.idle();
+    assert.equal(runs.length, 1);
+    const lone = (runs[0]?.at ?? 0) - touched;
+    assert.ok(lone < 400, `the lone endpoint change ran after ${lone} ms, not after the 400 ms endpoint debounce`);
+    touched = Date.now();
+    s.touch('EndpointSlice');
+    s.touch('EndpointSlice');
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(runs.length, 1, 'changes right after another wait for the endpoint debounce');
+    await s.idle();
+    assert.equal(runs.length, 2, 'as one batch');
+    assert.ok((runs[1]?.at ?? 0) - touched >= 399, 'run after it');
+    assert.equal(runs[1]?.batch.endpointsOnly, true);
+    await s.stop();
+  });
+
   it('holds a batch with any other kind for the full debounce, as one full recompute', { timeout: 30_000 }, async () => {
     const runs: Batch[] = [];
     const s = new Scheduler(async (b) => void runs.push(b), { delayMs: 50, maxDelayMs: 50, endpointDelayMs: 1, endpointKinds: new Set(['EndpointSlice']) });

@@ -4,8 +4,10 @@
 // should stop sending to a Pod that went away at once (a rollout's slices still batch, as each run
 // takes what arrived meanwhile). A change that comes alone after a quiet spell (nothing changed
 // for `delayMs`) waits only `loneDelayMs`: one `kubectl apply` of one route should not sit out a
-// debounce meant for bursts, and a burst's second change puts its batch back on `delayMs`. Runs
-// never overlap: changes that arrive during a run are batched into the next one.
+// debounce meant for bursts, and a burst's second change puts its batch back on `delayMs`. An
+// endpoint change that comes alone (nothing changed for `endpointDelayMs`) does not wait at all: a
+// rollout's first slice goes out at once and the ones behind it batch as before. Runs never
+// overlap: changes that arrive during a run are batched into the next one.
 
 export interface Batch {
   /** The kinds that changed. */
@@ -30,8 +32,9 @@ export class Scheduler {
   private firstAt?: number;
   /** When the last change came (-Infinity before any). */
   private lastAt = Number.NEGATIVE_INFINITY;
-  /** The pending batch is one change that came after a quiet spell. */
+  /** The pending batch is one change that came after a quiet spell: of `delayMs`, and of `endpointDelayMs`. */
   private lone = false;
+  private loneEndpoint = false;
   private timer?: NodeJS.Timeout;
   private running?: Promise<void>;
   private stopped = false;
@@ -56,7 +59,9 @@ export class Scheduler {
   touch(kind: string): void {
     if (this.stopped) return;
     const now = Date.now();
-    this.lone = this.pending.size === 0 && !this.running && now - this.lastAt >= this.delayMs;
+    const first = this.pending.size === 0 && !this.running;
+    this.lone = first && now - this.lastAt >= this.delayMs;
+    this.loneEndpoint = first && now - this.lastAt >= this.endpointDelayMs;
     this.lastAt = now;
     this.pending.add(kind);
     this.firstAt ??= now;
@@ -77,7 +82,7 @@ export class Scheduler {
     if (this.running || this.pending.size === 0) return;
     if (this.timer) clearTimeout(this.timer);
     const waited = Date.now() - (this.firstAt ?? Date.now());
-    const delay = this.onlyEndpoints(this.pending) ? this.endpointDelayMs : this.lone ? this.loneDelayMs : this.delayMs;
+    const delay = this.onlyEndpoints(this.pending) ? (this.loneEndpoint ? 0 : this.endpointDelayMs) : this.lone ? this.loneDelayMs : this.delayMs;
     this.timer = setTimeout(() => this.fire(), Math.max(0, Math.min(delay, this.maxDelayMs - waited)));
   }
 
