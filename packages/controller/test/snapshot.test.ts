@@ -228,6 +228,38 @@ test('every bad resource is reported at once, with its list, name and field path
   );
 });
 
+test('a new list made of the objects of the last one is checked for names given twice, and releases what it drops', () => {
+  const cache = new SnapshotCache();
+  const snapshot = gatewaySnapshot(GW) as Record<string, unknown>;
+  const clusters = (snapshot.clusters as Record<string, unknown>[]) ?? [];
+  const first = clusters[0] as Record<string, unknown>;
+  cache.setSnapshot(GW, snapshot as SnapshotResources);
+  const encoded = cache.encodedCount;
+  const versionOfFirst = () => cache.getSnapshot(GW)?.types.get(TYPE_URL.cluster)?.resources.get(String(first.name))?.version;
+  const version = versionOfFirst();
+  // The very object the last snapshot held, twice; then beside a new object of its name.
+  for (const list of [
+    [...clusters, first],
+    [...clusters, { ...first, connect_timeout: '9s' }],
+  ]) {
+    const err = rejected(() => cache.setSnapshot(GW, { ...snapshot, clusters: list } as SnapshotResources));
+    assert.deepEqual(
+      err.issues.map((i) => [i.kind, i.name, i.message]),
+      [['clusters', first.name, `is in the list twice (again at [${clusters.length}])`]],
+    );
+    assert.equal(cache.encodedCount, encoded, 'the refused snapshot left nothing in the cache');
+  }
+  // The object replaced by one of other content: the old encoding goes, the new one comes.
+  const changed = { ...first, connect_timeout: '9s' };
+  assert.deepEqual(cache.setSnapshot(GW, { ...snapshot, clusters: [changed, ...clusters.slice(1)] } as SnapshotResources).changed, [TYPE_URL.cluster]);
+  assert.equal(cache.encodedCount, encoded, 'one encoding for another');
+  assert.notEqual(versionOfFirst(), version);
+  // And back: the same objects as the first time, in a new list.
+  assert.deepEqual(cache.setSnapshot(GW, { ...snapshot, clusters: [...clusters] } as SnapshotResources).changed, [TYPE_URL.cluster]);
+  assert.equal(versionOfFirst(), version, 'the version of the first time');
+  assert.equal(cache.encodedCount, encoded);
+});
+
 test('the converter’s output for every scenario is accepted as a snapshot, and again unchanged', () => {
   for (const name of scenarioNames) {
     const cache = new SnapshotCache();

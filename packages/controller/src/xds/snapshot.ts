@@ -178,6 +178,8 @@ export class SnapshotCache {
     const byType = new Map<TypeUrl, ReadonlyMap<string, EncodedResource>>();
     /** The kinds whose list is the very one the last snapshot was made from. */
     const same = new Set<ResourceKind>();
+    /** The kinds whose new list holds every object of the last one. */
+    const allKept = new Set<ResourceKind>();
     for (const [kind, typeUrl] of Object.entries(KIND_TYPE_URL) as [ResourceKind, TypeUrl][]) {
       const list: unknown = resources[kind] ?? NONE;
       const held = made?.byObject.get(kind);
@@ -197,7 +199,20 @@ export class SnapshotCache {
         continue;
       }
       next.lists.set(kind, list);
+      let reused = 0;
       for (const [i, resource] of (list as unknown[]).entries()) {
+        // An object the last snapshot held was checked then, and is taken as immutable: it keeps
+        // its encoding (and its count in the cache). Only a name given twice is looked for.
+        const kept = held?.get(resource as XdsResource);
+        if (kept) {
+          if (named.has(kept.name)) issues.push({ kind, name: kept.name, path: '', message: `is in the list twice (again at [${i}])` });
+          else {
+            named.set(kept.name, kept);
+            objects.set(resource as XdsResource, kept);
+            reused++;
+          }
+          continue;
+        }
         if (!isJsonObject(resource)) {
           issues.push({ kind, name: '', path: `[${i}]`, message: 'must be an object' });
           continue;
@@ -212,22 +227,21 @@ export class SnapshotCache {
         } else if (named.has(name)) {
           issues.push({ kind, name, path: '', message: `is in the list twice (again at [${i}])` });
         } else {
-          // The object the last snapshot held keeps its encoding (and its count in the cache).
-          let encoded = held?.get(resource);
-          if (!encoded) {
-            try {
-              encoded = this.acquire(typeUrl, name, resource);
-            } catch (err) {
-              if (!(err instanceof ProtoJsonError)) throw err;
-              issues.push({ kind, name, path: err.path, message: err.detail });
-              continue;
-            }
-            acquired.push(encoded);
+          let encoded: EncodedResource;
+          try {
+            encoded = this.acquire(typeUrl, name, resource);
+          } catch (err) {
+            if (!(err instanceof ProtoJsonError)) throw err;
+            issues.push({ kind, name, path: err.path, message: err.detail });
+            continue;
           }
+          acquired.push(encoded);
           named.set(name, encoded);
           objects.set(resource, encoded);
         }
       }
+      // Every object held is held still (none twice: that is refused above): nothing to release.
+      if (held && reused === held.size) allKept.add(kind);
     }
     // What listeners and clusters ask for, in list order (the first asker is the one reported).
     if (made && same.has('listeners') && same.has('clusters')) next.refs = made.refs;
@@ -249,9 +263,9 @@ export class SnapshotCache {
     // The last snapshot's resources this one no longer holds.
     if (made) {
       for (const [kind, objects] of made.byObject) {
-        if (same.has(kind)) continue;
+        if (same.has(kind) || allKept.has(kind)) continue;
         const kept = next.byObject.get(kind);
-        this.release([...objects].flatMap(([o, e]) => (kept?.get(o) === e ? [] : [e])));
+        for (const [o, e] of objects) if (kept?.get(o) !== e) this.release([e]);
       }
     }
     this.made.set(group, next);
