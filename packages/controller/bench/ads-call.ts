@@ -142,12 +142,15 @@ export class AdsCall {
     this.stream.on('data', (chunk: Buffer) => reader.push(chunk));
   }
 
-  /** Writes one message, framed: an uncompressed flag and its length, then its bytes. */
-  write(message: Uint8Array): void {
+  /** Writes one message given in parts, framed: an uncompressed flag and its length, then its bytes. */
+  write(parts: readonly Uint8Array[]): void {
     const head = Buffer.alloc(5);
-    head.writeUInt32BE(message.length, 1);
+    head.writeUInt32BE(
+      parts.reduce((n, p) => n + p.length, 0),
+      1,
+    );
     this.stream.write(head);
-    this.stream.write(message);
+    for (const p of parts) this.stream.write(p);
   }
 
   close(): void {
