@@ -5,12 +5,14 @@
 // Clients given no names learn them as Envoy does: the endpoints of the EDS clusters they get, the
 // route configurations their listeners' connection managers ask for over RDS (each distinct
 // version decoded once for all of them).
-// Driven over IPC by the benches: {cmd: 'connect', ...}, {cmd: 'expect', ...}, then {cmd: 'close'}.
+// Driven over IPC by the benches: {cmd: 'connect', ...}, {cmd: 'expect', ...}, then {cmd: 'close'};
+// {cmd: 'gc'} at any time.
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import protobuf from 'protobufjs';
 import { TYPE_URL } from '../src/index.js';
 import { AdsCall, type Envelope } from './ads-call.js';
+import { GcPauses, type Pause } from './figures.js';
 
 interface ClientSpec {
   id: string;
@@ -48,7 +50,9 @@ export type ChildMessage =
   | { event: 'synced'; clients: number; ms: number; cpuMs: number; decodeMs: number; firstAt: number; lastAt: number }
   | { event: 'progress'; synced: number }
   /** `at`: per client, when it had ACKed the expected response (performance.timeOrigin + performance.now()). */
-  | { event: 'reached'; id: number; at: number[] };
+  | { event: 'reached'; id: number; at: number[] }
+  /** The answer to {cmd: 'gc'}: the garbage collector's pauses since the last one. */
+  | { event: 'gc'; pauses: Pause[] };
 
 const string = (id: number) => ({ type: 'string', id });
 const strings = (id: number) => ({ rule: 'repeated', type: 'string', id });
@@ -312,7 +316,13 @@ function sotwAck(r: Message, names: Buffer): Buffer[] {
 
 const channels: AdsCall[] = [];
 
-process.on('message', (message: ConnectCommand | ExpectCommand | { cmd: 'close' }) => {
+const gcPauses = new GcPauses();
+
+process.on('message', (message: ConnectCommand | ExpectCommand | { cmd: 'close' } | { cmd: 'gc' }) => {
+  if (message.cmd === 'gc') {
+    process.send?.({ event: 'gc', pauses: gcPauses.take() } satisfies ChildMessage);
+    return;
+  }
   if (message.cmd === 'close') {
     for (const c of channels) c.close();
     process.exit(0);

@@ -7,6 +7,7 @@ import { Session } from 'node:inspector/promises';
 import { KubeConfig } from '@kubernetes/client-node';
 import { createLogger } from '@extlb/telemetry';
 import { Controller } from '../src/index.js';
+import { GcPauses, type Pause } from './figures.js';
 
 export interface StartCommand {
   cmd: 'start';
@@ -23,6 +24,8 @@ export type ControllerCommand =
   | { cmd: 'cpu' }
   /** CPU profiling of one phase: started, then written to `file` (a .cpuprofile Chrome DevTools opens). */
   | { cmd: 'profile'; file?: string }
+  /** The garbage collector's pauses since the last time they were asked for (a `Pause[]`). */
+  | { cmd: 'gc' }
   | { cmd: 'stop' };
 export type ControllerRequest = { id: number } & ControllerCommand;
 
@@ -67,6 +70,7 @@ const now = () => performance.timeOrigin + performance.now();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 let controller: Controller | undefined;
+const gcPauses = new GcPauses();
 let profiler: Session | undefined;
 
 async function profile(file: string | undefined): Promise<void> {
@@ -163,6 +167,7 @@ async function start(m: StartCommand): Promise<void> {
 async function answer(r: ControllerRequest): Promise<unknown> {
   if (r.cmd === 'profile') return profile(r.file);
   if (r.cmd === 'cpu') return cpuMs();
+  if (r.cmd === 'gc') return gcPauses.take() satisfies Pause[];
   const c = controller;
   if (!c) throw new Error('bench: the controller was not started');
   switch (r.cmd) {

@@ -11,9 +11,10 @@
 // Each phase starts with one untimed change (the writer's connection opening, the path's first run).
 // Latencies run from just before the API write to each client's ACK of the update; beside them,
 // where the time went: the write, the watch event and debounce and recompute until the snapshot
-// was set, and the push to the last ACK. Three processes share the machine's cores (the API
-// server here, the controller, the clients), so a loaded machine shows in every figure; the load
-// is printed beside them.
+// was set, and the push to the last ACK; for the slowest changes, how long the garbage collector
+// paused each process within them. Three processes share the machine's cores (the API server
+// here, the controller, the clients), so a loaded machine shows in every figure; the load is
+// printed beside them.
 // The controller starts as a new replica (or a rollout) does on an established estate: the statuses
 // and shadow Services a previous leader left are there, so it writes little. EXTLB_BENCH_FRESH=1
 // starts it on the bare objects instead, as at install, when it writes every status and Service.
@@ -31,7 +32,7 @@ import { KubeApi, TYPE_URL, WATCHED_KINDS } from '../src/index.js';
 import type { ChildMessage, ConnectCommand, ExpectCommand } from './ads-clients.js';
 import { BENCH_NAMESPACE, type ClusterEstateSize, clusterEstate, endpointSlices, GATEWAY, httpRoute, poolName, routeName, tenant } from './cluster-estate.js';
 import type { ControllerCommand, ControllerEvent, Counters, Memory, StartCommand } from './controller-process.js';
-import { loadNote, machine, mb, ms, n, percentile, withTimeout } from './figures.js';
+import { GcPauses, loadNote, machine, mb, ms, n, type Pause, pausedWithin, percentile, withTimeout } from './figures.js';
 
 const SCALE = Number(process.env.EXTLB_BENCH_SCALE ?? '1');
 if (!(SCALE > 0 && SCALE <= 1)) throw new Error(`bench: EXTLB_BENCH_SCALE must be a number in (0, 1], got ${process.env.EXTLB_BENCH_SCALE}`);
@@ -168,6 +169,13 @@ class ClientsChild extends Child<ChildMessage> {
     return reached.then((m) => m.at);
   }
 
+  /** The garbage collector's pauses in the clients' process since the last call. */
+  async gc(): Promise<Pause[]> {
+    const reply = this.next<Extract<ChildMessage, { event: 'gc' }>>((m) => m.event === 'gc', "the clients' GC pauses");
+    this.send({ cmd: 'gc' });
+    return (await reply).pauses;
+  }
+
   async close(): Promise<void> {
     const exited = this.exited();
     this.send({ cmd: 'close' });
@@ -176,6 +184,8 @@ class ClientsChild extends Child<ChildMessage> {
 }
 
 interface Sample {
+  /** Just before the write (performance.timeOrigin + performance.now()). */
+  start: number;
   /** Per client, from just before the write to its ACK. */
   perClient: number[];
   /** The API write's round trip. */
@@ -197,11 +207,30 @@ async function timeChange(controller: ControllerChild, clients: ClientsChild, ty
   const at = await reached;
   const snapshot = controller.snapshots.slice(before).find((s) => s.changed.includes(typeUrl));
   await controller.request({ cmd: 'settle', quietMs: QUIET_MS }, 'the controller settling after a change');
-  return { perClient: at.map((t) => t - start), write: written - start, snapshot: snapshot ? snapshot.at - start : Number.NaN };
+  return { start, perClient: at.map((t) => t - start), write: written - start, snapshot: snapshot ? snapshot.at - start : Number.NaN };
+}
+
+/** The garbage collectors' pauses in each of the three processes over a phase. */
+interface PhasePauses {
+  controller: Pause[];
+  clients: Pause[];
+  /** This process: the API server and the bench's own timing. */
+  api: Pause[];
+}
+
+/** Takes the pauses since the last call from each process (at the start of a phase, to drop what came before). */
+async function takePauses(): Promise<PhasePauses> {
+  const [controllerPauses, clientPauses] = await Promise.all([controller.request<Pause[]>({ cmd: 'gc' }, 'the controller GC pauses'), clients.gc()]);
+  return { controller: controllerPauses, clients: clientPauses, api: benchPauses.take() };
 }
 
 /** The latencies of a phase of changes, and the controller's work for them (`before` and `after` it). */
-function report(what: string, samples: Sample[], aimMs: number, work: { before: Counters; after: Counters; kind: string; note?: string }): void {
+function report(
+  what: string,
+  samples: Sample[],
+  aimMs: number,
+  work: { before: Counters; after: Counters; kind: string; note?: string; pauses: PhasePauses },
+): void {
   const sorted = (f: (s: Sample) => number) => samples.map(f).sort((a, b) => a - b);
   const all = samples.flatMap((s) => s.perClient).sort((a, b) => a - b);
   const every = sorted((s) => Math.max(...s.perClient));
@@ -229,7 +258,12 @@ function report(what: string, samples: Sample[], aimMs: number, work: { before: 
   );
   // The tail is a change or two: say where theirs went, split as above.
   const slowest = [...samples].sort((a, b) => Math.max(...b.perClient) - Math.max(...a.perClient)).slice(0, 3);
-  const split = (s: Sample) => `${ms(Math.max(...s.perClient))} (change ${samples.indexOf(s) + 1}: write ${ms(s.write)}, snapshot set at ${ms(s.snapshot)})`;
+  const split = (s: Sample) => {
+    const end = s.start + Math.max(...s.perClient);
+    const paused = (pauses: Pause[]) => ms(pausedWithin(pauses, s.start, end));
+    const gc = `GC pauses: controller ${paused(work.pauses.controller)}, clients ${paused(work.pauses.clients)}, API server ${paused(work.pauses.api)}`;
+    return `${ms(Math.max(...s.perClient))} (change ${samples.indexOf(s) + 1}: write ${ms(s.write)}, snapshot set at ${ms(s.snapshot)}; ${gc})`;
+  };
   console.log(`  the slowest changes to their last client, ms: ${slowest.map(split).join('; ')}`);
   console.log(
     `  the controller's CPU time per change: ${ms((work.after.cpuMs - work.before.cpuMs) / samples.length)} ms (recomputes, pushes to ${CLIENTS} clients, their ACKs)`,
@@ -277,6 +311,7 @@ console.log(
 const estate = clusterEstate(SIZE);
 const slices = estate.objects.filter((o) => o.kind === 'EndpointSlice').length;
 const api = await startKubeApiServer();
+const benchPauses = new GcPauses();
 let t = performance.now();
 for (const o of estate.objects) api.put(o as KubeObject);
 console.log(
@@ -364,6 +399,7 @@ await controller.phase('endpoints');
 // a change costs a controller that has been serving.
 await endpointChange(-1);
 const beforeEndpoints = await controller.request<Counters>({ cmd: 'settle', quietMs: QUIET_MS }, 'the controller settling');
+await takePauses();
 const endpointSamples: Sample[] = [];
 for (let c = 0; c < ENDPOINT_CHANGES; c++) endpointSamples.push(await endpointChange(c));
 const afterEndpoints = await controller.request<Counters>({ cmd: 'settle', quietMs: QUIET_MS }, 'the controller settling');
@@ -371,11 +407,13 @@ report('one EndpointSlice changed through the API, until every client ACKed the 
   before: beforeEndpoints,
   after: afterEndpoints,
   kind: 'endpoints',
+  pauses: await takePauses(),
 });
 
 await controller.phase('routes');
 await routeChange(-1);
 const beforeRoutes = await controller.request<Counters>({ cmd: 'settle', quietMs: QUIET_MS }, 'the controller settling');
+await takePauses();
 const routeSamples: Sample[] = [];
 for (let c = 0; c < ROUTE_CHANGES; c++) routeSamples.push(await routeChange(c));
 const afterRoutes = await controller.request<Counters>({ cmd: 'settle', quietMs: QUIET_MS }, 'the controller settling');
@@ -384,6 +422,7 @@ report('one HTTPRoute changed through the API, until every client ACKed the rout
   after: afterRoutes,
   kind: 'full',
   note: ", the route's status write included",
+  pauses: await takePauses(),
 });
 
 // The controller's own status writes come back through its watches: each one that started a full

@@ -1,5 +1,6 @@
 // How the benches print figures, and the waits they bound (a broken run fails instead of hanging).
 import { cpus, loadavg } from 'node:os';
+import { PerformanceObserver } from 'node:perf_hooks';
 
 export const PHASE_TIMEOUT_MS = 300_000;
 
@@ -32,4 +33,33 @@ export function machine(): string {
 export function loadNote(): string {
   const [now = 0] = loadavg();
   return now > cpus().length ? ` [load ${now.toFixed(1)} on ${cpus().length} CPUs]` : '';
+}
+
+/** A garbage collection's pause: when it started (performance.timeOrigin + startTime) and how long it took, in ms. */
+export type Pause = readonly [start: number, ms: number];
+
+/**
+ * The garbage collector's pauses in this process, as they are reported: a bench process names them
+ * so that a slow change can be told apart from a collection that stopped one of the processes.
+ */
+export class GcPauses {
+  private pauses: Pause[] = [];
+
+  constructor() {
+    new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) this.pauses.push([performance.timeOrigin + e.startTime, e.duration]);
+    }).observe({ entryTypes: ['gc'] });
+  }
+
+  /** The pauses reported since the last call. */
+  take(): Pause[] {
+    return this.pauses.splice(0);
+  }
+}
+
+/** How much of the window [from, to] the pauses covered, in ms. */
+export function pausedWithin(pauses: readonly Pause[], from: number, to: number): number {
+  let total = 0;
+  for (const [start, duration] of pauses) total += Math.max(0, Math.min(to, start + duration) - Math.max(from, start));
+  return total;
 }
