@@ -3,6 +3,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { SnapshotCache, SnapshotError, type SnapshotResources, TYPE_URL } from '../src/index.js';
+import { ResourceMap } from '../src/xds/resource-map.js';
+import type { EncodedResource } from '../src/xds/snapshot.js';
 import { gatewaySnapshot, scenarioNames, scenarioXds, shortType } from './helpers.js';
 
 const GW = 'default/gw';
@@ -272,4 +274,119 @@ test('the converter’s output for every scenario is accepted as a snapshot, and
     assert.equal(counts.ClusterLoadAssignment, xds.endpoints?.length, name);
     assert.deepEqual(cache.setSnapshot(name, scenarioXds(name) as SnapshotResources).changed, [], `${name}: converting the same input again sends nothing`);
   }
+});
+
+/** What a snapshot's type holds, name by name: what a proxy would be sent. */
+function held(cache: SnapshotCache, typeUrl: string): Map<string, string> {
+  const resources = cache.getSnapshot(GW)?.types.get(typeUrl as (typeof TYPE_URL)[keyof typeof TYPE_URL])?.resources ?? new Map();
+  return new Map([...resources].map(([name, r]) => [name, r.version]));
+}
+
+/** A backend's endpoints as gatewaySnapshot writes them: `n` backends, each with its address. */
+function backends(n: number, address: (i: number) => string): Record<string, string[]> {
+  return Object.fromEntries(Array.from({ length: n }, (_, i) => [`${GW}/backend-${i}`, [address(i)]]));
+}
+
+test('assignments replaced in place, change after change, give what a fresh cache gives, and leave earlier versions as they were', () => {
+  const n = 40;
+  const base = gatewaySnapshot(GW, { backends: backends(n, (i) => `10.0.0.${i}:8080`) });
+  const cache = new SnapshotCache();
+  cache.setSnapshot(GW, base);
+  let endpoints = [...(base.endpoints ?? [])];
+  let seed = 7;
+  const random = (m: number) => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return seed % m;
+  };
+  for (let step = 0; step < 120; step++) {
+    const before = cache.getSnapshot(GW)?.types.get(TYPE_URL.endpoint);
+    const frozen = new Map([...(before?.resources ?? [])].map(([name, r]) => [name, r.version]));
+    // Up to 8 assignments replaced: by new content, by the content they had (a new object), or by
+    // the content of an earlier step; enough steps to fold the replacements more than once.
+    const next = [...endpoints];
+    for (let k = random(8) + 1; k > 0; k--) {
+      const i = random(n);
+      const address = `10.0.${random(3)}.${i}:8080`;
+      next[i] = gatewaySnapshot(GW, { backends: { [`${GW}/backend-${i}`]: [address] } }).endpoints?.[0] as Record<string, unknown>;
+    }
+    endpoints = next;
+    cache.setSnapshot(GW, { ...base, endpoints });
+    const fresh = new SnapshotCache();
+    fresh.setSnapshot(GW, structuredClone({ ...base, endpoints }));
+    const now = cache.getSnapshot(GW)?.types.get(TYPE_URL.endpoint);
+    assert.equal(now?.version, fresh.getSnapshot(GW)?.types.get(TYPE_URL.endpoint)?.version, `step ${step}: the version a fresh cache gives`);
+    assert.deepEqual(held(cache, TYPE_URL.endpoint), held(fresh, TYPE_URL.endpoint), `step ${step}: the resources a fresh cache holds`);
+    assert.equal(cache.encodedCount, fresh.encodedCount, `step ${step}: what was replaced was released`);
+    if (now !== before) {
+      // Only the names whose version changed are the change a stream in step looks at.
+      const changed = [...held(cache, TYPE_URL.endpoint)].filter(([name, v]) => frozen.get(name) !== v).map(([name]) => name);
+      assert.deepEqual([...(now?.changes ?? [])].sort(), changed.sort(), `step ${step}: the change`);
+    }
+    assert.deepEqual(new Map([...(before?.resources ?? [])].map(([name, r]) => [name, r.version])), frozen, `step ${step}: the last version is as it was`);
+  }
+});
+
+test('an assignment replaced by one of another name, or by one that does not encode, is checked as a whole list is', () => {
+  const base = gatewaySnapshot(GW, { backends: backends(3, (i) => `10.0.0.${i}:8080`) });
+  const cache = new SnapshotCache();
+  cache.setSnapshot(GW, base);
+  const encoded = cache.encodedCount;
+  const endpoints = base.endpoints ?? [];
+  const first = endpoints[0] as Record<string, unknown>;
+  // The first assignment now names the second's cluster: the second's name is given twice.
+  const renamed = [{ ...first, cluster_name: endpoints[1]?.cluster_name }, ...endpoints.slice(1)];
+  assert.deepEqual(
+    rejected(() => cache.setSnapshot(GW, { ...base, endpoints: renamed })).issues.map((i) => [i.kind, i.name, i.message]),
+    [
+      ['endpoints', `${GW}/backend-1`, 'is in the list twice (again at [1])'],
+      ['clusters', `${GW}/backend-0`, `asks for ClusterLoadAssignment "${GW}/backend-0" over ADS, which the snapshot does not have`],
+    ],
+  );
+  const broken = [{ ...first, endpoints: [{ lb_endpoints: 'none' }] }, ...endpoints.slice(1)];
+  const err = rejected(() => cache.setSnapshot(GW, { ...base, endpoints: broken }));
+  assert.deepEqual(
+    err.issues.map((i) => [i.kind, i.name]),
+    [
+      ['endpoints', `${GW}/backend-0`],
+      ['clusters', `${GW}/backend-0`],
+    ],
+  );
+  assert.match(err.issues[0]?.path ?? '', /lb_endpoints/);
+  assert.equal(cache.encodedCount, encoded, 'the refused snapshots left nothing in the cache');
+  assert.deepEqual(cache.setSnapshot(GW, { ...base, endpoints: [...endpoints] }).changed, [], 'the last snapshot stayed');
+});
+
+test('a ResourceMap with replacements reads as the map it stands for, in its order, and leaves the one it came from as it was', () => {
+  const r = (name: string, version: string) => ({ name, version }) as EncodedResource;
+  const names = Array.from({ length: 20 }, (_, i) => `r${i}`);
+  const plain = new Map(names.map((name) => [name, r(name, 'v0')]));
+  let map = ResourceMap.of(new Map(plain));
+  const versions: Map<string, string>[] = [];
+  const made: ResourceMap[] = [];
+  const read = (m: ReadonlyMap<string, EncodedResource>) => new Map([...m].map(([name, e]) => [name, e.version]));
+  // One replacement at a time: past two (an eighth of 20) they are folded into a map of their own.
+  for (const [step, name] of ['r3', 'r7', 'r3', 'r11', 'r0', 'r19'].entries()) {
+    versions.push(read(map));
+    made.push(map);
+    const fresh = r(name, `v${step + 1}`);
+    map = map.replacing(new Map([[name, fresh]]));
+    plain.set(name, fresh);
+    assert.deepEqual([...map.keys()], names, 'the names and their order stay');
+    assert.deepEqual(read(map), read(plain));
+    assert.deepEqual([...map.values()], [...plain.values()]);
+    const each: string[] = [];
+    map.forEach((e, name) => {
+      each.push(`${name}=${e.version}`);
+    });
+    assert.deepEqual(
+      each,
+      [...plain].map(([name, e]) => `${name}=${e.version}`),
+    );
+    assert.equal(map.get(name), fresh);
+    assert.equal(map.size, 20);
+    assert.equal(map.has('r20'), false);
+    assert.equal(map.get('r20'), undefined);
+  }
+  // Each map made on the way still reads as it did then.
+  assert.deepEqual(made.map(read), versions);
 });

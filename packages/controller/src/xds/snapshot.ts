@@ -8,6 +8,7 @@ import { clustersNamedBy, edsNameOf } from './dependencies.js';
 import { isJsonObject, type JsonObject, ProtoJson, ProtoJsonError } from './proto-json.js';
 import { envoyProtos } from './protos.js';
 import { KIND_TYPE_URL, nameField, PUSH_ORDER, type ResourceKind, TYPE_URL, type TypeUrl } from './resource-types.js';
+import { ResourceMap } from './resource-map.js';
 import { anyEntry, deltaResourceEntry } from './wire.js';
 
 /** One resource in proto3 JSON with its `@type`, as `toXds()` of `@extlb/envoy` writes it. */
@@ -109,26 +110,59 @@ function digest(data: string | Uint8Array): string {
 
 const MASK = (1n << 64n) - 1n;
 /**
- * A type's version: the sum of a hash of each resource's name and version. It is the same for the
- * same resources in any order, and costs an addition per resource (each hash is made once).
+ * A type's version is the sum of a hash of each resource's name and version (mod 2^64): the same
+ * for the same resources in any order, an addition per resource (each hash is made once), and a
+ * subtraction and an addition per resource replaced.
  */
-function typeVersion(resources: ReadonlyMap<string, EncodedResource>): string {
+function hashSum(resources: Iterable<EncodedResource>): bigint {
   let sum = 0n;
-  for (const r of resources.values()) sum = (sum + r.entryHash) & MASK;
-  return sum.toString(16).padStart(16, '0');
+  for (const r of resources) sum = (sum + r.entryHash) & MASK;
+  return sum;
 }
+const versionOf = (sum: bigint) => sum.toString(16).padStart(16, '0');
+
+const KIND_OF = Object.fromEntries(Object.entries(KIND_TYPE_URL).map(([kind, typeUrl]) => [typeUrl, kind])) as Record<TypeUrl, ResourceKind>;
 
 /** A list left out of a snapshot: the same one each time, so it reads as unchanged. */
 const NONE: readonly unknown[] = Object.freeze([]);
 
+/** What one kind's list was made into: the encoding of each of its objects, in list order. */
+interface MadeList {
+  readonly list: readonly unknown[];
+  readonly encoded: readonly EncodedResource[];
+  /** Each object and its encoding, made when a later list has to be matched object by object. */
+  byObject?: Map<XdsResource, EncodedResource>;
+}
+
+function objectsOf(made: MadeList): ReadonlyMap<XdsResource, EncodedResource> {
+  if (!made.byObject) {
+    made.byObject = new Map();
+    for (const [i, o] of made.list.entries()) made.byObject.set(o as XdsResource, made.encoded[i] as EncodedResource);
+  }
+  return made.byObject;
+}
+
 /** What a group's snapshot was made from, so the next one redoes only the lists that changed. */
 interface Made {
-  /** Per kind, the list it was given. */
-  lists: Map<ResourceKind, readonly unknown[]>;
-  /** Per kind, each resource object given and its encoding. */
-  byObject: Map<ResourceKind, ReadonlyMap<XdsResource, EncodedResource>>;
+  lists: Map<ResourceKind, MadeList>;
   /** What its listeners and clusters ask for over ADS. */
   refs: References;
+}
+
+/**
+ * One kind's list taken into a snapshot: its resources by name and how they came. `same`: the
+ * very list of the last snapshot; `replaced`: the last list with objects at some places replaced
+ * by ones of the same name (`changes` and `sum` then come from the replacements alone);
+ * `rebuilt`: matched object by object.
+ */
+interface Taken {
+  how: 'same' | 'replaced' | 'rebuilt';
+  named: ReadonlyMap<string, EncodedResource>;
+  made: MadeList | undefined;
+  changes?: Set<string>;
+  sum?: bigint;
+  /** Encodings of the last snapshot this one no longer holds, released once it is set. */
+  dropped: EncodedResource[];
 }
 
 function resourceName(typeUrl: TypeUrl, resource: XdsResource): unknown {
@@ -172,102 +206,44 @@ export class SnapshotCache {
     }
     const previous = this.snapshots.get(group);
     const made = previous ? this.made.get(group) : undefined;
-    const next: Made = { lists: new Map(), byObject: new Map(), refs: emptyReferences() };
     /** Encoded for this snapshot (the last one held the others): released again if it is refused. */
     const acquired: EncodedResource[] = [];
-    const byType = new Map<TypeUrl, ReadonlyMap<string, EncodedResource>>();
-    /** The kinds whose list is the very one the last snapshot was made from. */
-    const same = new Set<ResourceKind>();
-    /** The kinds whose new list holds every object of the last one. */
-    const allKept = new Set<ResourceKind>();
+    const taken = new Map<ResourceKind, Taken>();
     for (const [kind, typeUrl] of Object.entries(KIND_TYPE_URL) as [ResourceKind, TypeUrl][]) {
       const list: unknown = resources[kind] ?? NONE;
-      const held = made?.byObject.get(kind);
-      if (made && held && made.lists.get(kind) === list) {
-        same.add(kind);
-        next.lists.set(kind, list as readonly unknown[]);
-        next.byObject.set(kind, held);
-        byType.set(typeUrl, previous?.types.get(typeUrl)?.resources ?? new Map());
-        continue;
-      }
-      const named = new Map<string, EncodedResource>();
-      const objects = new Map<XdsResource, EncodedResource>();
-      byType.set(typeUrl, named);
-      next.byObject.set(kind, objects);
-      if (!Array.isArray(list)) {
-        issues.push({ kind, name: '', path: '', message: 'must be a list' });
-        continue;
-      }
-      next.lists.set(kind, list);
-      let reused = 0;
-      for (const [i, resource] of (list as unknown[]).entries()) {
-        // An object the last snapshot held was checked then, and is taken as immutable: it keeps
-        // its encoding (and its count in the cache). Only a name given twice is looked for.
-        const kept = held?.get(resource as XdsResource);
-        if (kept) {
-          if (named.has(kept.name)) issues.push({ kind, name: kept.name, path: '', message: `is in the list twice (again at [${i}])` });
-          else {
-            named.set(kept.name, kept);
-            objects.set(resource as XdsResource, kept);
-            reused++;
-          }
-          continue;
-        }
-        if (!isJsonObject(resource)) {
-          issues.push({ kind, name: '', path: `[${i}]`, message: 'must be an object' });
-          continue;
-        }
-        const name = resourceName(typeUrl, resource);
-        if (typeof name !== 'string' || name === '') {
-          issues.push({ kind, name: '', path: `[${i}].${nameField(typeUrl)}`, message: 'must be a non-empty string' });
-          continue;
-        }
-        if (resource['@type'] !== typeUrl) {
-          issues.push({ kind, name, path: '@type', message: `must be ${typeUrl}, got ${JSON.stringify(resource['@type'])}` });
-        } else if (named.has(name)) {
-          issues.push({ kind, name, path: '', message: `is in the list twice (again at [${i}])` });
-        } else {
-          let encoded: EncodedResource;
-          try {
-            encoded = this.acquire(typeUrl, name, resource);
-          } catch (err) {
-            if (!(err instanceof ProtoJsonError)) throw err;
-            issues.push({ kind, name, path: err.path, message: err.detail });
-            continue;
-          }
-          acquired.push(encoded);
-          named.set(name, encoded);
-          objects.set(resource, encoded);
-        }
-      }
-      // Every object held is held still (none twice: that is refused above): nothing to release.
-      if (held && reused === held.size) allKept.add(kind);
+      const held = made?.lists.get(kind);
+      const before = previous?.types.get(typeUrl);
+      const take =
+        held && before && held.list === list
+          ? { how: 'same' as const, named: before.resources, made: held, dropped: [] }
+          : ((held && before && this.replacedIn(typeUrl, list, held, before, acquired)) ?? this.rebuilt(kind, typeUrl, list, held, issues, acquired));
+      taken.set(kind, take);
     }
+    const named = (kind: ResourceKind) => taken.get(kind)?.named;
+    const next: Made = { lists: new Map(), refs: emptyReferences() };
+    for (const [kind, t] of taken) if (t.made) next.lists.set(kind, t.made);
     // What listeners and clusters ask for, in list order (the first asker is the one reported).
-    if (made && same.has('listeners') && same.has('clusters')) next.refs = made.refs;
+    const unchanged = (kind: ResourceKind) => taken.get(kind)?.how === 'same';
+    if (made && unchanged('listeners') && unchanged('clusters')) next.refs = made.refs;
     else {
       for (const kind of ['listeners', 'clusters'] as const) {
-        for (const [resource, encoded] of next.byObject.get(kind) ?? []) {
-          const own = this.referencesOf(kind, encoded.name, resource);
-          issues.push(...own.issues);
+        const own = next.lists.get(kind);
+        for (const [i, encoded] of (own?.encoded ?? []).entries()) {
+          const refs = this.referencesOf(kind, encoded.name, own?.list[i] as XdsResource);
+          issues.push(...refs.issues);
           for (const k of ['routes', 'endpoints', 'secrets'] as const)
-            for (const [ref, referrer] of own.refs[k]) if (!next.refs[k].has(ref)) next.refs[k].set(ref, referrer);
+            for (const [ref, referrer] of refs.refs[k]) if (!next.refs[k].has(ref)) next.refs[k].set(ref, referrer);
         }
       }
     }
-    issues.push(...missingReferences(next.refs, (kind, name) => byType.get(KIND_TYPE_URL[kind])?.has(name) === true));
+    // The same askers and the same names of every kind as the last snapshot, which passed this.
+    const sameNames = next.refs === made?.refs && [...taken.values()].every((t) => t.how !== 'rebuilt');
+    if (!sameNames) issues.push(...missingReferences(next.refs, (kind, name) => named(kind)?.has(name) === true));
     if (issues.length > 0) {
       this.release(acquired);
       throw new SnapshotError(group, issues);
     }
-    // The last snapshot's resources this one no longer holds.
-    if (made) {
-      for (const [kind, objects] of made.byObject) {
-        if (same.has(kind) || allKept.has(kind)) continue;
-        const kept = next.byObject.get(kind);
-        for (const [o, e] of objects) if (kept?.get(o) !== e) this.release([e]);
-      }
-    }
+    for (const t of taken.values()) this.release(t.dropped);
     this.made.set(group, next);
 
     const since = performance.now();
@@ -275,20 +251,21 @@ export class SnapshotCache {
     const changed: TypeUrl[] = [];
     for (const typeUrl of PUSH_ORDER) {
       const before = previous?.types.get(typeUrl);
-      const named = byType.get(typeUrl) ?? new Map<string, EncodedResource>();
-      if (before && named === before.resources) {
+      const t = taken.get(KIND_OF[typeUrl]);
+      const resources = t?.named ?? new Map<string, EncodedResource>();
+      if (before && resources === before.resources) {
         types.set(typeUrl, before);
         continue;
       }
-      const version = typeVersion(named);
+      const version = versionOf(t?.sum ?? hashSum(resources.values()));
       if (before?.version === version) {
         types.set(typeUrl, before);
         continue;
       }
-      const fresh: MutableTypeResources = { typeUrl, version, resources: named, since };
+      const fresh: MutableTypeResources = { typeUrl, version, resources, since };
       if (before) {
         fresh.previous = before;
-        fresh.changes = changedNames(before, named);
+        fresh.changes = t?.changes ?? changedNames(before, resources);
         // Only one step back is kept: a stream further behind compares everything.
         const old = before as MutableTypeResources;
         old.previous = undefined;
@@ -302,6 +279,123 @@ export class SnapshotCache {
     this.snapshots.set(group, snapshot);
     for (const listener of this.listeners) listener(snapshot, changed);
     return { version: snapshot.version, changed };
+  }
+
+  /**
+   * `list` taken as the last one with some of its objects replaced, each by one of the same name
+   * at the same place: a change costs the objects replaced, not the list (an endpoint change
+   * replaces one ClusterLoadAssignment of thousands). Undefined when the list is not such a one
+   * (another length, a name moved, an object that does not encode): it is then rebuilt, which
+   * reports what is wrong with it.
+   */
+  private replacedIn(typeUrl: TypeUrl, list: unknown, held: MadeList, before: TypeResources, acquired: EncodedResource[]): Taken | undefined {
+    if (!Array.isArray(list) || list.length !== held.list.length) return undefined;
+    let encoded: EncodedResource[] | undefined;
+    const replacements = new Map<string, EncodedResource>();
+    const changes = new Set<string>();
+    const dropped: EncodedResource[] = [];
+    // The type's version is the sum its hashes make: the replaced ones' taken out, the new ones' put in.
+    let sum = BigInt(`0x${before.version}`);
+    const own: EncodedResource[] = [];
+    for (let i = 0; i < list.length; i++) {
+      const resource: unknown = list[i];
+      if (resource === held.list[i]) continue;
+      const old = held.encoded[i] as EncodedResource;
+      let fresh: EncodedResource | undefined;
+      if (isJsonObject(resource) && resource['@type'] === typeUrl && resourceName(typeUrl, resource) === old.name) {
+        try {
+          fresh = this.acquire(typeUrl, old.name, resource);
+        } catch (err) {
+          if (!(err instanceof ProtoJsonError)) throw err;
+        }
+      }
+      if (!fresh) {
+        this.release(own);
+        return undefined;
+      }
+      own.push(fresh);
+      dropped.push(old);
+      encoded ??= [...held.encoded];
+      encoded[i] = fresh;
+      if (fresh === old) continue;
+      replacements.set(old.name, fresh);
+      if (fresh.version !== old.version) {
+        changes.add(old.name);
+        sum = (sum - old.entryHash + fresh.entryHash) & MASK;
+      }
+    }
+    acquired.push(...own);
+    const madeList: MadeList = { list, encoded: encoded ?? held.encoded, ...(encoded ? {} : { byObject: held.byObject }) };
+    if (replacements.size === 0) return { how: 'replaced', named: before.resources, made: madeList, dropped };
+    return { how: 'replaced', named: ResourceMap.of(before.resources).replacing(replacements), made: madeList, changes, sum, dropped };
+  }
+
+  /** `list` taken object by object: one the last snapshot held keeps its encoding, a new one is checked and encoded. */
+  private rebuilt(
+    kind: ResourceKind,
+    typeUrl: TypeUrl,
+    list: unknown,
+    held: MadeList | undefined,
+    issues: SnapshotIssue[],
+    acquired: EncodedResource[],
+  ): Taken {
+    const named = new Map<string, EncodedResource>();
+    if (!Array.isArray(list)) {
+      issues.push({ kind, name: '', path: '', message: 'must be a list' });
+      return { how: 'rebuilt', named, made: undefined, dropped: [] };
+    }
+    const heldObjects = held ? objectsOf(held) : undefined;
+    const objects = new Map<XdsResource, EncodedResource>();
+    const encoded: EncodedResource[] = [];
+    /** The objects taken, in step with `encoded`: the list itself unless one is refused (then the snapshot is). */
+    const took: unknown[] = [];
+    for (const [i, resource] of (list as unknown[]).entries()) {
+      // An object the last snapshot held was checked then, and is taken as immutable: it keeps
+      // its encoding (and its count in the cache). Only a name given twice is looked for.
+      const kept = heldObjects?.get(resource as XdsResource);
+      if (kept) {
+        if (named.has(kept.name)) issues.push({ kind, name: kept.name, path: '', message: `is in the list twice (again at [${i}])` });
+        else {
+          named.set(kept.name, kept);
+          objects.set(resource as XdsResource, kept);
+          encoded.push(kept);
+          took.push(resource);
+        }
+        continue;
+      }
+      if (!isJsonObject(resource)) {
+        issues.push({ kind, name: '', path: `[${i}]`, message: 'must be an object' });
+        continue;
+      }
+      const name = resourceName(typeUrl, resource);
+      if (typeof name !== 'string' || name === '') {
+        issues.push({ kind, name: '', path: `[${i}].${nameField(typeUrl)}`, message: 'must be a non-empty string' });
+        continue;
+      }
+      if (resource['@type'] !== typeUrl) {
+        issues.push({ kind, name, path: '@type', message: `must be ${typeUrl}, got ${JSON.stringify(resource['@type'])}` });
+      } else if (named.has(name)) {
+        issues.push({ kind, name, path: '', message: `is in the list twice (again at [${i}])` });
+      } else {
+        let fresh: EncodedResource;
+        try {
+          fresh = this.acquire(typeUrl, name, resource);
+        } catch (err) {
+          if (!(err instanceof ProtoJsonError)) throw err;
+          issues.push({ kind, name, path: err.path, message: err.detail });
+          continue;
+        }
+        acquired.push(fresh);
+        named.set(name, fresh);
+        objects.set(resource, fresh);
+        encoded.push(fresh);
+        took.push(resource);
+      }
+    }
+    // The last snapshot's encodings this one no longer holds (none when it holds every object).
+    const dropped: EncodedResource[] = [];
+    if (heldObjects) for (const [o, e] of heldObjects) if (objects.get(o) !== e) dropped.push(e);
+    return { how: 'rebuilt', named, made: { list: took.length === list.length ? list : took, encoded, byObject: objects }, dropped };
   }
 
   /**
