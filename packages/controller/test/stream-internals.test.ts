@@ -47,6 +47,49 @@ test('a DiscoveryRequest read by hand has the fields protobufjs reads, its names
   assert.deepEqual(resourceNames(decode(Buffer.alloc(0)).namesBytes), []);
 });
 
+test('long runs of names repeated by many proxies are matched whole, and read as protobufjs reads every request', () => {
+  const root = envoyProtos();
+  const type = root.lookupType('envoy.service.discovery.v3.DiscoveryRequest');
+  const decode = sotwRequestDecoder(root);
+  const names = Array.from({ length: 120 }, (_, i) => `bpool/tenant-${i % 7}/pool-${i}`);
+  // Lists that share a run of bytes with the one before: the same, one more, one less, one other,
+  // a prefix; each sent with its names before or after the other fields, or split by one.
+  const lists = [names, [...names, 'bpool/extra/one'], names.slice(0, -1), names.map((n, i) => (i === 60 ? 'other' : n)), names.slice(0, 30), names];
+  let seed = 11;
+  const random = (m: number) => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return seed % m;
+  };
+  for (let step = 0; step < 300; step++) {
+    const list = lists[random(lists.length)] ?? names;
+    const w = protobuf.Writer.create();
+    const layout = random(3);
+    const header = () => {
+      w.uint32(0x0a).string(`v${step}`);
+      w.uint32(0x22).string(TYPE_URL.endpoint);
+      w.uint32(0x2a).string(String(step));
+    };
+    if (layout === 1) header();
+    const cut = layout === 2 ? random(list.length) : list.length;
+    for (const n of list.slice(0, cut)) w.uint32(0x1a).string(n);
+    if (layout !== 1) header();
+    for (const n of list.slice(cut)) w.uint32(0x1a).string(n);
+    const bytes = Buffer.from(w.finish());
+    const req = decode(bytes);
+    const expected = type.decode(bytes) as unknown as { resource_names: string[]; version_info: string; response_nonce: string };
+    assert.deepEqual(resourceNames(req.namesBytes), expected.resource_names, `step ${step}, layout ${layout}`);
+    assert.equal(req.version_info, expected.version_info);
+    assert.equal(req.response_nonce, expected.response_nonce);
+    assert.equal(req.type_url, TYPE_URL.endpoint);
+  }
+  // A hundred proxies' ACKs of one list: after the first, each is that run, not bytes of its own.
+  const ack = (nonce: string) =>
+    decode(Buffer.from(type.encode(type.fromObject({ resource_names: names, type_url: TYPE_URL.endpoint, response_nonce: nonce })).finish()));
+  ack('0');
+  const kept = ack('1').namesBytes;
+  assert.ok(Array.from({ length: 100 }, (_, i) => ack(String(i + 2)).namesBytes).every((b) => b === kept));
+});
+
 /** What a stream sends for `resources`, then records as held, as the streams do. */
 function apply(state: TypeState, resources: TypeResources) {
   const result = state.diff(resources);
