@@ -137,3 +137,50 @@ test('a stream in step with the previous version diffs only the changed names, a
   assert.deepEqual(apply(behind, latest), { changed: ['default/gw/b0', 'default/gw/b2', 'default/gw/b3'], removed: [] });
   assert.equal(next.previous, undefined, 'only one step back is kept');
 });
+
+test('what a proxy answered for is known name by name, and answering small responses never walks the large one every proxy shares', () => {
+  /** A name set shared between streams, counting the walks over it. */
+  class Shared extends Set<string> {
+    walks = 0;
+    override [Symbol.iterator]() {
+      this.walks++;
+      return super[Symbol.iterator]();
+    }
+    override values() {
+      this.walks++;
+      return super.values();
+    }
+  }
+  const state = new TypeState(Subscription.delta(['*'], [], false));
+  const first = new Shared(Array.from({ length: 2000 }, (_, i) => `c${i}`));
+  /** The long way: every answered response's names, and what the stream still knows. */
+  const answered: Set<string>[] = [];
+  const reference = (name: string) => state.known.has(name) && answered.some((names) => names.has(name));
+  let nonce = 0;
+  const respond = (names: ReadonlySet<string>, answer = true) => {
+    for (const name of names) state.known.set(name, `v${nonce}`);
+    const n = String(++nonce);
+    state.track(n, { version: `v${nonce}`, since: 0, names });
+    if (answer) {
+      state.answer(n);
+      answered.push(new Set(names));
+    }
+    return n;
+  };
+  respond(first);
+  first.walks = 0; // the walks above were this test's own
+  for (let step = 0; step < 40; step++) {
+    const names = new Set([`c${(step * 37) % 2000}`, `new${step}`]);
+    const unanswered = step % 7 === 3 ? respond(new Set([`late${step}`]), false) : undefined;
+    respond(names);
+    if (step % 10 === 9) state.drop(`c${step}`);
+    for (const name of ['c0', `c${step}`, `c${(step * 37) % 2000}`, `new${step}`, `new${step - 1}`, `late${step}`, 'c1999', 'none'])
+      assert.equal(state.holds(name), reference(name), `step ${step}: ${name}`);
+    if (unanswered) {
+      state.answer(unanswered);
+      answered.push(new Set([`late${step}`]));
+      assert.equal(state.holds(`late${step}`), true);
+    }
+    if (step === 8) assert.equal(first.walks, 0, 'the first response, answered by every proxy, was not copied for this one');
+  }
+});

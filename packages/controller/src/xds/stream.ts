@@ -74,6 +74,12 @@ export interface NackState {
 const MAX_INFLIGHT = 32;
 /** Shared name sets a type keeps apart before folding them into its own: `holds` looks through each. */
 const MAX_ANSWERED_SETS = 4;
+/**
+ * A shared set this large is kept apart when the small ones are folded: a proxy's first clusters and
+ * assignments (thousands, answered by every proxy of the Gateway) would otherwise be copied into
+ * each stream's own set at its fifth answer, all streams in the same update.
+ */
+const LARGE_ANSWERED_SET = 256;
 
 /** One type on one stream. */
 export class TypeState {
@@ -149,7 +155,7 @@ export class TypeState {
     this.inflight.delete(nonce);
     if (sent.names) {
       this.answeredSets.push(sent.names);
-      if (this.answeredSets.length > MAX_ANSWERED_SETS) this.fold();
+      if (this.answeredSets.length > MAX_ANSWERED_SETS) this.fold(true);
     }
     return sent;
   }
@@ -169,9 +175,15 @@ export class TypeState {
     this.answered.delete(name);
   }
 
-  private fold(): void {
-    for (const names of this.answeredSets) for (const name of names) this.answered.add(name);
-    this.answeredSets = [];
+  /**
+   * Folds the shared sets into the type's own. With `keepLarge`, the large ones stay apart while
+   * there are fewer of them than MAX_ANSWERED_SETS, so that answering goes on costing the small ones.
+   */
+  private fold(keepLarge = false): void {
+    const large = keepLarge ? this.answeredSets.filter((names) => names.size >= LARGE_ANSWERED_SET) : [];
+    const kept = large.length < MAX_ANSWERED_SETS ? large : [];
+    for (const names of this.answeredSets) if (!kept.includes(names)) for (const name of names) this.answered.add(name);
+    this.answeredSets = kept;
   }
 
   /** Whether the client holds `name` and has answered a response that carried it. */
