@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
-import { type ConvertOptions, Converter, convert, MAX_CONDITION_MESSAGE, toXds } from '../src/index.js';
+import { type ConvertOptions, Converter, type ConverterUpdate, convert, MAX_CONDITION_MESSAGE, toXds } from '../src/index.js';
 import { readObjects } from './golden.js';
 import { pickerEstate } from './picker-estate.js';
 
@@ -104,6 +104,69 @@ describe('Converter', () => {
     assert.deepEqual(gone.changedGateways, ['default/a']);
     assert.deepEqual(gone.gateways.get('default/a')?.endpoints[0]?.endpoints ?? [], []);
     assert.deepEqual(converter.update({ added: [slice('other-1', 'other', ['10.9.9.9'])] }).changedGateways, []);
+  });
+
+  it('changes nothing an earlier update handed out when endpoints change', () => {
+    // An endpoint update changes the Converter's slices, statuses and maps in place where they are
+    // its own, and must copy what an earlier update handed out: its Gateways map, each Gateway's
+    // assignment list, its statuses and diagnostics lists.
+    const limit = JSON.stringify(convert(estate(), { now: NOW, endpoints: 'eds' }).gateways['default/b']).length + 300;
+    const converter = new Converter({ now: NOW, endpoints: 'eds', maxOutputBytes: limit });
+    const snapshot = (u: ConverterUpdate) =>
+      JSON.stringify({
+        gateways: [...u.gateways],
+        changedGateways: u.changedGateways,
+        statuses: u.statuses,
+        changedStatuses: u.changedStatuses,
+        diagnostics: u.diagnostics,
+        ir: u.ir,
+        needs: u.needs,
+      });
+    const seen: { u: ConverterUpdate; json: string }[] = [];
+    const step = (change: Parameters<Converter['update']>[0]) => {
+      const u = converter.update(change);
+      seen.push({ u, json: snapshot(u) });
+      return u;
+    };
+    step({ objects: estate() });
+    assert.deepEqual(step({ updated: [slice('sa-1', 'sa', ['10.0.0.1', '10.0.0.2'])] }).changedGateways, ['default/a']);
+    const bad = step({ updated: [slice('sa-1', 'sa', ['10.0.0.1', 'not-an-ip'])] });
+    assert.ok(
+      bad.diagnostics.some((d) => d.object?.name === 'sa-1'),
+      'a finding about the slice',
+    );
+    converter.setProxyFacts('default/b', { infrastructure: { addresses: [{ type: 'IPAddress', value: '192.0.2.7' }], available: true } });
+    const facts = step({ updated: [slice('sb-1', 'sb', ['10.0.1.2'])] });
+    const addresses = (u: ConverterUpdate) => (u.statuses as Json[]).find((s) => s.kind === 'Gateway' && s.metadata.name === 'b')?.status.addresses;
+    assert.deepEqual(addresses(facts), [{ type: 'IPAddress', value: '192.0.2.7' }], 'the statuses after the facts carry them');
+    assert.equal(addresses(bad), undefined);
+    assert.ok(!step({ deleted: [slice('sa-1', 'sa', [])] }).diagnostics.some((d) => d.object?.name === 'sa-1'), 'the finding goes with the slice');
+    const many = Array.from({ length: 20 }, (_, i) => `10.0.1.${i + 10}`);
+    const refused = step({ updated: [slice('sb-1', 'sb', many)] });
+    assert.equal(programmed(refused.statuses, 'b').status, 'False', 'b grew past the limit');
+    assert.equal(programmed(facts.statuses, 'b').status, 'True');
+    assert.deepEqual(
+      seen.map(({ u }) => u.kind),
+      ['full', 'endpoints', 'endpoints', 'endpoints', 'endpoints', 'endpoints'],
+    );
+    for (const [i, { u, json }] of seen.entries()) assert.equal(snapshot(u), json, `update ${i} is as it was handed out`);
+  });
+
+  it('builds a route update after endpoint updates from the slices they left', () => {
+    // The slices endpoint updates change are the Converter's own, not the Inputs of the last full
+    // update: a Gateway a route update builds again must see them.
+    const converter = new Converter({ now: NOW, endpoints: 'eds' });
+    converter.update({ objects: estate() });
+    const grown = slice('sa-1', 'sa', ['10.0.0.1', '10.0.0.2']);
+    assert.equal(converter.update({ updated: [grown] }).kind, 'endpoints');
+    const moved = {
+      ...route('ra', 'a', 'sa'),
+      spec: { parentRefs: [{ name: 'a' }], rules: [{ matches: [{ path: { type: 'PathPrefix', value: '/v2' } }], backendRefs: [{ name: 'sa', port: 80 }] }] },
+    };
+    const next = converter.update({ updated: [moved] });
+    assert.deepEqual(next.resolvedGateways, ['default/a']);
+    const held = estate().map((o) => (o.kind === 'HTTPRoute' && o.metadata.name === 'ra' ? moved : o.metadata.name === 'sa-1' ? grown : o));
+    assert.deepEqual(Object.fromEntries(next.gateways), convert(held, { now: NOW, endpoints: 'eds' }).gateways);
   });
 
   it('rebuilds the endpoints of a split UDPRoute when a slice of one of its backends changes', () => {

@@ -15,8 +15,8 @@ import { type Dirty, type EnvoyConfig, type EnvoyMemo, type EnvoyOptions, emptyM
 import type { EndpointV3 } from '../envoy/types.js';
 import { compare, isObject, type JsonObject, sameJson } from '../json.js';
 import { DEFAULT_MAX_OUTPUT_BYTES, itemSize, listsSize } from '../output-size.js';
-import { type EndpointSlice, type Inputs, key, ReadCache, type RouteRecord, readInputs, textOf } from '../read/index.js';
-import { byName, namespaceOf } from '../read/meta.js';
+import { type Inputs, key, ReadCache, type RouteRecord, readInputs, textOf } from '../read/index.js';
+import { namespaceOf } from '../read/meta.js';
 import { InputEndpoints } from '../resolve/endpoints.js';
 import {
   AttachMemo,
@@ -35,6 +35,7 @@ import {
 import { type KeyedStatus, keyedStatuses } from '../status/index.js';
 import { type ClusterNeeds, clusterNeeds, keptNeeds } from './cluster-needs.js';
 import { type GatewayProxyFacts, notProgrammed, withProxyFacts } from './proxy-facts.js';
+import { SliceIndex } from './slice-index.js';
 
 export { type ClusterNeeds, SHADOW_SERVICE_LABELS, shadowService } from './cluster-needs.js';
 export { conditionMessage, type GatewayProxyFacts, MAX_CONDITION_MESSAGE } from './proxy-facts.js';
@@ -154,6 +155,9 @@ const isRoute = (raw: unknown) =>
 const isSlice = (raw: unknown) =>
   isObject(raw) && raw.kind === 'EndpointSlice' && typeof raw.apiVersion === 'string' && raw.apiVersion.startsWith('discovery.k8s.io/');
 
+/** The slice (`namespace/name`) a finding about an EndpointSlice is about. */
+const sliceOf = (object: { namespace?: string; name: string }) => `${object.namespace ?? ''}/${object.name}`;
+
 const gatewayStatusKey = (gateway: string) => {
   const [namespace = '', name = ''] = gateway.split('/');
   return `Gateway${SEP}${namespace}${SEP}${name}`;
@@ -186,10 +190,26 @@ function fedBy(gateway: Gateway): Set<string> {
   return out;
 }
 
+/** Where a cluster's assignment is in a list sorted by cluster, or -1. */
+function positionOf(list: readonly EndpointV3.ClusterLoadAssignment[], cluster: string): number {
+  let lo = 0;
+  let hi = list.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    const c = compare((list[mid] as EndpointV3.ClusterLoadAssignment).cluster_name, cluster);
+    if (c === 0) return mid;
+    if (c < 0) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return -1;
+}
+
 /**
  * A Gateway's ClusterLoadAssignments (sorted by cluster) with those of `clusters` replaced by
- * `fresh`, and the ones replaced. One pass: an assignment takes the place of the one it replaces,
- * and the list is sorted again only when a cluster gains its first one.
+ * `fresh`, and the ones replaced. When every cluster keeps an assignment (an endpoint change, most
+ * often), each new one takes its place in a copy of the list: the copy is the one allocation the
+ * size of the Gateway (the list handed out before must stay as it was). Otherwise one pass, sorted
+ * again only when a cluster gains its first assignment.
  */
 function replaceAssignments(
   list: readonly EndpointV3.ClusterLoadAssignment[],
@@ -197,6 +217,21 @@ function replaceAssignments(
   fresh: readonly EndpointV3.ClusterLoadAssignment[],
 ): { assignments: EndpointV3.ClusterLoadAssignment[]; gone: EndpointV3.ClusterLoadAssignment[] } {
   const byCluster = new Map(fresh.map((c) => [c.cluster_name, c]));
+  if (byCluster.size === clusters.size) {
+    const places: [number, EndpointV3.ClusterLoadAssignment][] = [];
+    for (const name of clusters) {
+      const next = byCluster.get(name);
+      const at = positionOf(list, name);
+      if (!next || at < 0) break;
+      places.push([at, next]);
+    }
+    if (places.length === clusters.size) {
+      const assignments = list.slice();
+      const gone = places.map(([at]) => list[at] as EndpointV3.ClusterLoadAssignment);
+      for (const [at, next] of places) assignments[at] = next;
+      return { assignments, gone };
+    }
+  }
   const assignments: EndpointV3.ClusterLoadAssignment[] = [];
   const gone: EndpointV3.ClusterLoadAssignment[] = [];
   for (const c of list) {
@@ -250,12 +285,11 @@ function sameResources(a: EnvoyConfig, b: EnvoyConfig): boolean {
 }
 
 interface Built {
+  /** What the last full update read (route updates since in place); its slices are that update's, the ones held now are `slices`. */
   inputs: Inputs;
   resolved: Resolved;
   /** Per Gateway, the Services whose slices feed it. */
   feeds: Map<string, Set<string>>;
-  /** Per slice (`namespace/name`), the Service it belongs to. */
-  sliceService: Map<string, string>;
   /** Per Gateway, the size of its configuration without its ClusterLoadAssignments, and of their list. */
   fixedSize: Map<string, number>;
   endpointsSize: Map<string, number>;
@@ -295,6 +329,14 @@ export class Converter {
   private readonly facts = new Map<string, GatewayProxyFacts>();
   /** The statuses with facts merged, by status key, in order. */
   private current = new Map<string, JsonObject>();
+  /** `current`'s statuses as a list, made when first asked after a change (most updates change none). */
+  private statusList?: readonly JsonObject[];
+  /** The EndpointSlices held, as the last full update read them and endpoint updates changed them since. */
+  private slices = new SliceIndex(new Map());
+  /** Per Service, the positions in the built IR of the Gateways its slices feed; made for the Built it names. */
+  private feeders?: { of: Built; byService: Map<string, number[]> };
+  /** The slices (`namespace/name`) some finding is about; made for the findings list it names. */
+  private sliceFindings?: { of: readonly Diagnostic[]; slices: Set<string> };
   /** The lastTransitionTime the last full update gave every condition. */
   private statusNow = '';
   private diagnostics: Diagnostic[] = [];
@@ -408,7 +450,7 @@ export class Converter {
       const labels = raw.metadata.labels;
       const service = isObject(labels) ? labels[SERVICE_NAME_LABEL] : undefined;
       if (typeof service === 'string') this.dirty.services.add(key(namespace, service));
-      const before = this.built?.sliceService.get(key(namespace, String(raw.metadata.name)));
+      const before = this.slices.serviceOf(key(namespace, String(raw.metadata.name)));
       if (before !== undefined) this.dirty.services.add(before);
     } else if (raw.kind === 'Pod' && raw.apiVersion === 'v1') this.dirty.pods = true;
     else if ((raw.kind === 'Secret' || raw.kind === 'ConfigMap') && raw.apiVersion === 'v1') this.dirty.certificates = true;
@@ -434,6 +476,7 @@ export class Converter {
     }
     const inputs = readInputs(held, diags, 'default', this.reads, distinct);
     this.reads.sweep();
+    this.slices = new SliceIndex(inputs.slicesByService);
     const read = since(t);
     t = process.hrtime.bigint();
     const resolveOptions: { controllerName: string; gatewayClassNames?: readonly string[] } = { controllerName: this.controllerName };
@@ -441,7 +484,7 @@ export class Converter {
     const resolved = resolve(inputs, resolveOptions, diags, this.resolveMemo);
     const resolveMs = since(t);
     t = process.hrtime.bigint();
-    const endpoints = new InputEndpoints(inputs);
+    const endpoints = this.endpointsOf(inputs);
     const certificates = new InputCertificates(inputs);
     const out: GatewayBuilds = {
       served: new Map(),
@@ -469,16 +512,15 @@ export class Converter {
       const s = base.get(k);
       if (s) base.set(k, { ...s, status: notProgrammed(s.status as JsonObject, 'Invalid', message) });
     }
-    const sliceService = new Map<string, string>();
-    for (const [service, slices] of inputs.slicesByService) for (const s of slices) sliceService.set(key(s.meta.namespace, s.meta.name), service);
     const classes = resolved.outcomes.gatewayClasses.map((o) => o.gatewayClass.meta.name);
     const needs = keptNeeds(this.built?.needs, clusterNeeds(inputs, classes));
-    this.built = { inputs, resolved, feeds, sliceService, fixedSize, endpointsSize: endpointsSizes, base, needs, findings: out.findings, distinct };
+    this.built = { inputs, resolved, feeds, fixedSize, endpointsSize: endpointsSizes, base, needs, findings: out.findings, distinct };
     const changedGateways = this.changedGateways(served);
     this.served = served;
     this.refused = refused;
     const previous = this.current;
     this.current = new Map();
+    this.statusList = undefined;
     const touched = this.touched;
     this.touched = new Set();
     const changedStatuses: JsonObject[] = [];
@@ -575,7 +617,7 @@ export class Converter {
     const inputs: Inputs = { ...built.inputs, routes: update.routes };
     const resolveMs = since(t);
     t = process.hrtime.bigint();
-    const endpoints = new InputEndpoints(inputs);
+    const endpoints = this.endpointsOf(inputs);
     const certificates = new InputCertificates(inputs);
     const out: GatewayBuilds = {
       served: new Map(this.served),
@@ -624,7 +666,7 @@ export class Converter {
       built.base.set(k, b);
       const s = this.withFacts(b);
       const was = this.current.get(k);
-      this.current.set(k, s);
+      this.setCurrent(k, s);
       if (given.has(k) || !sameStatus(was, this.madeAt.get(k) ?? this.statusNow, s, now)) changedStatuses.push(s);
       this.madeAt.set(k, now);
     }
@@ -641,42 +683,40 @@ export class Converter {
     return this.result('full', changedGateways, changedStatuses, { read, resolve: resolveMs, envoy: envoyMs, status: since(t) }, update.gateways);
   }
 
-  /** Only the ClusterLoadAssignments of the Gateways the changed slices feed. */
+  /**
+   * Only the ClusterLoadAssignments of the Gateways the changed slices feed. It costs what it
+   * touches: the slices, their Services, the Gateways those feed (found by Service) and the lists
+   * handed out that must change (the Gateways map, each such Gateway's assignment list); nothing
+   * is copied or walked for the rest of the estate.
+   */
   private updateEndpoints(changed: Map<string, unknown>): ConverterUpdate {
     const built = this.built as Built;
     const started = process.hrtime.bigint();
     const diags = new Diagnostics();
-    const slicesByService = new Map(built.inputs.slicesByService);
     const affected = new Set<string>();
-    const sliceService = new Map(built.sliceService);
     for (const [slice, raw] of changed) {
-      const [namespace = '', name = ''] = slice.split('/');
-      const old = sliceService.get(slice);
-      if (old !== undefined) {
-        affected.add(old);
-        const rest = (slicesByService.get(old) ?? []).filter((s) => !(s.meta.namespace === namespace && s.meta.name === name));
-        if (rest.length > 0) slicesByService.set(old, rest);
-        else slicesByService.delete(old);
-        sliceService.delete(slice);
-      }
+      const old = this.slices.remove(slice);
+      if (old !== undefined) affected.add(old);
       if (raw === undefined) continue;
-      for (const [service, records] of readInputs([raw], diags, 'default', this.reads).slicesByService) {
-        affected.add(service);
-        sliceService.set(slice, service);
-        slicesByService.set(service, [...(slicesByService.get(service) ?? []), ...records].sort(byName) as EndpointSlice[]);
-      }
+      // As readInputs([raw]) would read it: one object, not a list, so nothing to unpack or tell apart.
+      const read = this.reads.read(raw, 'default');
+      for (const d of read.diagnostics) diags.list.push(d);
+      if (read.entry?.kind !== 'EndpointSlice') continue;
+      affected.add(read.entry.key);
+      this.slices.add(slice, read.entry.key, read.entry.record);
     }
     const read = since(started);
     const t = process.hrtime.bigint();
-    const inputs: Inputs = { ...built.inputs, slicesByService };
-    const endpoints = new InputEndpoints(inputs);
-    const served = new Map(this.served);
-    const refused = new Map(this.refused);
-    for (const gateway of built.resolved.ir.gateways) {
-      const feeds = built.feeds.get(gateway.name);
-      const config = served.get(gateway.name);
+    const endpoints = this.endpointsOf(built.inputs);
+    // Copied only when a Gateway's entry changes: an earlier update handed the maps out.
+    let served: Map<string, EnvoyConfig> | undefined;
+    let refused: Map<string, string> | undefined;
+    const changedGateways: string[] = [];
+    const newlyRefused: string[] = [];
+    for (const gateway of this.fedGateways(built, affected)) {
+      const config = this.served.get(gateway.name);
       // Refused at the last full update: the configuration served is not this IR's.
-      if (!feeds || !config || this.refused.has(gateway.name) || ![...affected].some((s) => feeds.has(s))) continue;
+      if (!config || this.refused.has(gateway.name)) continue;
       // Only the clusters those slices feed; every other ClusterLoadAssignment is the last one.
       const { clusters, assignments: fresh } = endpointAssignmentsOf(gateway, affected, endpoints, this.envoy);
       const { assignments, gone } = replaceAssignments(config.endpoints, clusters, fresh);
@@ -685,44 +725,95 @@ export class Converter {
       // The list's size, from the last one: its items that went and came, and one comma per item.
       const size = before - sizeOf(gone, this.maxBytes) + sizeOf(fresh, this.maxBytes) + (fresh.length - gone.length);
       built.endpointsSize.set(gateway.name, size);
-      if (fixed - 2 + size <= this.maxBytes) served.set(gateway.name, { ...config, endpoints: assignments });
-      else {
+      if (fixed - 2 + size <= this.maxBytes) {
+        served ??= new Map(this.served);
+        served.set(gateway.name, { ...config, endpoints: assignments });
+        changedGateways.push(gateway.name);
+      } else {
         const own = new Diagnostics();
         own.error('OutputTooLarge', this.tooLarge(), gateway.ref);
         diags.list.push(...own.list);
         built.findings.set(gateway.name, [...(built.findings.get(gateway.name) ?? []), ...own.list]);
+        refused ??= new Map(this.refused);
         refused.set(gateway.name, this.tooLarge());
+        newlyRefused.push(gateway.name);
       }
     }
     const envoyMs = since(t);
     const s = process.hrtime.bigint();
-    this.built = { ...built, inputs, sliceService };
-    const changedGateways = this.changedGateways(served);
-    this.served = served;
+    if (served) this.served = served;
     const changedStatuses: JsonObject[] = [];
-    for (const [gateway, message] of refused) {
-      if (this.refused.has(gateway)) continue;
+    for (const gateway of newlyRefused) {
       const k = gatewayStatusKey(gateway);
       const b = built.base.get(k);
       if (!b) continue;
-      const next = { ...b, status: notProgrammed(b.status as JsonObject, 'Invalid', message) };
+      const next = { ...b, status: notProgrammed(b.status as JsonObject, 'Invalid', this.tooLarge()) };
       built.base.set(k, next);
       const merged = this.withFacts(next);
-      this.current.set(k, merged);
+      this.setCurrent(k, merged);
       changedStatuses.push(merged);
     }
-    this.refused = refused;
+    if (refused) this.refused = refused;
     // This update's slices replace what the last one said of them (sorted again only when that changes anything).
-    const gone = new Set([...changed.keys()]);
-    const stays = (d: Diagnostic) => !(d.object?.kind === 'EndpointSlice' && gone.has(`${d.object.namespace ?? ''}/${d.object.name}`));
-    this.findings = [...this.findings.filter(stays), ...diags.list];
-    const kept = this.diagnostics.filter(stays);
+    const named = this.slicesWithFindings();
+    let kept = this.diagnostics;
+    if ([...changed.keys()].some((k) => named.has(k))) {
+      const stays = (d: Diagnostic) => !(d.object?.kind === 'EndpointSlice' && changed.has(sliceOf(d.object)));
+      this.findings = this.findings.filter(stays);
+      kept = this.diagnostics.filter(stays);
+      for (const k of changed.keys()) named.delete(k);
+    }
+    // The findings list is the Converter's own (never handed out), so it grows in place.
+    for (const d of diags.list) {
+      this.findings.push(d);
+      if (d.object?.kind === 'EndpointSlice') named.add(sliceOf(d.object));
+    }
+    this.sliceFindings = { of: this.findings, slices: named };
     if (diags.list.length > 0) {
       const fresh = new Diagnostics();
       for (const d of [...kept, ...diags.list]) fresh.list.push(d);
       this.diagnostics = fresh.sorted();
     } else if (kept.length !== this.diagnostics.length) this.diagnostics = kept;
-    return this.result('endpoints', changedGateways, changedStatuses, { read, resolve: 0, envoy: envoyMs, status: since(s) });
+    return this.result('endpoints', changedGateways.sort(compare), changedStatuses, { read, resolve: 0, envoy: envoyMs, status: since(s) });
+  }
+
+  /** Endpoints as the slices held now give them (the Inputs' own slices are the last full update's). */
+  private endpointsOf(inputs: Inputs): InputEndpoints {
+    return new InputEndpoints({ slicesByService: this.slices.byService, pods: inputs.pods });
+  }
+
+  /** The Gateways of the built IR, in its order, whose served configuration slices of `services` feed (found by Service, not by a walk of every Gateway). */
+  private fedGateways(built: Built, services: ReadonlySet<string>): Gateway[] {
+    if (this.feeders?.of !== built) {
+      const byService = new Map<string, number[]>();
+      built.resolved.ir.gateways.forEach((g, i) => {
+        for (const service of built.feeds.get(g.name) ?? []) {
+          const list = byService.get(service);
+          if (list) list.push(i);
+          else byService.set(service, [i]);
+        }
+      });
+      this.feeders = { of: built, byService };
+    }
+    const at = new Set<number>();
+    for (const service of services) for (const i of this.feeders.byService.get(service) ?? []) at.add(i);
+    return [...at].sort((a, b) => a - b).map((i) => built.resolved.ir.gateways[i] as Gateway);
+  }
+
+  /** The slices some finding held is about. */
+  private slicesWithFindings(): Set<string> {
+    if (this.sliceFindings?.of === this.findings) return this.sliceFindings.slices;
+    const slices = new Set<string>();
+    for (const d of this.findings) if (d.object?.kind === 'EndpointSlice') slices.add(sliceOf(d.object));
+    this.sliceFindings = { of: this.findings, slices };
+    return slices;
+  }
+
+  /** Sets a status held, so that the list of them is made again. */
+  private setCurrent(k: string, s: JsonObject): void {
+    if (this.current.get(k) === s) return;
+    this.current.set(k, s);
+    this.statusList = undefined;
   }
 
   private result(
@@ -733,11 +824,13 @@ export class Converter {
     resolvedGateways: ConverterUpdate['resolvedGateways'] = kind === 'full' ? 'all' : [],
   ): ConverterUpdate {
     const built = this.built as Built;
+    // One list while no status changes (most endpoint updates): never changed, a change makes another.
+    this.statusList ??= [...this.current.values()];
     return {
       kind,
       gateways: this.served,
       changedGateways,
-      statuses: [...this.current.values()],
+      statuses: this.statusList,
       changedStatuses,
       diagnostics: this.diagnostics,
       needs: built.needs,
@@ -777,7 +870,7 @@ export class Converter {
     if (!base) return [];
     const merged = this.withFacts(base);
     if (sameStatus(this.current.get(k), this.statusNow, merged, this.statusNow)) return [];
-    this.current.set(k, merged);
+    this.setCurrent(k, merged);
     return [merged];
   }
 

@@ -2,7 +2,7 @@
 // a Service's ready EndpointSlice addresses, or the ready Pods a pool selects. Kept apart from the
 // routes, so that an endpoint change can be applied without resolving anything else again.
 import { compare } from '../json.js';
-import { type Inputs, type Pod, key } from '../read/index.js';
+import { type EndpointSlice, type Pod, key } from '../read/index.js';
 import type { Backend, EndpointSource, Picker } from './ir.js';
 
 export interface HostPort {
@@ -29,12 +29,18 @@ function unique(hosts: HostPort[]): HostPort[] {
     .sort((a, b) => compare(a.address, b.address) || a.port - b.port);
 }
 
+/** What endpoints are read from: the Inputs, or the slices a Converter holds now (read-only to this reader). */
+export interface EndpointInputs {
+  readonly slicesByService: ReadonlyMap<string, readonly EndpointSlice[]>;
+  readonly pods: ReadonlyMap<string, readonly Pod[]>;
+}
+
 /** Endpoints from the records the read stage made. */
 export class InputEndpoints implements EndpointLookup {
   /** Ready Pods with an IP by namespace and `key=value` label, built on first use. */
   private podIndex?: Map<string, Map<string, Pod[]>>;
 
-  constructor(private readonly inputs: Inputs) {}
+  constructor(private readonly inputs: EndpointInputs) {}
 
   /** Ready addresses of a Service's EndpointSlices on the port named `portName`. */
   private sliceHosts(namespace: string, service: string, portName: string): HostPort[] {
