@@ -6,13 +6,13 @@
 // route configurations their listeners' connection managers ask for over RDS (each distinct
 // version decoded once for all of them).
 // Driven over IPC by the benches: {cmd: 'connect', ...}, {cmd: 'expect', ...}, then {cmd: 'close'};
-// {cmd: 'gc'} at any time.
+// {cmd: 'gc'} and {cmd: 'collect'} at any time.
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import protobuf from 'protobufjs';
 import { TYPE_URL } from '../src/index.js';
 import { AdsCall, type Envelope } from './ads-call.js';
-import { GcPauses, type Pause } from './figures.js';
+import { collect, GcPauses, type Pause } from './figures.js';
 
 interface ClientSpec {
   id: string;
@@ -52,7 +52,9 @@ export type ChildMessage =
   /** `at`: per client, when it had ACKed the expected response (performance.timeOrigin + performance.now()). */
   | { event: 'reached'; id: number; at: number[] }
   /** The answer to {cmd: 'gc'}: the garbage collector's pauses since the last one. */
-  | { event: 'gc'; pauses: Pause[] };
+  | { event: 'gc'; pauses: Pause[] }
+  /** The answer to {cmd: 'collect'}: a full collection was made (the process runs with --expose-gc). */
+  | { event: 'collected' };
 
 const string = (id: number) => ({ type: 'string', id });
 const strings = (id: number) => ({ rule: 'repeated', type: 'string', id });
@@ -318,9 +320,14 @@ const channels: AdsCall[] = [];
 
 const gcPauses = new GcPauses();
 
-process.on('message', (message: ConnectCommand | ExpectCommand | { cmd: 'close' } | { cmd: 'gc' }) => {
+process.on('message', (message: ConnectCommand | ExpectCommand | { cmd: 'close' } | { cmd: 'gc' } | { cmd: 'collect' }) => {
   if (message.cmd === 'gc') {
     process.send?.({ event: 'gc', pauses: gcPauses.take() } satisfies ChildMessage);
+    return;
+  }
+  if (message.cmd === 'collect') {
+    collect();
+    process.send?.({ event: 'collected' } satisfies ChildMessage);
     return;
   }
   if (message.cmd === 'close') {

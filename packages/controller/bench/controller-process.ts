@@ -7,7 +7,7 @@ import { Session } from 'node:inspector/promises';
 import { KubeConfig } from '@kubernetes/client-node';
 import { createLogger } from '@extlb/telemetry';
 import { Controller } from '../src/index.js';
-import { GcPauses, type Pause } from './figures.js';
+import { collect, GcPauses, type Pause } from './figures.js';
 
 export interface StartCommand {
   cmd: 'start';
@@ -26,6 +26,8 @@ export type ControllerCommand =
   | { cmd: 'profile'; file?: string }
   /** The garbage collector's pauses since the last time they were asked for (a `Pause[]`). */
   | { cmd: 'gc' }
+  /** A full collection now, so a phase does not pay for the garbage of the ones before it. */
+  | { cmd: 'collect' }
   | { cmd: 'stop' };
 export type ControllerRequest = { id: number } & ControllerCommand;
 
@@ -116,7 +118,7 @@ async function settle(c: Controller, quietMs: number): Promise<Counters> {
 }
 
 function memory(c: Controller): Memory {
-  (globalThis as { gc?: () => void }).gc?.();
+  collect();
   const m = process.memoryUsage();
   return {
     rss: m.rss,
@@ -168,6 +170,7 @@ async function answer(r: ControllerRequest): Promise<unknown> {
   if (r.cmd === 'profile') return profile(r.file);
   if (r.cmd === 'cpu') return cpuMs();
   if (r.cmd === 'gc') return gcPauses.take() satisfies Pause[];
+  if (r.cmd === 'collect') return collect();
   const c = controller;
   if (!c) throw new Error('bench: the controller was not started');
   switch (r.cmd) {

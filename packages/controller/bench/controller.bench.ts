@@ -8,7 +8,9 @@
 //    every client has ACKed the endpoint update (aim: p99 under 50 ms), and the same for one
 //    HTTPRoute and its route update (aim: p99 under 300 ms); the controller's RSS and heap (aim: RSS
 //    under 1.5 GiB); and what 1,000 idle ADS streams (100 small Gateways x 10 proxies) add to it.
-// Each phase starts with one untimed change (the writer's connection opening, the path's first run).
+// Each phase starts with one untimed change (the writer's connection opening, the path's first run)
+// and a full collection in every process, so that it does not pay for the garbage of the phases
+// before it (the start's hundreds of MB).
 // Latencies run from just before the API write to each client's ACK of the update; beside them,
 // where the time went: the write, the watch event and debounce and recompute until the snapshot
 // was set, and the push to the last ACK; for the slowest changes, how long the garbage collector
@@ -32,7 +34,7 @@ import { KubeApi, TYPE_URL, WATCHED_KINDS } from '../src/index.js';
 import type { ChildMessage, ConnectCommand, ExpectCommand } from './ads-clients.js';
 import { BENCH_NAMESPACE, type ClusterEstateSize, clusterEstate, endpointSlices, GATEWAY, httpRoute, poolName, routeName, tenant } from './cluster-estate.js';
 import type { ControllerCommand, ControllerEvent, Counters, Memory, StartCommand } from './controller-process.js';
-import { GcPauses, loadNote, machine, mb, ms, n, type Pause, pausedWithin, percentile, withTimeout } from './figures.js';
+import { collect, GcPauses, loadNote, machine, mb, ms, n, type Pause, pausedWithin, percentile, withTimeout } from './figures.js';
 
 const SCALE = Number(process.env.EXTLB_BENCH_SCALE ?? '1');
 if (!(SCALE > 0 && SCALE <= 1)) throw new Error(`bench: EXTLB_BENCH_SCALE must be a number in (0, 1], got ${process.env.EXTLB_BENCH_SCALE}`);
@@ -147,7 +149,7 @@ class ClientsChild extends Child<ChildMessage> {
   private lastExpect = 0;
 
   constructor(private readonly count: number) {
-    super('./ads-clients.ts', [], (m) => {
+    super('./ads-clients.ts', ['--expose-gc'], (m) => {
       if (m.event === 'progress') console.log(`    (${m.synced} of ${count} clients synced)`);
     });
   }
@@ -167,6 +169,13 @@ class ClientsChild extends Child<ChildMessage> {
     );
     this.send({ cmd: 'expect', id, typeUrl, name } satisfies ExpectCommand);
     return reached.then((m) => m.at);
+  }
+
+  /** A full collection in the clients' process. */
+  async collect(): Promise<void> {
+    const done = this.next((m) => m.event === 'collected', "the clients' collection");
+    this.send({ cmd: 'collect' });
+    await done;
   }
 
   /** The garbage collector's pauses in the clients' process since the last call. */
@@ -218,7 +227,18 @@ interface PhasePauses {
   api: Pause[];
 }
 
-/** Takes the pauses since the last call from each process (at the start of a phase, to drop what came before). */
+/**
+ * Starts a timed phase: a full collection in each process, so that the garbage of the phases before
+ * (the start's hundreds of MB) is not collected in the middle of this one, and the pauses so far
+ * dropped.
+ */
+async function startTiming(): Promise<void> {
+  collect();
+  await Promise.all([controller.request({ cmd: 'collect' }, 'a collection in the controller'), clients.collect()]);
+  await takePauses();
+}
+
+/** Takes the pauses since the last call from each process. */
 async function takePauses(): Promise<PhasePauses> {
   const [controllerPauses, clientPauses] = await Promise.all([controller.request<Pause[]>({ cmd: 'gc' }, 'the controller GC pauses'), clients.gc()]);
   return { controller: controllerPauses, clients: clientPauses, api: benchPauses.take() };
@@ -260,7 +280,7 @@ function report(
   const slowest = [...samples].sort((a, b) => Math.max(...b.perClient) - Math.max(...a.perClient)).slice(0, 3);
   const split = (s: Sample) => {
     const end = s.start + Math.max(...s.perClient);
-    const paused = (pauses: Pause[]) => ms(pausedWithin(pauses, s.start, end));
+    const paused = (pauses: Pause[]) => pausedWithin(pauses, s.start, end);
     const gc = `GC pauses: controller ${paused(work.pauses.controller)}, clients ${paused(work.pauses.clients)}, API server ${paused(work.pauses.api)}`;
     return `${ms(Math.max(...s.perClient))} (change ${samples.indexOf(s) + 1}: write ${ms(s.write)}, snapshot set at ${ms(s.snapshot)}; ${gc})`;
   };
@@ -399,7 +419,7 @@ await controller.phase('endpoints');
 // a change costs a controller that has been serving.
 await endpointChange(-1);
 const beforeEndpoints = await controller.request<Counters>({ cmd: 'settle', quietMs: QUIET_MS }, 'the controller settling');
-await takePauses();
+await startTiming();
 const endpointSamples: Sample[] = [];
 for (let c = 0; c < ENDPOINT_CHANGES; c++) endpointSamples.push(await endpointChange(c));
 const afterEndpoints = await controller.request<Counters>({ cmd: 'settle', quietMs: QUIET_MS }, 'the controller settling');
@@ -413,7 +433,7 @@ report('one EndpointSlice changed through the API, until every client ACKed the 
 await controller.phase('routes');
 await routeChange(-1);
 const beforeRoutes = await controller.request<Counters>({ cmd: 'settle', quietMs: QUIET_MS }, 'the controller settling');
-await takePauses();
+await startTiming();
 const routeSamples: Sample[] = [];
 for (let c = 0; c < ROUTE_CHANGES; c++) routeSamples.push(await routeChange(c));
 const afterRoutes = await controller.request<Counters>({ cmd: 'settle', quietMs: QUIET_MS }, 'the controller settling');

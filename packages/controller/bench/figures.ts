@@ -1,6 +1,6 @@
 // How the benches print figures, and the waits they bound (a broken run fails instead of hanging).
 import { cpus, loadavg } from 'node:os';
-import { PerformanceObserver } from 'node:perf_hooks';
+import { constants, type PerformanceEntry, PerformanceObserver } from 'node:perf_hooks';
 
 export const PHASE_TIMEOUT_MS = 300_000;
 
@@ -35,8 +35,8 @@ export function loadNote(): string {
   return now > cpus().length ? ` [load ${now.toFixed(1)} on ${cpus().length} CPUs]` : '';
 }
 
-/** A garbage collection's pause: when it started (performance.timeOrigin + startTime) and how long it took, in ms. */
-export type Pause = readonly [start: number, ms: number];
+/** A garbage collection's pause: when it started (performance.timeOrigin + startTime), how long it took in ms, and whether it was a full (mark-compact) one. */
+export type Pause = readonly [start: number, ms: number, major: boolean];
 
 /**
  * The garbage collector's pauses in this process, as they are reported: a bench process names them
@@ -47,7 +47,7 @@ export class GcPauses {
 
   constructor() {
     new PerformanceObserver((list) => {
-      for (const e of list.getEntries()) this.pauses.push([performance.timeOrigin + e.startTime, e.duration]);
+      for (const e of list.getEntries()) this.pauses.push([performance.timeOrigin + e.startTime, e.duration, isMajor(e)]);
     }).observe({ entryTypes: ['gc'] });
   }
 
@@ -57,9 +57,21 @@ export class GcPauses {
   }
 }
 
-/** How much of the window [from, to] the pauses covered, in ms. */
-export function pausedWithin(pauses: readonly Pause[], from: number, to: number): number {
+const isMajor = (e: PerformanceEntry) => ((e as { detail?: { kind?: number } }).detail?.kind ?? 0) === constants.NODE_PERFORMANCE_GC_MAJOR;
+
+/** How much of the window [from, to] the pauses covered: `12.3 ms`, with ` (full)` when a full collection was among them. */
+export function pausedWithin(pauses: readonly Pause[], from: number, to: number): string {
   let total = 0;
-  for (const [start, duration] of pauses) total += Math.max(0, Math.min(to, start + duration) - Math.max(from, start));
-  return total;
+  let major = false;
+  for (const [start, duration, full] of pauses) {
+    const overlap = Math.max(0, Math.min(to, start + duration) - Math.max(from, start));
+    total += overlap;
+    if (overlap > 0 && full) major = true;
+  }
+  return `${ms(total)} ms${major ? ' (full)' : ''}`;
+}
+
+/** A full collection, where the process runs with --expose-gc. */
+export function collect(): void {
+  (globalThis as { gc?: () => void }).gc?.();
 }
