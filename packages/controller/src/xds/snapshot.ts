@@ -1,7 +1,8 @@
 // Per-Gateway snapshots of xDS resources. Each resource is encoded once (shared between groups
 // that hold the same one) and versioned by a hash of its bytes, each type by a hash of its names
 // and versions: recomputing an unchanged input gives the same versions, and nothing is sent. A list
-// given again as the same list is taken as it was, so a change costs the lists it touches.
+// given again as the same list is taken as it was, and one that replaces some objects of the last
+// under their own names costs the replacements, so a change costs what it touches.
 import { createHash } from 'node:crypto';
 import { collectReferences, emptyReferences, missingReferences, type References, type SnapshotIssue } from './consistency.js';
 import { clustersNamedBy, edsNameOf } from './dependencies.js';
