@@ -586,49 +586,36 @@ function move(o: Json, rand: () => number, universe: readonly Json[]): Json {
  * ListenerSet moved half the time), and after each the Converter must give what a fresh
  * conversion of the objects it holds gives: configurations, statuses, diagnostics and IR, and
  * every status that changed among the changed ones. `changing` picks the objects that may change.
+ * A deleted object comes back as it was, or half the time as a copy (a record read afresh).
+ * Siblings of the routes (copies under new names) come and go alongside.
+ * Returns how many steps took the route-scoped path: all of them, those adding a route, those
+ * deleting one.
  */
-function randomWalk(universe: Json[], options: ConvertOptions, seed: number, steps: number, changing: (o: Json) => boolean = () => true): number {
+function randomWalk(
+  universe: Json[],
+  options: ConvertOptions,
+  seed: number,
+  steps: number,
+  changing: (o: Json) => boolean = () => true,
+): { scoped: number; adds: number; deletes: number } {
   const values = valuesByKey(universe);
   const held = new Map(universe.map((o) => [idOf(o), o]));
   const gone = new Map<string, Json>();
   const converter = new Converter(options);
   let last = converter.update({ objects: [...held.values()] }).statuses as Json[];
   const rand = random(seed);
-  let scoped = 0;
-  for (let step = 0; step < steps; step++) {
-    const added: Json[] = [];
-    const updated: Json[] = [];
-    const deleted: Json[] = [];
-    const changes = 1 + Math.floor(rand() * 2);
-    const log: string[] = [];
-    for (let c = 0; c < changes; c++) {
-      const r = rand();
-      const present = [...held.values()].filter((o) => changing(o) && !added.includes(o) && !updated.includes(o));
-      if (r < 0.15 && present.length > 0) {
-        const o = present[Math.floor(rand() * present.length)] as Json;
-        held.delete(idOf(o));
-        gone.set(idOf(o), o);
-        deleted.push(o);
-        log.push(`delete ${idOf(o)}`);
-      } else if (r < 0.3 && gone.size > 0) {
-        const o = [...gone.values()][Math.floor(rand() * gone.size)] as Json;
-        if (deleted.includes(o)) continue;
-        gone.delete(idOf(o));
-        held.set(idOf(o), o);
-        added.push(o);
-        log.push(`add ${idOf(o)}`);
-      } else if (present.length > 0) {
-        const o = present[Math.floor(rand() * present.length)] as Json;
-        if (deleted.some((d) => idOf(d) === idOf(o))) continue;
-        const movable = ROUTE_KINDS.has(o.kind) || o.kind === 'ListenerSet';
-        const next = movable && rand() < 0.5 ? move(o, rand, [...held.values()]) : mutate(o, rand, values);
-        held.set(idOf(o), next);
-        updated.push(next);
-        log.push(`update ${idOf(o)}`);
-      }
+  const scoped = { scoped: 0, adds: 0, deletes: 0 };
+  /** Routes like one of the estate under names of their own: they attach where that one does and use its backends. */
+  const siblings = new Map<string, Json>();
+  const sideRand = random(seed + 1);
+  /** Gives the Converter one change, and checks what it made against a fresh conversion. */
+  const check = (step: number, change: { added?: Json[]; updated?: Json[]; deleted?: Json[] }, log: string[]) => {
+    const u = converter.update(change);
+    if (u.kind === 'full' && u.resolvedGateways !== 'all') {
+      scoped.scoped++;
+      if (change.added?.some((o) => ROUTE_KINDS.has(o.kind))) scoped.adds++;
+      if (change.deleted?.some((o) => ROUTE_KINDS.has(o.kind))) scoped.deletes++;
     }
-    const u = converter.update({ added, updated, deleted });
-    if (u.kind === 'full' && u.resolvedGateways !== 'all') scoped++;
     const full = new Converter(options).update({ objects: [...held.values()] });
     const at = `step ${step}: ${log.join(', ')}`;
     // Every status that is not what it was is among the changed ones.
@@ -643,6 +630,65 @@ function randomWalk(universe: Json[], options: ConvertOptions, seed: number, ste
     assert.deepEqual(u.ir, full.ir, `${at}: IR`);
     // A Gateway the change did not reach keeps its configuration object, and is not "changed".
     for (const g of full.gateways.keys()) if (!u.changedGateways.includes(g)) assert.ok(u.gateways.has(g), `${at}: ${g} kept`);
+  };
+  for (let step = 0; step < steps; step++) {
+    const added: Json[] = [];
+    const updated: Json[] = [];
+    const deleted: Json[] = [];
+    const changes = 1 + Math.floor(rand() * 2);
+    const log: string[] = [];
+    for (let c = 0; c < changes; c++) {
+      const r = rand();
+      const present = [...held.values()].filter((o) => changing(o) && !siblings.has(idOf(o)) && !added.includes(o) && !updated.includes(o));
+      if (r < 0.15 && present.length > 0) {
+        const o = present[Math.floor(rand() * present.length)] as Json;
+        held.delete(idOf(o));
+        gone.set(idOf(o), o);
+        deleted.push(o);
+        log.push(`delete ${idOf(o)}`);
+      } else if (r < 0.3 && gone.size > 0) {
+        const was = [...gone.values()][Math.floor(rand() * gone.size)] as Json;
+        if (deleted.includes(was)) continue;
+        const o = sideRand() < 0.5 ? structuredClone(was) : was;
+        gone.delete(idOf(o));
+        held.set(idOf(o), o);
+        added.push(o);
+        log.push(`add ${idOf(o)}`);
+      } else if (present.length > 0) {
+        const o = present[Math.floor(rand() * present.length)] as Json;
+        if (deleted.some((d) => idOf(d) === idOf(o))) continue;
+        const movable = ROUTE_KINDS.has(o.kind) || o.kind === 'ListenerSet';
+        const next =
+          movable && rand() < 0.5
+            ? move(
+                o,
+                rand,
+                [...held.values()].filter((x) => !siblings.has(idOf(x))),
+              )
+            : mutate(o, rand, values);
+        held.set(idOf(o), next);
+        updated.push(next);
+        log.push(`update ${idOf(o)}`);
+      }
+    }
+    check(step, { added, updated, deleted }, log);
+    // A sibling comes or goes on a stream of its own, in a change of its own, so the walk is otherwise the one it was.
+    const s = sideRand();
+    const like = pick(
+      sideRand,
+      [...held.values()].filter((o) => ROUTE_KINDS.has(o.kind) && changing(o) && !siblings.has(idOf(o))),
+    );
+    if (s < 0.2 && like) {
+      const o = { ...structuredClone(like), metadata: { ...structuredClone(like.metadata), name: `${like.metadata.name}-${step}` } };
+      held.set(idOf(o), o);
+      siblings.set(idOf(o), o);
+      check(step, { added: [o] }, [`add ${idOf(o)} like ${idOf(like)}`]);
+    } else if (s < 0.35 && siblings.size > 0) {
+      const o = pick(sideRand, [...siblings.values()]);
+      held.delete(idOf(o));
+      siblings.delete(idOf(o));
+      check(step, { deleted: [o] }, [`delete ${idOf(o)}`]);
+    }
   }
   return scoped;
 }
@@ -654,6 +700,9 @@ describe('Converter: a change costs what it touches, and gives what a full conve
       randomWalk(universe, { now: NOW, ...extra }, name.length * 7919 + (extra.endpoints ?? 'static').length, 60);
     });
   }
+
+  /** Steps of the walks below that added or deleted a route and resolved only its Gateways. */
+  const walked = { walks: 0, adds: 0, deletes: 0 };
 
   // Routes alone changing: the backends' state is kept between these steps, so what the routes
   // share through it (first-seen findings, picker problems, HTTP/2 turned on by a GRPCRoute) must
@@ -671,17 +720,93 @@ describe('Converter: a change costs what it touches, and gives what a full conve
       const universe = readObjects(fileURLToPath(new URL(`./scenarios/${name}/input.yaml`, import.meta.url))) as Json[];
       const scoped = randomWalk(universe, { now: NOW, endpoints: 'eds' }, name.length * 6007, 60, (o) => ROUTE_KINDS.has(o.kind));
       // The walk must have gone through the route-scoped path too, or it says nothing about it.
-      assert.ok(scoped > 0, 'no step resolved only the Gateways of the routes changed');
+      assert.ok(scoped.scoped > 0, 'no step resolved only the Gateways of the routes changed');
+      walked.walks++;
+      walked.adds += scoped.adds;
+      walked.deletes += scoped.deletes;
     });
   }
 
   for (const endpoints of ['static', 'eds'] as const) {
     for (let seed = 1; seed <= 4; seed++) {
       it(`routes and ListenerSets moving between Gateways, listeners, ports and hostnames (${endpoints}, seed ${seed}): each step equal to convert()`, () => {
-        assert.ok(randomWalk(movesEstate(), { now: NOW, endpoints }, seed * 104_729, 80) > 0, 'no step resolved only the Gateways of the routes changed');
+        const scoped = randomWalk(movesEstate(), { now: NOW, endpoints }, seed * 104_729, 80);
+        assert.ok(scoped.scoped > 0, 'no step resolved only the Gateways of the routes changed');
+        walked.walks++;
+        walked.adds += scoped.adds;
+        walked.deletes += scoped.deletes;
       });
     }
   }
+
+  it('walks that add and delete routes take the route-scoped path for some of them', (t) => {
+    if (walked.walks === 0) return t.skip('the walks did not run');
+    assert.ok(walked.adds > 0, 'no step adding a route resolved only its Gateways');
+    assert.ok(walked.deletes > 0, 'no step deleting a route resolved only its Gateways');
+  });
+
+  it('resolves only the Gateway of a route added or deleted whose backends it already uses, as convert() would', () => {
+    const converter = new Converter({ now: NOW, endpoints: 'eds' });
+    const first = converter.update({ objects: estate() });
+    const b = first.gateways.get('default/b');
+    const irB = first.ir.gateways.find((g) => g.name === 'default/b');
+    const statusOf = (u: ConverterUpdate, kind: string, name: string) => (u.statuses as Json[]).find((x) => x.kind === kind && x.metadata.name === name);
+    const same = (u: ConverterUpdate, objects: Json[], at: string) => {
+      const fresh = new Converter({ now: NOW, endpoints: 'eds' }).update({ objects });
+      assert.deepEqual(Object.fromEntries(u.gateways), Object.fromEntries(fresh.gateways), `${at}: gateways`);
+      assert.deepEqual(u.statuses, fresh.statuses, `${at}: statuses`);
+      assert.deepEqual(u.diagnostics, fresh.diagnostics, `${at}: diagnostics`);
+      assert.deepEqual(u.ir, fresh.ir, `${at}: IR`);
+      assert.deepEqual(Object.fromEntries(u.gateways), convert(objects, { endpoints: 'eds', now: NOW }).gateways, `${at}: convert()`);
+    };
+    const untouched = (u: ConverterUpdate, at: string) => {
+      assert.equal(u.gateways.get('default/b'), b, `${at}: b's configuration is the same object`);
+      assert.equal(
+        u.ir.gateways.find((g) => g.name === 'default/b'),
+        irB,
+        `${at}: b's IR is the same object`,
+      );
+      for (const [kind, name] of [
+        ['Gateway', 'b'],
+        ['HTTPRoute', 'rb'],
+      ] as const)
+        assert.equal(statusOf(u, kind, name), statusOf(first, kind, name), `${at}: the status of ${kind} ${name} is the same object`);
+    };
+    // First in route order (by name, no creationTimestamp): every route after it moves.
+    const r0 = route('r0', 'a', 'sa');
+    const added = converter.update({ added: [r0] });
+    assert.deepEqual(added.resolvedGateways, ['default/a'], 'a route added on a with a backend a uses resolves a alone');
+    untouched(added, 'added');
+    assert.ok(
+      added.changedStatuses.some((x) => x.kind === 'HTTPRoute' && (x.metadata as Json).name === 'r0'),
+      'the new route has its status among the changed ones',
+    );
+    assert.equal(statusOf(added, 'Gateway', 'a')?.status.listeners[0].attachedRoutes, 2);
+    same(added, [...estate(), r0], 'added');
+
+    const deleted = converter.update({ deleted: [r0] });
+    assert.deepEqual(deleted.resolvedGateways, ['default/a'], 'so does deleting it');
+    untouched(deleted, 'deleted');
+    assert.equal(statusOf(deleted, 'HTTPRoute', 'r0'), undefined, "the deleted route's status is gone");
+    same(deleted, estate(), 'deleted');
+
+    // A backend no route of a used, a GRPCRoute, a deleted route that was the last to use its backend: all reach further.
+    const grpc = {
+      apiVersion: GATEWAY_API,
+      kind: 'GRPCRoute',
+      metadata: { name: 'g0', namespace: 'default' },
+      spec: { parentRefs: [{ name: 'a' }], rules: [{ backendRefs: [{ name: 'sa', port: 80 }] }] },
+    };
+    assert.deepEqual(converter.update({ added: [route('r1', 'a', 'sb')] }).resolvedGateways, 'all');
+    same(converter.update({ added: [grpc] }), [...estate(), route('r1', 'a', 'sb'), grpc], 'GRPCRoute added');
+    assert.deepEqual(converter.update({ deleted: [grpc] }).resolvedGateways, 'all');
+    assert.deepEqual(converter.update({ deleted: [route('ra', 'a', 'sa')] }).resolvedGateways, 'all');
+    same(
+      converter.update({ deleted: [route('r1', 'a', 'sb')] }),
+      estate().filter((o) => o.metadata.name !== 'ra'),
+      'last routes deleted',
+    );
+  });
 
   it('keeps the IR and Envoy resources of an untouched Gateway, and of untouched resources of a touched one', () => {
     // Every update stamps a new time on every condition; that alone changes no status.

@@ -1,13 +1,14 @@
 // The Converter: the one composition of the stages (read → resolve → Envoy → status). It holds the
 // objects it was given, the resolved IR and the last Envoy configuration of each Gateway, so a
 // change costs what it touches: EndpointSlices alone rebuild only the ClusterLoadAssignments of the
-// Gateways whose backends they feed; routes updated in place whose change reaches no further (see
-// resolve/route-update.ts) resolve and build again only the Gateways they attach to; anything else
-// reads and resolves again, where every object, route compile, port listener and Envoy resource
-// whose inputs are unchanged is the one of before (so a route change rebuilds the port it is on),
-// and statuses whose outcome is the one of before are not compared again. Statuses are settled
-// after the Envoy stage (a configuration past the size limit is not Programmed), and proxy facts
-// (NACKs, infrastructure) merge into them without running any stage again.
+// Gateways whose backends they feed; routes updated in place, and HTTPRoutes added or deleted,
+// whose change reaches no further (see resolve/route-update.ts) resolve and build again only the
+// Gateways they attach to; anything else reads and resolves again, where every object, route
+// compile, port listener and Envoy resource whose inputs are unchanged is the one of before (so a
+// route change rebuilds the port it is on), and statuses whose outcome is the one of before are
+// not compared again. Statuses are settled after the Envoy stage (a configuration past the size
+// limit is not Programmed), and proxy facts (NACKs, infrastructure) merge into them without
+// running any stage again.
 import { type Diagnostic, Diagnostics } from '../diagnostics.js';
 import { parseDuration } from '../gateway-duration.js';
 import type { EndpointMode, EnvoyTarget } from '../envoy-target.js';
@@ -15,7 +16,7 @@ import { type Dirty, type EnvoyConfig, type EnvoyMemo, type EnvoyOptions, emptyM
 import type { EndpointV3 } from '../envoy/types.js';
 import { compare, isObject, type JsonObject, sameJson } from '../json.js';
 import { DEFAULT_MAX_OUTPUT_BYTES, itemSize, listsSize } from '../output-size.js';
-import { type Inputs, key, ReadCache, type RouteRecord, readInputs, textOf } from '../read/index.js';
+import { type Inputs, key, ReadCache, readInputs, textOf } from '../read/index.js';
 import { namespaceOf } from '../read/meta.js';
 import { InputEndpoints } from '../resolve/endpoints.js';
 import {
@@ -30,6 +31,7 @@ import {
   type Resolved,
   type RouteOutcome,
   resolve,
+  type RouteChange,
   resolveRouteUpdate,
 } from '../resolve/index.js';
 import { type KeyedStatus, keyedStatuses } from '../status/index.js';
@@ -109,8 +111,8 @@ export interface ConverterUpdate {
   ir: IR;
   timings: UpdateTimings;
   /**
-   * The Gateways this update resolved again: all of them, or (routes alone updated, reaching no
-   * further than their Gateways) those the routes attach to; none for `endpoints`.
+   * The Gateways this update resolved again: all of them, or (routes alone updated, added or
+   * deleted, reaching no further than their Gateways) those the routes attach to; none for `endpoints`.
    */
   resolvedGateways: 'all' | readonly string[];
 }
@@ -383,10 +385,10 @@ export class Converter {
 
   /**
    * Records a change. Returns the slices changed when nothing else did (`namespace/name` → object
-   * or undefined if gone), or the routes updated (each held once, before and after) when nothing
-   * else was: neither for the whole set.
+   * or undefined if gone), or the routes updated, added or deleted (each once: the one held
+   * before, the one given) when nothing else was: neither for the whole set.
    */
-  private apply(change: ConverterChange): { slices?: Map<string, unknown>; routes?: { before: unknown; after: unknown }[] } {
+  private apply(change: ConverterChange): { slices?: Map<string, unknown>; routes?: { before?: unknown; after?: unknown }[] } {
     if ('objects' in change) {
       this.resolveMemo.attach.epoch++;
       this.resolveMemo.backends.epoch++;
@@ -399,17 +401,27 @@ export class Converter {
     }
     const slices = new Map<string, unknown>();
     let others = false;
-    // Routes updated in place, each held once: GRPCRoutes turn their backends to HTTP/2, so they are not among them.
-    const routes: { before: unknown; after: unknown }[] = [];
-    let onlyRoutes = (change.added ?? []).length === 0 && (change.deleted ?? []).length === 0;
+    // Routes updated in place, added or deleted, each once: GRPCRoutes turn their backends to HTTP/2, so they are not among them.
+    const routes: { before?: unknown; after?: unknown }[] = [];
+    let onlyRoutes = true;
     const ids = new Set<string>();
-    for (const raw of change.updated ?? []) {
+    const routeChange = (raw: unknown, held: unknown[] | undefined, change: 'added' | 'updated' | 'deleted') => {
       const id = objectId(raw);
-      const held = id === undefined ? undefined : this.objects.get(id);
-      if (id === undefined || ids.has(id) || !isRoute(raw) || (isObject(raw) && raw.kind === 'GRPCRoute') || held?.length !== 1) onlyRoutes = false;
-      else routes.push({ before: held[0], after: raw });
+      if (id === undefined || ids.has(id) || !isRoute(raw) || (isObject(raw) && raw.kind === 'GRPCRoute')) onlyRoutes = false;
+      // An added route must be new, an updated or deleted one held once.
+      else if (change === 'added' ? held !== undefined : held?.length !== 1) onlyRoutes = false;
+      else if (change === 'added') routes.push({ after: raw });
+      else if (change === 'updated') routes.push({ before: held?.[0], after: raw });
+      else routes.push({ before: held?.[0] });
       if (id !== undefined) ids.add(id);
-    }
+    };
+    const heldOf = (raw: unknown) => {
+      const id = objectId(raw);
+      return id === undefined ? undefined : this.objects.get(id);
+    };
+    for (const raw of change.added ?? []) routeChange(raw, heldOf(raw), 'added');
+    for (const raw of change.updated ?? []) routeChange(raw, heldOf(raw), 'updated');
+    for (const raw of change.deleted ?? []) routeChange(raw, heldOf(raw), 'deleted');
     const note = (raw: unknown, gone: boolean) => {
       this.noteDirty(raw);
       // Routes attach to what Gateways, ListenerSets and Namespaces are: any other change may move them.
@@ -592,23 +604,32 @@ export class Converter {
   }
 
   /**
-   * Routes updated in place, resolved and built again for the Gateways they attach to alone, when
-   * resolve can (see resolve/route-update.ts); undefined when it cannot, for a full update.
+   * Routes updated in place, added or deleted, resolved and built again for the Gateways they
+   * attach to alone, when resolve can (see resolve/route-update.ts); undefined when it cannot, for
+   * a full update.
    */
-  private updateRoutes(changes: { before: unknown; after: unknown }[]): ConverterUpdate | undefined {
+  private updateRoutes(changes: { before?: unknown; after?: unknown }[]): ConverterUpdate | undefined {
     const built = this.built;
     if (!built?.distinct) return undefined;
     let t = process.hrtime.bigint();
     const diags = new Diagnostics();
     const dropped = new Set<Diagnostic>();
-    const records: { before: RouteRecord; after: RouteRecord }[] = [];
+    const records: RouteChange[] = [];
     for (const { before, after } of changes) {
-      const old = this.reads.read(before, 'default').entry;
-      const fresh = this.reads.read(after, 'default');
-      if (old?.kind !== 'Route' || fresh.entry?.kind !== 'Route') return undefined;
-      for (const d of this.reads.read(before, 'default').diagnostics) dropped.add(d);
-      for (const d of fresh.diagnostics) diags.list.push(d);
-      records.push({ before: old.record, after: fresh.entry.record });
+      const record: RouteChange = {};
+      if (before !== undefined) {
+        const old = this.reads.read(before, 'default');
+        if (old.entry?.kind !== 'Route') return undefined;
+        for (const d of old.diagnostics) dropped.add(d);
+        record.before = old.entry.record;
+      }
+      if (after !== undefined) {
+        const fresh = this.reads.read(after, 'default');
+        if (fresh.entry?.kind !== 'Route') return undefined;
+        for (const d of fresh.diagnostics) diags.list.push(d);
+        record.after = fresh.entry.record;
+      }
+      records.push(record);
     }
     const read = since(t);
     t = process.hrtime.bigint();
@@ -666,9 +687,17 @@ export class Converter {
       built.base.set(k, b);
       const s = this.withFacts(b);
       const was = this.current.get(k);
-      this.setCurrent(k, s);
+      if (was === undefined) this.insertCurrent(k, s);
+      else this.setCurrent(k, s);
       if (given.has(k) || !sameStatus(was, this.madeAt.get(k) ?? this.statusNow, s, now)) changedStatuses.push(s);
       this.madeAt.set(k, now);
+    }
+    // A deleted route's status goes, as it would from a full update's.
+    for (const r of update.removed) {
+      const k = `${r.kind}${SEP}${r.meta.namespace}${SEP}${r.meta.name}`;
+      built.base.delete(k);
+      this.madeAt.delete(k);
+      if (this.current.delete(k)) this.statusList = undefined;
     }
     this.touched = new Set();
     this.built = { ...built, inputs, resolved: { ir, outcomes: update.outcomes } };
@@ -807,6 +836,22 @@ export class Converter {
     for (const d of this.findings) if (d.object?.kind === 'EndpointSlice') slices.add(sliceOf(d.object));
     this.sliceFindings = { of: this.findings, slices };
     return slices;
+  }
+
+  /** Holds a status of an object that had none, in its place in the order of status keys. */
+  private insertCurrent(k: string, s: JsonObject): void {
+    const next = new Map<string, JsonObject>();
+    let placed = false;
+    for (const [key, status] of this.current) {
+      if (!placed && compare(key, k) > 0) {
+        next.set(k, s);
+        placed = true;
+      }
+      next.set(key, status);
+    }
+    if (!placed) next.set(k, s);
+    this.current = next;
+    this.statusList = undefined;
   }
 
   /** Sets a status held, so that the list of them is made again. */

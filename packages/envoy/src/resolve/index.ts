@@ -36,7 +36,7 @@ import { compileStreamRoute } from './stream-routes.js';
 
 export { BackendsMemo, shadowServiceName, usesPicker } from './backends.js';
 export { AttachMemo } from './attach.js';
-export { type RouteUpdate, resolveRouteUpdate } from './route-update.js';
+export { type RouteChange, type RouteUpdate, resolveRouteUpdate } from './route-update.js';
 export { backendJsonOf, CompileMemo } from './compile-memo.js';
 export { ListenerMemo } from './servers.js';
 export { composeHeaders } from './filters.js';
