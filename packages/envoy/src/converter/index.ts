@@ -34,7 +34,7 @@ import {
   type RouteChange,
   resolveRouteUpdate,
 } from '../resolve/index.js';
-import { type KeyedStatus, keyedStatuses } from '../status/index.js';
+import { type KeyedStatus, keyedStatuses, objectStatusKey } from '../status/index.js';
 import { type ClusterNeeds, clusterNeeds, keptNeeds } from './cluster-needs.js';
 import { type GatewayProxyFacts, notProgrammed, withProxyFacts } from './proxy-facts.js';
 import { SliceIndex } from './slice-index.js';
@@ -162,8 +162,10 @@ const sliceOf = (object: { namespace?: string; name: string }) => `${object.name
 
 const gatewayStatusKey = (gateway: string) => {
   const [namespace = '', name = ''] = gateway.split('/');
-  return `Gateway${SEP}${namespace}${SEP}${name}`;
+  return objectStatusKey('Gateway', namespace, name);
 };
+const routeStatusKey = (route: { kind: string; meta: { namespace: string; name: string } }) =>
+  objectStatusKey(route.kind, route.meta.namespace, route.meta.name);
 
 /**
  * Whether two statuses say the same, each condition's lastTransitionTime left out where it is the
@@ -431,8 +433,8 @@ export class Converter {
       if (this.touched !== 'all' && isObject(raw) && isObject(raw.metadata)) {
         const kind = textOf(raw.kind);
         const name = textOf(raw.metadata.name);
-        this.touched.add(`${kind}${SEP}${namespaceOf(raw, 'default')}${SEP}${name}`);
-        this.touched.add(`${kind}${SEP}${SEP}${name}`);
+        this.touched.add(objectStatusKey(kind, namespaceOf(raw, 'default'), name));
+        this.touched.add(objectStatusKey(kind, '', name));
       }
       if (isSlice(raw) && isObject(raw) && isObject(raw.metadata))
         slices.set(`${namespaceOf(raw, 'default')}/${String(raw.metadata.name)}`, gone ? undefined : raw);
@@ -680,7 +682,7 @@ export class Converter {
       this.routeStatuses,
     );
     const changedStatuses: JsonObject[] = [];
-    const given = new Set(update.changed.map((o) => `${o.route.kind}${SEP}${o.route.meta.namespace}${SEP}${o.route.meta.name}`));
+    const given = new Set(update.changed.map((o) => routeStatusKey(o.route)));
     for (const { key: k, status } of fresh) {
       const message = out.refused.get(status.kind === 'Gateway' ? gatewayOf(status.metadata as { namespace: string; name: string }) : '');
       const b = message === undefined ? status : { ...status, status: notProgrammed(status.status as JsonObject, 'Invalid', message) };
@@ -694,7 +696,7 @@ export class Converter {
     }
     // A deleted route's status goes, as it would from a full update's.
     for (const r of update.removed) {
-      const k = `${r.kind}${SEP}${r.meta.namespace}${SEP}${r.meta.name}`;
+      const k = routeStatusKey(r);
       built.base.delete(k);
       this.madeAt.delete(k);
       if (this.current.delete(k)) this.statusList = undefined;

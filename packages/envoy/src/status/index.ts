@@ -163,10 +163,15 @@ function backendTlsPolicyStatus(ctx: StatusOptions, o: BackendTlsPolicyOutcome):
   });
 }
 
+/** How the status of an object is known: its kind, namespace and name. */
+export function objectStatusKey(kind: string, namespace: string, name: string): string {
+  return `${kind}\u0000${namespace}\u0000${name}`;
+}
+
 /** How a status is known: kind, namespace and name. */
 export function statusKey(s: JsonObject): string {
   const m = s.metadata as { namespace?: string; name?: string };
-  return `${String(s.kind)}\u0000${m.namespace ?? ''}\u0000${m.name ?? ''}`;
+  return objectStatusKey(String(s.kind), m.namespace ?? '', m.name ?? '');
 }
 
 /** Every status, sorted by kind, namespace and name. */
